@@ -1,0 +1,46 @@
+"""contact_lcp: articulated robots in frictional contact, one certified LCP per step.
+
+Notation, written once for the whole package
+--------------------------------------------
+LCP
+    Find ``z`` with ``w = M z + q``, ``z >= 0``, ``w >= 0``, ``z . w = 0``.
+    ``M`` is (n, n), ``q`` is (n,). The error of a candidate ``z`` is the natural-map
+    residual ``||min(z, w)||_inf`` (``contact_lcp.lcp.residual``).
+Frames
+    ``W`` is the world frame (z up, gravity along -z by default). Names carry their frame:
+    ``X_WB`` is the pose of body B in W, ``p_W`` a point in W, ``v_W`` a velocity in W.
+Contacts
+    A contact is between body A and body B. ``n_W`` is the unit normal pointing
+    **from A to B**; the contact impulse acts on B along ``+n_W`` and on A along ``-n_W``.
+    The ground (and any fixed world geometry) is always body A. The signed distance
+    ``phi`` is positive when apart and negative in penetration [m]. Each contact has a
+    frame ``C`` with axes (n, t1, t2); the contact Jacobian maps generalized velocity to the
+    velocity of B relative to A at the contact point, expressed in C.
+Units
+    SI throughout: m, kg, s, rad, N, N.m. LCP unknowns of the contact model are
+    impulses [N.s]; the rows of ``w`` are velocities [m/s]. Poses are
+    [x y z qx qy qz qw] (Pinocchio's quaternion order).
+Time stepping
+    Velocity-impulse (semi-implicit Euler) with step ``h`` [s]:
+    ``v+ = v + M^-1 (h (tau - b) + J^T z)``, ``q+ = integrate(q, h v+)``.
+"""
+
+from contact_lcp.exceptions import (
+    ContactLCPError,
+    FrameNotFound,
+    InvalidProblem,
+    SceneError,
+)
+from contact_lcp.lcp import LCPResult, LCPStatus, solve
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ContactLCPError",
+    "FrameNotFound",
+    "InvalidProblem",
+    "LCPResult",
+    "LCPStatus",
+    "SceneError",
+    "solve",
+]

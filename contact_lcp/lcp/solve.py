@@ -1,0 +1,105 @@
+"""One entry point for every LCP method: validate, dispatch, certify."""
+
+import inspect
+
+import numpy as np
+
+from contact_lcp.exceptions import InvalidProblem
+from contact_lcp.lcp.residual import default_tolerance, lcp_error
+from contact_lcp.lcp.result import LCPResult, LCPStatus, MethodOutput
+from contact_lcp.lcp import pgs
+
+#: method name -> function(M, q, **options) -> MethodOutput
+METHODS = {
+    "pgs": pgs.solve_pgs,
+}
+
+
+def _validate(M, q):
+    M = np.asarray(M, dtype=float)
+    q = np.asarray(q, dtype=float)
+    if q.ndim != 1:
+        raise InvalidProblem(f"q must be a vector of shape (n,); received shape {q.shape}")
+    n = q.shape[0]
+    if M.shape != (n, n):
+        raise InvalidProblem(
+            f"M must be square with shape ({n}, {n}) to match q of length {n}; "
+            f"received shape {M.shape}"
+        )
+    if not np.all(np.isfinite(M)):
+        bad = np.argwhere(~np.isfinite(M))[0]
+        raise InvalidProblem(f"M must be finite; M[{bad[0]}, {bad[1]}] = {M[tuple(bad)]}")
+    if not np.all(np.isfinite(q)):
+        bad = int(np.flatnonzero(~np.isfinite(q))[0])
+        raise InvalidProblem(f"q must be finite; q[{bad}] = {q[bad]}")
+    return np.ascontiguousarray(M), np.ascontiguousarray(q)
+
+
+def _check_options(method, func, options):
+    params = inspect.signature(func).parameters
+    valid = [p.name for p in params.values() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    unknown = sorted(set(options) - set(valid))
+    if unknown:
+        raise TypeError(
+            f"unknown option(s) {unknown} for method {method!r}; "
+            f"valid options: {valid + ['tol']}"
+        )
+
+
+def solve(M, q, method="robust", *, tol=None, **options):
+    """Solve the LCP ``w = M z + q, z >= 0, w >= 0, z.w = 0`` and certify the answer.
+
+    Parameters
+    ----------
+    M : (n, n) array_like
+        The LCP matrix (for contact LCPs: built from the Delassus matrix, [s/kg]).
+    q : (n,) array_like
+        The LCP vector (for contact LCPs: velocities [m/s]).
+    method : str
+        One of ``METHODS``: 'robust' (default), 'lemke', 'lexicographic', 'murty', 'pgs'.
+    tol : float, optional
+        Certification tolerance on ``||min(z, w)||_inf``, in the units of ``q``. Default
+        :func:`contact_lcp.lcp.residual.default_tolerance` (scaled from ``M``, ``q`` and
+        ``z``). A method that claims success with a larger error is reported as
+        ``LCPStatus.ERROR``.
+    **options
+        Keyword options of the method (see each ``solve_*``); an unknown one is a
+        ``TypeError`` that lists the valid ones.
+
+    Returns
+    -------
+    LCPResult
+        Never raises for what the algorithm can reach; the status says why it ended.
+
+    Raises
+    ------
+    InvalidProblem
+        ``M`` or ``q`` of the wrong shape or not finite, or an unknown method.
+    TypeError
+        An option the method does not take.
+    """
+    if method not in METHODS:
+        raise InvalidProblem(f"unknown method {method!r}; valid methods: {sorted(METHODS)}")
+    func = METHODS[method]
+    _check_options(method, func, options)
+    M, q = _validate(M, q)
+    n = q.shape[0]
+    if n == 0:
+        return LCPResult(np.zeros(0), np.zeros(0), LCPStatus.SOLVED, method, 0, 0.0, {"tol": 0.0})
+    out: MethodOutput = func(M, q, **options)
+    z = np.asarray(out.z, dtype=float)
+    if z.shape != (n,) or not np.all(np.isfinite(z)):
+        status = LCPStatus.NUMERICAL_FAILURE if out.status is LCPStatus.SOLVED else out.status
+        z = np.where(np.isfinite(z), z, 0.0) if z.shape == (n,) else np.zeros(n)
+        err, w = lcp_error(M, q, z)
+        info = dict(out.info, reason="method returned a non-finite point")
+        return LCPResult(z, w, status, method, out.pivots, err, info)
+    err, w = lcp_error(M, q, z)
+    tol_used = default_tolerance(M, q, z) if tol is None else float(tol)
+    status = out.status
+    info = dict(out.info)
+    info["tol"] = float(tol_used)
+    if status is LCPStatus.SOLVED and not err <= tol_used:
+        status = LCPStatus.ERROR
+        info["claimed"] = LCPStatus.SOLVED.name
+    return LCPResult(z, w, status, method, int(out.pivots), err, info)

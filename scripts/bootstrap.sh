@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Create the project-local virtual environment .venv and install contact_lcp into it
+# (editable, with the extras named in $CONTACT_LCP_EXTRAS). Idempotent: it reinstalls
+# only when setup.py or the extras changed since the last run.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+extras="${CONTACT_LCP_EXTRAS:-test}"
+venv="$here/.venv"
+py="${PYTHON:-python3}"
+if [ ! -x "$venv/bin/python" ]; then
+    "$py" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "contact_lcp needs Python >= 3.10, found " + sys.version)'
+    "$py" -m venv "$venv"
+fi
+stamp="$venv/.contact_lcp-installed"
+want="$(cat "$here/setup.py" | sha256sum | cut -c1-16)-$extras"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    echo "[bootstrap] installing contact_lcp[$extras] into $venv" >&2
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip 2>&1 | grep -v "is ignored" >&2 || true
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$here[$extras]" 2>&1 | grep -v "is ignored" >&2 || true
+    "$venv/bin/python" -c "import contact_lcp, pinocchio, numba" || { echo "[bootstrap] install failed" >&2; exit 1; }
+    echo "$want" > "$stamp"
+fi

@@ -1,0 +1,61 @@
+"""Install contact_lcp with colcon (ament_python) or with pip."""
+from glob import glob
+
+from setuptools import find_packages, setup
+
+package_name = "contact_lcp"
+
+ros_wheels = [
+    "ros-kilted-rclpy",
+    "ros-kilted-rmw-fastrtps-cpp",
+    "ros-kilted-std-msgs",
+    "ros-kilted-std-srvs",
+    "ros-kilted-sensor-msgs",
+    "ros-kilted-geometry-msgs",
+    "ros-kilted-nav-msgs",
+    "ros-kilted-visualization-msgs",
+    "ros-kilted-diagnostic-msgs",
+    "ros-kilted-trajectory-msgs",
+    "ros-kilted-rosgraph-msgs",
+]
+
+setup(
+    name=package_name,
+    version="0.1.0",
+    packages=find_packages(exclude=["test", "benchmarks"]),
+    data_files=[
+        ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
+        ("share/" + package_name, ["package.xml"]),
+        ("share/" + package_name + "/launch", glob("launch/*.py")),
+        ("share/" + package_name + "/config", glob("config/*.yaml") + glob("config/*.csv")),
+        ("share/" + package_name + "/urdf", glob("urdf/*")),
+        ("share/" + package_name + "/rviz", glob("rviz/*.rviz")),
+    ],
+    python_requires=">=3.10",
+    install_requires=[
+        "numpy>=1.24",
+        "scipy>=1.10",
+        "numba>=0.58",
+        "pin>=3.0",
+        "pyyaml>=6",
+        "matplotlib>=3.7",
+        "setuptools",
+    ],
+    extras_require={
+        "ros": ros_wheels,
+        "test": ["pytest>=7", "hypothesis>=6"] + ros_wheels,
+        "bench": ["quantecon>=0.7", "drake", "mujoco", "pybullet"],
+        "talos": ["example-robot-data"],
+    },
+    zip_safe=True,
+    maintainer="contact_lcp developers",
+    maintainer_email="dev@contact-lcp.invalid",
+    description="Certified contact LCPs for articulated robots, with a ROS 2 node.",
+    license="BSD-3-Clause",
+    entry_points={
+        "console_scripts": [
+            "contact-lcp = contact_lcp.cli:main",
+            "contact_lcp_node = contact_lcp.ros.node:main",
+        ],
+    },
+)
