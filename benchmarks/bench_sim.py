@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+"""Simulation speed: steps/s and real-time factor at h = 1 ms, peers in the same run.
+
+Four tables, all printed and written to one CSV
+(``benchmarks/results/bench_sim_<stamp>_<revision>.csv``, revision = short hash of HEAD,
+``-dirty`` when tracked files changed, plus the 1-minute load average of the machine):
+
+1. **peers** — Talos standing in MuJoCo and PyBullet (``sim_peers.py``), when installed;
+2. **ours** — the default humanoid and Talos standing (``config/*_stand.yaml``): steps/s,
+   real-time factor, scene load time (includes the feet's convex hulls), contacts, LCP
+   outcome;
+3. **breakdown** — mean time per step of each stage of ``StepInfo.timings`` (collision,
+   dynamics, lcp_build, solve, integrate) and the rest ("other": Python glue);
+4. **scaling** — step time against contact count (8/16/32/64 points) on scenes of 2/4/8/16
+   boxes resting on the ground; when ``contact_lcp.sim`` is not importable, the LCP of
+   the same resting boxes (analytic Delassus matrix) is timed alone instead, and the table
+   says so.
+
+Step times are the median over ``chunks`` timed chunks of the mean step in the chunk
+(``time.perf_counter``), after an untimed settle. Target (not a test): Talos standing at
+>= 5x real time at 1 kHz on one core.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_sim.py            # full run, a few minutes
+    .venv/bin/python benchmarks/bench_sim.py --quick    # seconds; what the smoke test runs
+"""
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+import sim_peers  # noqa: E402
+
+try:
+    import common  # noqa: E402  (benchmarks/common.py: revision stamp, CSV, stats, tables)
+except ImportError:  # tiny stand-in until common.py is in the tree
+    import csv
+    import datetime
+    import subprocess
+    import types
+
+    def _git(*a):
+        return subprocess.run(["git", *a], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+
+    def _table(rows, columns, headers=None):
+        cells = [list(headers or columns)] + [[str(r.get(c, "-")) for c in columns] for r in rows]
+        return "\n".join("  ".join(x.rjust(12) for x in row) for row in cells)
+
+    def _write(path, rows, columns):
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(columns), extrasaction="ignore")
+            w.writeheader()
+            w.writerows(rows)
+        return path
+
+    common = types.SimpleNamespace(
+        RESULTS_DIR=os.path.join(HERE, "results"), median=lambda x: float(np.median(x)),
+        git_revision=lambda cwd=None: _git("rev-parse", "--short", "HEAD")
+        + ("-dirty" if _git("status", "--porcelain", "--untracked-files=no") else ""),
+        utc_stamp=lambda: (datetime.date.today().isoformat(),
+                           datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")),
+        results_path=lambda name, rev, stamp, d: os.path.join(d, f"{name}_{stamp}_{rev}.csv"),
+        write_csv=_write, format_table=_table)
+
+STAGES = ("collision", "dynamics", "lcp_build", "solve", "integrate")
+SCENES = {"humanoid": "config/humanoid_stand.yaml", "talos": "config/talos_stand.yaml"}
+SCALING_POINTS = (8, 16, 32, 64)
+TARGET_RTF = 5.0
+BOX_SIZE = (0.2, 0.2, 0.1)
+BOX_MASS = 1.0
+COLUMNS = ("revision", "date", "load1", "section", "name", "status", "version", "time_step", "steps",
+           "step_us", "steps_per_s", "rtf", "load_s", "points", "num_contacts", "num_active",
+           "lcp_size", "lcp_solved", "lcp_method", "pivots", "fallbacks", "max_penetration",
+           "base_height", "stands") + tuple(s + "_us" for s in STAGES) + ("other_us", "notes")
+
+
+def simulator_class():
+    """``contact_lcp.sim.Simulator``, or None while it does not exist."""
+    try:
+        from contact_lcp.sim import Simulator
+    except ImportError:
+        return None
+    return Simulator
+
+
+def time_simulator(sim, *, steps, settle, chunks):
+    """Time ``sim.step()``; returns the row fields of the 'ours' and 'breakdown' tables."""
+    z0 = float(sim.base_state(0).pose[2]) if sim.scene.robots else None
+    for _ in range(settle):
+        sim.step()
+    per = max(1, steps // chunks)
+    chunk_means, infos = [], []
+    for _ in range(chunks):
+        t0 = time.perf_counter()
+        for _ in range(per):
+            infos.append(sim.step())
+        chunk_means.append((time.perf_counter() - t0) / per)
+    step = common.median(chunk_means)
+    h = float(sim.h)
+    stages = {s + "_us": 1e6 * float(np.mean([i.timings.get(s, 0.0) for i in infos])) for s in STAGES}
+    solved = [str(getattr(i.lcp_status, "name", i.lcp_status)).upper() in ("SOLVED", "NO_CONTACT")
+              for i in infos]
+    extra = {}
+    if z0 is not None:  # standing check on the first robot's base
+        z1 = float(sim.base_state(0).pose[2])
+        extra = dict(base_height=z1, stands=abs(z1 - z0) < sim_peers.STAND_TOLERANCE)
+    return dict(
+        status="ok", time_step=h, steps=per * chunks, step_us=1e6 * step, steps_per_s=1.0 / step,
+        rtf=h / step, num_contacts=float(np.mean([i.num_contacts for i in infos])),
+        num_active=float(np.mean([i.num_active for i in infos])), **extra,
+        lcp_solved=float(np.mean(solved)),
+        lcp_method=str(infos[-1].lcp_method), pivots=common.median([i.pivots for i in infos]),
+        fallbacks=int(sum(i.fallbacks for i in infos)),
+        max_penetration=float(max(i.max_penetration for i in infos)),
+        other_us=1e6 * step - sum(stages.values()), **stages,
+    )
+
+
+def bench_scene(name, path, Simulator, *, steps, settle, chunks):
+    """One row for a standing scene; a missing scene or a failing simulator is a status."""
+    if not os.path.isfile(path):
+        return dict(name=name, status=f"no scene file {os.path.relpath(path, ROOT)}")
+    try:
+        t0 = time.perf_counter()
+        sim = Simulator.from_file(path)
+        load_s = time.perf_counter() - t0
+        row = time_simulator(sim, steps=steps, settle=settle, chunks=chunks)
+    except Exception as e:  # report, keep benchmarking the rest
+        return dict(name=name, status=f"failed: {type(e).__name__}: {e}")
+    return dict(name=name, load_s=load_s, **row)
+
+
+def box_scene(num_boxes, *, h=1e-3, friction=0.8):
+    """A scene dict: ``num_boxes`` boxes resting on the ground in a row, 4 corners each."""
+    lx, ly, lz = BOX_SIZE
+    bodies = [dict(name=f"box{i}", shape="box", size=list(BOX_SIZE), mass=BOX_MASS,
+                   pose=[1.5 * lx * i, 0.0, lz / 2, 0.0, 0.0, 0.0, 1.0], velocity=[0.0] * 6,
+                   friction=friction)
+              for i in range(num_boxes)]
+    return dict(time_step=h, duration=1.0, gravity=[0.0, 0.0, -9.81],
+                ground=dict(height=0.0, friction=friction), robots=[], bodies=bodies)
+
+
+def bench_scaling_sim(Simulator, points, *, steps, settle, chunks):
+    """Scaling rows from full simulator steps on resting-box scenes."""
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in points:
+            path = os.path.join(tmp, f"boxes_{n}.yaml")
+            with open(path, "w") as f:
+                yaml.safe_dump(box_scene(n // 4), f)
+            row = bench_scene(f"{n // 4} boxes", path, Simulator, steps=steps, settle=settle, chunks=chunks)
+            rows.append(dict(row, points=n, notes="full sim.step() on resting boxes"))
+    return rows
+
+
+def resting_boxes_delassus(num_boxes, h=1e-3, g=9.81):
+    """``G = J M^-1 J'`` and ``u`` for boxes resting on their 4 bottom corners.
+
+    Contact frames are (z, x, y) in W; each box has mass ``BOX_MASS``, size ``BOX_SIZE``.
+    ``u`` is the contact velocity after one step of gravity, ``-g h`` on the normals.
+
+    Returns
+    -------
+    G : (12 b, 12 b) ndarray [1/kg];  u : (12 b,) ndarray [m/s]
+    """
+    lx, ly, lz = BOX_SIZE
+    m = BOX_MASS
+    I_diag = m / 12.0 * np.array([ly**2 + lz**2, lx**2 + lz**2, lx**2 + ly**2])
+    Minv = np.diag(np.concatenate([np.full(3, 1.0 / m), 1.0 / I_diag]))
+    rows = []
+    for sx, sy in ((1, 1), (1, -1), (-1, 1), (-1, -1)):
+        r = np.array([sx * lx / 2, sy * ly / 2, -lz / 2])
+        skew = np.array([[0, -r[2], r[1]], [r[2], 0, -r[0]], [-r[1], r[0], 0]])
+        J_W = np.hstack([np.eye(3), -skew])  # point velocity = v + w x r
+        rows.append(J_W[[2, 0, 1]])  # contact frame rows (n, t1, t2)
+    J = np.vstack(rows)
+    G_box = J @ Minv @ J.T
+    G = np.kron(np.eye(num_boxes), G_box)
+    u = np.tile(J @ np.array([0, 0, -g * h, 0, 0, 0]), num_boxes)
+    return G, u
+
+
+def bench_scaling_lcp(points, *, repeats, mu=0.8):
+    """Scaling rows from the contact LCP alone (build + solve), when there is no simulator."""
+    from contact_lcp.contact.lcp_builder import build_contact_lcp
+    from contact_lcp.lcp import METHODS, solve
+
+    method = next(m for m in ("robust", "lemke", "lexicographic", "pgs") if m in METHODS)
+    rows = []
+    for n in points:
+        G, u = resting_boxes_delassus(n // 4)
+        times, res = [], None
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            lcp = build_contact_lcp(G, u, mu)
+            res = solve(lcp.M, lcp.q, method=method)
+            times.append(time.perf_counter() - t0)
+        step = common.median(times)
+        rows.append(dict(name=f"{n // 4} boxes", status="ok", points=n, num_contacts=n,
+                         lcp_size=len(lcp.q), step_us=1e6 * step, lcp_method=method,
+                         lcp_solved=float(res.success), pivots=res.pivots, steps=repeats,
+                         notes="synthetic: LCP build+solve only (contact_lcp.sim not available)"))
+    return rows
+
+
+def _ratio(a, b):
+    return a / b if a and b and np.isfinite(a) and np.isfinite(b) else float("nan")
+
+
+def report(peers, ours, scaling, load1):
+    """Print the four tables and the comparisons; returns the text."""
+    out = [f"machine load (1 min): {load1:.2f} on {os.cpu_count()} cores"
+           + ("  -- NOISY: other processes are running" if load1 > 0.5 else "")]
+    out += ["", "Peers: Talos standing, h = 1 ms",
+            common.format_table([p.as_row() for p in peers],
+                                ["name", "status", "version", "steps_per_s", "rtf", "base_height", "stands",
+                                 "num_contacts"],
+                                ["peer", "status", "version", "steps/s", "RTF", "base z [m]", "stands", "contacts"])]
+    out += ["", "Ours: standing, h = 1 ms",
+            common.format_table(ours, ["name", "status", "steps_per_s", "rtf", "step_us", "load_s", "num_contacts",
+                                       "num_active", "lcp_solved", "pivots", "fallbacks", "max_penetration",
+                                       "base_height", "stands"],
+                                ["scene", "status", "steps/s", "RTF", "step [us]", "load [s]", "contacts",
+                                 "active", "LCP ok", "pivots", "fallbacks", "max pen [m]", "base z [m]",
+                                 "stands"])]
+    ok = [r for r in ours if r.get("status") == "ok"]
+    if ok:
+        cols = [s + "_us" for s in STAGES] + ["other_us", "step_us"]
+        out += ["", "Breakdown: mean time per step [us]",
+                common.format_table(ok, ["name"] + cols, ["scene"] + list(STAGES) + ["other", "total (median)"])]
+    out += ["", "Scaling: step time against contact points" + (f" ({scaling[0]['notes']})" if scaling else ""),
+            common.format_table(scaling, ["name", "status", "points", "num_contacts", "lcp_size", "step_us",
+                                          "solve_us", "lcp_method", "pivots", "lcp_solved"],
+                                ["scene", "status", "points", "contacts", "LCP n", "step [us]", "solve [us]",
+                                 "method", "pivots", "LCP ok"])]
+    rtf = {p.name: p.rtf for p in peers if p.status == "ok"}
+    for r in ok:
+        line = f"{r['name']}: {r['rtf']:.2f}x real time"
+        line += "".join(f"; {_ratio(r['rtf'], v):.3g}x {k}" for k, v in rtf.items())
+        if r["name"] == "talos":
+            line += f"; target >= {TARGET_RTF:g}x: {'MET' if r['rtf'] >= TARGET_RTF else 'NOT MET'}"
+        out.append(line)
+    text = "\n".join(out)
+    print(text)
+    return text
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="a few steps of each; for the smoke test")
+    ap.add_argument("--peers", default=",".join(sim_peers.PEERS),
+                    help="comma-separated peers to run ('' for none); default all")
+    ap.add_argument("--scenes", default=",".join(SCENES), help="comma-separated standing scenes")
+    ap.add_argument("--points", default=",".join(map(str, SCALING_POINTS)), help="scaling contact counts")
+    ap.add_argument("--synthetic", action="store_true", help="scaling on the LCP alone even if the sim exists")
+    ap.add_argument("--results-dir", default=common.RESULTS_DIR, help="where the CSV goes ('' for none)")
+    args = ap.parse_args(argv)
+    steps, settle, chunks, peer_s = (20, 5, 2, 0.02) if args.quick else (3000, 200, 5, 5.0)
+    load1 = os.getloadavg()[0]
+
+    peers = sim_peers.run_peers([p for p in args.peers.split(",") if p], duration=peer_s,
+                                settle=0.01 if args.quick else 0.5, chunks=chunks)
+    Simulator = simulator_class()
+    ours = []
+    for name in [s for s in args.scenes.split(",") if s]:
+        if Simulator is None:
+            ours.append(dict(name=name, status="contact_lcp.sim not available"))
+        else:
+            ours.append(bench_scene(name, os.path.join(ROOT, SCENES[name]), Simulator,
+                                    steps=steps, settle=settle, chunks=chunks))
+    points = [int(p) for p in args.points.split(",") if p]
+    if Simulator is None or args.synthetic:
+        scaling = bench_scaling_lcp(points, repeats=3 if args.quick else 20)
+    else:
+        scaling = bench_scaling_sim(Simulator, points, steps=steps // 3, settle=settle, chunks=chunks)
+    report(peers, ours, scaling, load1)
+
+    if args.results_dir:
+        date, stamp = common.utc_stamp()
+        rev = common.git_revision(ROOT)
+        rows = [dict(section="peers", step_us=1e6 * p.step_time, **p.as_row()) for p in peers]
+        rows += [dict(section="ours", **r) for r in ours] + [dict(section="scaling", **r) for r in scaling]
+        for r in rows:
+            r.update(revision=rev, date=date, load1=load1)
+        path = common.write_csv(common.results_path("bench_sim", rev, stamp, args.results_dir), rows, COLUMNS)
+        print(f"\nwrote {os.path.relpath(path, os.getcwd())}")
+    return peers, ours, scaling
+
+
+if __name__ == "__main__":
+    main()

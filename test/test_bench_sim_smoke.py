@@ -1,0 +1,94 @@
+"""Smoke test of benchmarks/bench_sim.py and sim_peers.py: they run, write their CSV and
+report what they must. Nothing here is timed or compared against a speed; a peer whose
+package is missing is skipped."""
+
+import importlib
+import importlib.util
+import os
+import sys
+
+import numpy as np
+import pytest
+
+BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
+sys.path.insert(0, BENCH)
+
+bench_sim = pytest.importorskip("bench_sim")
+sim_peers = pytest.importorskip("sim_peers")
+
+
+def _talos_or_skip():
+    try:
+        return sim_peers.talos_files()
+    except FileNotFoundError as e:
+        pytest.skip(str(e))
+
+
+@pytest.mark.parametrize("peer", sorted(sim_peers.PEERS))
+def test_peer_stands(peer):
+    if importlib.util.find_spec(peer) is None:
+        pytest.skip(f"{peer} not installed")
+    _talos_or_skip()
+    run = sim_peers.PEERS[peer](duration=0.02, settle=0.01, chunks=1)
+    assert run.status == "ok", run
+    assert run.stands, run
+    assert run.num_contacts > 0, run
+
+
+@pytest.mark.parametrize("peer", sorted(sim_peers.PEERS))
+def test_missing_peer_says_not_installed(peer, monkeypatch):
+    real = importlib.import_module
+
+    def no_peer(name, *a, **k):
+        if name == peer:
+            raise ImportError(name)
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(sim_peers.importlib, "import_module", no_peer)
+    assert sim_peers.PEERS[peer]().status == "not installed"
+
+
+def test_half_sitting_has_every_leg_joint():
+    files = _talos_or_skip()
+    base, joints = sim_peers.half_sitting(files.srdf)
+    assert base.shape == (7,) and np.isclose(np.linalg.norm(base[3:]), 1.0)
+    assert {f"leg_{s}_{i}_joint" for s in ("left", "right") for i in range(1, 7)} <= set(joints)
+    text = sim_peers.resolved_urdf(files)
+    assert "package://" not in text
+
+
+def test_resting_boxes_delassus_carries_the_weight():
+    """Frictionless LCP of resting boxes: the normal impulses add up to m g h per box."""
+    from contact_lcp.contact.lcp_builder import build_frictionless_lcp
+    from contact_lcp.lcp import solve
+
+    h, g, boxes = 1e-3, 9.81, 3
+    G, u = bench_sim.resting_boxes_delassus(boxes, h=h, g=g)
+    assert G.shape == (12 * boxes, 12 * boxes) and np.allclose(G, G.T)
+    lcp = build_frictionless_lcp(G, u, num_contacts=4 * boxes)
+    res = solve(lcp.M, lcp.q, method="pgs", tol=1e-9)  # impulses ~ 2.5e-3 N.s
+    assert res.success, res
+    per_box = res.z.reshape(boxes, 4).sum(axis=1)
+    np.testing.assert_allclose(per_box, bench_sim.BOX_MASS * g * h, rtol=1e-6)
+
+
+def test_box_scene_is_a_valid_scene():
+    if bench_sim.simulator_class() is None:
+        pytest.skip("contact_lcp.sim.Simulator not available yet")
+    from contact_lcp.sim import scene_loader as loader
+
+    scene = loader.scene_from_dict(bench_sim.box_scene(4))
+    assert len(scene.bodies) == 4 and scene.time_step == 1e-3
+
+
+def test_quick_run_writes_csv(tmp_path):
+    peers, ours, scaling = bench_sim.main(
+        ["--quick", "--peers", "", "--scenes", "humanoid", "--points", "8", "--results-dir", str(tmp_path)])
+    assert peers == [] and len(ours) == 1 and [r["points"] for r in scaling] == [8]
+    assert not ours[0]["status"].startswith("failed"), ours[0]
+    (csv_path,) = tmp_path.glob("bench_sim_*.csv")
+    common = sys.modules["common"] if "common" in sys.modules else None
+    rows = common.read_csv(csv_path) if common and hasattr(common, "read_csv") else None
+    if rows is not None:
+        assert {r["section"] for r in rows} == {"ours", "scaling"}
+        assert all(r["revision"] and r["revision"] != "unknown" for r in rows)
