@@ -1,0 +1,90 @@
+"""The contact step's two-step solve on a rigid box, against analytic impulses."""
+
+import numpy as np
+import pytest
+
+from contact_lcp.contact.two_step import solve_contact_step
+
+G_ACC = 9.81
+H = 1e-3
+
+
+def box_problem(mass=2.0, half=(0.1, 0.1, 0.05), v=(0, 0, 0, 0, 0, 0), n_points=4):
+    """Rigid box resting on z = 0: Delassus G and free contact velocity u at its corners.
+
+    Body velocity [v; w] at the centre of mass, world axes; contact frames (n, t1, t2) =
+    (z, x, y). Gravity acts over one step ``H``.
+    """
+    hx, hy, hz = half
+    corners = [(sx * hx, sy * hy, -hz) for sx in (-1, 1) for sy in (-1, 1)][:n_points]
+    I = mass / 3.0 * np.diag([hy**2 + hz**2, hx**2 + hz**2, hx**2 + hy**2])
+    Minv = np.zeros((6, 6))
+    Minv[:3, :3] = np.eye(3) / mass
+    Minv[3:, 3:] = np.linalg.inv(I)
+    axes = np.array([[0, 0, 1], [1, 0, 0], [0, 1, 0]], dtype=float)
+    J = np.zeros((3 * len(corners), 6))
+    for i, r in enumerate(corners):
+        for j, a in enumerate(axes):
+            J[3 * i + j, :3] = a
+            J[3 * i + j, 3:] = np.cross(r, a)
+    v_free = np.asarray(v, dtype=float) + np.array([0, 0, -G_ACC * H, 0, 0, 0])
+    return J @ Minv @ J.T, J @ v_free, J, Minv, v_free
+
+
+def test_resting_box_normal_impulse_is_m_g_h():
+    m = 3.0
+    G, u, J, Minv, v_free = box_problem(mass=m)
+    sol = solve_contact_step(G, u, np.full(4, 0.5))
+    assert sol.applied == "frictional" and sol.fallbacks == 0
+    f = sol.f.reshape(4, 3)
+    # Summed normal impulse balances gravity over the step (to the certification tolerance).
+    assert f[:, 0].sum() == pytest.approx(m * G_ACC * H, rel=1e-9)
+    # Nothing pushes the box sideways.
+    np.testing.assert_allclose(f[:, 1:].sum(axis=0), 0.0, atol=1e-12)
+    v_next = v_free + Minv @ J.T @ sol.f
+    np.testing.assert_allclose(v_next, 0.0, atol=1e-9)
+
+
+@pytest.mark.parametrize("ratio, sticks", [(0.5, True), (0.95, True), (1.05, False), (2.0, False)])
+def test_sliding_box_stick_slip_threshold(ratio, sticks):
+    """Tangential speed v_t along a pyramid edge (t1): friction stops it within one step iff
+    m v_t <= mu m g h, i.e. v_t <= mu g h; otherwise it slows by exactly mu g h."""
+    m, mu = 2.0, 0.6
+    v_t = ratio * mu * G_ACC * H
+    G, u, J, Minv, v_free = box_problem(mass=m, v=(v_t, 0, 0, 0, 0, 0))
+    sol = solve_contact_step(G, u, np.full(4, mu))
+    assert sol.applied == "frictional"
+    v_next = v_free + Minv @ J.T @ sol.f
+    if sticks:
+        assert abs(v_next[0]) < 1e-9
+    else:
+        assert v_next[0] == pytest.approx(v_t - mu * G_ACC * H, rel=1e-7, abs=1e-12)
+    assert abs(v_next[2]) < 1e-9  # stays on the plane
+
+
+def test_failed_frictional_solve_falls_back_to_certified_frictionless():
+    # PGS is undefined on the frictional LCP (zero diagonal in the cone rows) but solves the
+    # frictionless one: the step must apply the frictionless impulse and count a fallback.
+    G, u, *_ = box_problem()
+    sol = solve_contact_step(G, u, np.full(4, 0.5), method="pgs")
+    assert sol.frictional is not None and not sol.frictional.success
+    assert sol.applied == "frictionless" and sol.fallbacks == 1
+    assert sol.frictionless.success
+
+
+def test_nothing_certified_means_safe_stop_with_zero_impulse():
+    G, u, *_ = box_problem()
+    sol = solve_contact_step(G, u, np.full(4, 0.5), method="pgs",
+                             options={"max_iterations": 1, "tolerance": 1e-300})
+    assert sol.safe_stop and sol.fallbacks == 2
+    np.testing.assert_array_equal(sol.f, 0.0)
+
+
+def test_drop_unloaded_contacts_gives_the_same_velocities():
+    # A box tilted onto one edge: two corners carry the load, two hover at 1 mm.
+    G, u, J, Minv, v_free = box_problem(v=(0.002, 0, 0, 0, 0, 0))
+    bias = np.array([0.0, 0.0, 1.0, 1.0])  # corners 2 and 3 are 1 mm above the plane
+    full = solve_contact_step(G, u, np.full(4, 0.5), normal_bias=bias)
+    dropped = solve_contact_step(G, u, np.full(4, 0.5), normal_bias=bias, drop_unloaded=True)
+    assert full.applied == dropped.applied == "frictional"
+    np.testing.assert_allclose(Minv @ J.T @ dropped.f, Minv @ J.T @ full.f, atol=1e-9)
