@@ -7,10 +7,14 @@ import numpy as np
 from contact_lcp.exceptions import InvalidProblem
 from contact_lcp.lcp.residual import default_tolerance, lcp_error
 from contact_lcp.lcp.result import LCPResult, LCPStatus, MethodOutput
-from contact_lcp.lcp import pgs
+from contact_lcp.lcp import lemke, lexicographic, murty, pgs, robust
 
 #: method name -> function(M, q, **options) -> MethodOutput
 METHODS = {
+    "robust": robust.solve_robust,
+    "lemke": lemke.solve_lemke,
+    "lexicographic": lexicographic.solve_lexicographic,
+    "murty": murty.solve_murty,
     "pgs": pgs.solve_pgs,
 }
 

@@ -1,0 +1,115 @@
+"""Lemke's complementary pivot method with the minimum-index ratio rule.
+
+Convention (Yamane & Nakamura 2008; Cottle, Pang & Stone 1992, sec. 4.4): the tableau is
+``w = q + M z + c z0`` with covering vector ``c = 1``.
+
+* Step 0: if ``q >= 0`` then ``z = 0`` (0 pivots). Otherwise ``z0`` enters and the row
+  with the most negative ``q_i`` leaves (smallest index on ties): pivot 1.
+* Step 1: the complement of the variable that just left enters.
+* Step 2: the minimum-ratio test over rows with ``m'_i < 0`` in the entering column
+  picks the leaving variable (smallest row index on ties). Stop when ``z0`` leaves.
+
+The pivot engine is :mod:`contact_lcp.lcp.tableau`.
+"""
+
+import numpy as np
+
+from contact_lcp.lcp import tableau as tb
+from contact_lcp.lcp.result import LCPStatus, MethodOutput
+
+#: Map from the kernels' status codes to LCPStatus.
+STATUS = {
+    tb.SOLVED: LCPStatus.SOLVED,
+    tb.NO_SOLUTION: LCPStatus.NO_SOLUTION,
+    tb.CYCLE: LCPStatus.CYCLE,
+    tb.ERROR: LCPStatus.ERROR,
+    tb.MAX_PIVOTS: LCPStatus.MAX_PIVOTS,
+    tb.NUMERICAL_FAILURE: LCPStatus.NUMERICAL_FAILURE,
+}
+
+REASONS = {
+    tb.NO_SOLUTION: "secondary ray: no row blocks the entering variable",
+    tb.CYCLE: "a basis visited before came again",
+    tb.MAX_PIVOTS: "pivot limit reached",
+    tb.NUMERICAL_FAILURE: "only pivot elements below pivot_tol * ||d||_inf block",
+}
+
+
+def default_max_pivots(n):
+    """``max(1000, 50 n)``: Lemke usually needs O(n) pivots; the limit bounds the rest."""
+    return max(1000, 50 * n)
+
+
+def run_path(M, q, rule, delta, max_pivots, pivot_tol, step0_row):
+    """Step 0 then the complementary path; shared by lemke and lexicographic.
+
+    Parameters
+    ----------
+    M : (n, n) ndarray
+    q : (n,) ndarray
+    rule : int
+        ``tableau.RULE_MIN_INDEX`` or ``tableau.RULE_LEXICOGRAPHIC``.
+    delta : float
+        Tie threshold of the lexicographic rule (unused by the min-index rule).
+    max_pivots : int or None
+    pivot_tol : float
+    step0_row : callable
+        ``step0_row(q) -> row`` leaving in Step 0.
+
+    Returns
+    -------
+    MethodOutput
+    """
+    n = q.shape[0]
+    max_pivots = default_max_pivots(n) if max_pivots is None else int(max_pivots)
+    if np.all(q >= 0.0):
+        return MethodOutput(np.zeros(n), LCPStatus.SOLVED, 0, {"reason": "q >= 0"})
+    MT = np.ascontiguousarray(M.T)
+    c = np.ones(n)
+    Binv, basis, where = tb.initial_state(n)
+    qbar = q.copy()
+    d = -c
+    work = np.empty(n)
+    r = step0_row(q)
+    leaving = tb.pivot(Binv, qbar, basis, where, d, r, 2 * n, work)
+    keys = tb.zobrist_keys(n)
+    code, pivots, last = tb.complementary_path(
+        MT, q, c, Binv, qbar, basis, where, keys, tb.complement(leaving, n), rule,
+        float(delta), float(pivot_tol), max_pivots - 1,
+    )
+    pivots += 1
+    info = {"max_pivots": max_pivots}
+    if code == tb.SOLVED:
+        info["basis_residual"] = float(tb.refine(MT, q, c, Binv, qbar, basis))
+    else:
+        info["reason"] = REASONS[code]
+        info["last_entering"] = int(last)
+    z = tb.extract_z(qbar, basis, n)
+    return MethodOutput(z, STATUS[code], pivots, info)
+
+
+def solve_lemke(M, q, *, max_pivots=None, pivot_tol=tb.PIVOT_TOL):
+    """Lemke's method, covering vector 1, minimum-ratio test with min-index ties.
+
+    Parameters
+    ----------
+    M : (n, n) ndarray
+    q : (n,) ndarray
+        Units of velocity [m/s] for contact LCPs; ``z`` is then in impulse [N.s].
+    max_pivots : int, optional
+        Pivot limit (Step 0 included); default ``max(1000, 50 n)``. Murty's example needs
+        ``2^n`` pivots, so ``n = 16`` ends in ``MAX_PIVOTS`` by default.
+    pivot_tol : float
+        Entries ``d_i <= pivot_tol * ||d||_inf`` of the entering column are round-off and
+        never block; when only such entries would block, the status is
+        ``NUMERICAL_FAILURE`` (on exact data the ray is reported as ``NO_SOLUTION``).
+
+    Returns
+    -------
+    MethodOutput
+        ``z`` of the last basis; status SOLVED, NO_SOLUTION (secondary ray), CYCLE (a basis
+        repeats: min-index Lemke can cycle on degenerate problems), MAX_PIVOTS or
+        NUMERICAL_FAILURE; ``info['reason']`` on failure.
+    """
+    return run_path(M, q, tb.RULE_MIN_INDEX, 0.0, max_pivots, pivot_tol,
+                    lambda q: int(np.argmin(q)))

@@ -1,0 +1,390 @@
+"""Robust LCP pivoting: best-first search over Lemke pivot sequences.
+
+Yamane & Nakamura (2008), Algorithms 1 and 2. Lemke's method commits to one leaving row
+per pivot; on the degenerate, rank-deficient LCPs of redundant contact the minimum-ratio
+rows tie, the pivots become tiny and a single path cycles or loses accuracy. The robust
+method instead searches the tree of pivot sequences:
+
+* Step 0 is Lemke's (``z0`` enters, the most negative row leaves); that basis is the root.
+* Expanding a node: the complement of the variable that left enters. Every row ``r`` that
+  blocks it (``m'_r < 0``) gives a child when the child's basic values ``q'`` (computed in
+  O(n) from the parent's, without pivoting) satisfy ``min(q') > -epsilon``, its basis was
+  never queued before (Zobrist hash) and its error ``||w - M z - c z0 - q||_inf`` is at
+  most ``max_error``. Its cost is the parent's plus ``exp(-min(q'))``.
+* Nodes are expanded in order of cost (a binary heap; equal costs: deeper first). A child
+  in which ``z0`` leaves is a complementary basis: the search ends there when its
+  ``z`` passes the certification tolerance (:func:`contact_lcp.lcp.residual.default_tolerance`).
+
+Only the popped node's basis inverse is formed, by one rank-1 update of its parent's
+(O(n^2)). In a chain the parent is the node just expanded and the pivot happens in place;
+nodes with two or more queued children are copied into a bounded cache, and any other
+parent is rebuilt by replaying the pivots from its nearest cached ancestor (or the root).
+"""
+
+import numpy as np
+import scipy.linalg
+from numba import njit
+
+from contact_lcp.exceptions import InvalidProblem
+from contact_lcp.lcp import tableau as tb
+from contact_lcp.lcp.lemke import STATUS
+from contact_lcp.lcp.residual import default_tolerance
+from contact_lcp.lcp.result import LCPStatus, MethodOutput
+
+_STATS = ("nodes", "queued", "max_queue", "depth", "total_pivots", "replayed",
+          "dead_ray", "dead_small_pivot", "dead_revisit", "dead_error")
+
+
+@njit(cache=True)
+def _grow(a):
+    b = np.empty(2 * a.shape[0], dtype=a.dtype)
+    b[: a.shape[0]] = a
+    return b
+
+
+@njit(cache=True)
+def _before(a, b, cost, depth):
+    """Heap order: lower cost first, then deeper, then newer."""
+    if cost[a] != cost[b]:
+        return cost[a] < cost[b]
+    if depth[a] != depth[b]:
+        return depth[a] > depth[b]
+    return a > b
+
+
+@njit(cache=True)
+def _push(heap, size, x, cost, depth):
+    if size == heap.shape[0]:
+        heap = _grow(heap)
+    i = size
+    heap[i] = x
+    while i > 0:
+        p = (i - 1) // 2
+        if not _before(heap[i], heap[p], cost, depth):
+            break
+        heap[i], heap[p] = heap[p], heap[i]
+        i = p
+    return heap
+
+
+@njit(cache=True)
+def _pop(heap, size, cost, depth):
+    top = heap[0]
+    size -= 1
+    heap[0] = heap[size]
+    i = 0
+    while True:
+        a, b, m = 2 * i + 1, 2 * i + 2, i
+        if a < size and _before(heap[a], heap[m], cost, depth):
+            m = a
+        if b < size and _before(heap[b], heap[m], cost, depth):
+            m = b
+        if m == i:
+            return top
+        heap[i], heap[m] = heap[m], heap[i]
+        i = m
+
+
+@njit(cache=True)
+def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, eps,
+            err_max, pivot_tol, max_nodes, n_slots, cert_a, cert_b):
+    """The best-first search; the state arrays hold the root on entry, the end state on
+    exit. Returns ``(status, stats)`` with ``stats`` ordered as ``_STATS``."""
+    n = q.shape[0]
+    z0 = 2 * n
+    stats = np.zeros(len(_STATS), dtype=np.int64)
+    cap = 256
+    parent = np.empty(cap, dtype=np.int64)
+    prow = np.empty(cap, dtype=np.int64)
+    leave = np.empty(cap, dtype=np.int64)
+    depth = np.empty(cap, dtype=np.int64)
+    nhash = np.empty(cap, dtype=np.int64)
+    slot_of = np.empty(cap, dtype=np.int64)
+    cost = np.empty(cap)
+    parent[0], prow[0], leave[0], depth[0], cost[0], slot_of[0] = -1, -1, root_leave, root_depth, 0.0, -1
+    nhash[0] = tb.basis_hash(basis, keys)
+    count = 1
+    rB, rq, rb, rw = Binv.copy(), qbar.copy(), basis.copy(), where.copy()
+    cB = np.empty((n_slots, n, n))
+    cq = np.empty((n_slots, n))
+    cb = np.empty((n_slots, n), dtype=np.int64)
+    cw = np.empty((n_slots, 2 * n + 1), dtype=np.int64)
+    slot_node = -np.ones(n_slots, dtype=np.int64)
+    next_slot = 0
+    table = np.zeros(1024, dtype=np.int64)
+    fill = np.zeros(1, dtype=np.int64)
+    table, _ = tb.hash_insert(table, fill, nhash[0])
+    heap = np.empty(64, dtype=np.int64)
+    heap = _push(heap, 0, 0, cost, depth)
+    size = 1
+    d = np.empty(n)
+    qc = np.empty(n)
+    work = np.empty(n)
+    path = np.empty(16, dtype=np.int64)
+    cur, d_node = 0, -1
+    while size > 0:
+        if stats[0] >= max_nodes:
+            return tb.MAX_PIVOTS, stats
+        x = _pop(heap, size, cost, depth)
+        size -= 1
+        if x != 0:
+            p = parent[x]
+            if cur != p:  # rebuild the parent: nearest cached ancestor, then replay
+                a, m = p, 0
+                while a != 0 and slot_of[a] < 0:
+                    if m == path.shape[0]:
+                        path = _grow(path)
+                    path[m] = a
+                    m += 1
+                    a = parent[a]
+                if a == 0:
+                    Binv[:] = rB
+                    qbar[:] = rq
+                    basis[:] = rb
+                    where[:] = rw
+                else:
+                    s = slot_of[a]
+                    Binv[:] = cB[s]
+                    qbar[:] = cq[s]
+                    basis[:] = cb[s]
+                    where[:] = cw[s]
+                for k in range(m - 1, -1, -1):
+                    y = path[k]
+                    ey = tb.complement(leave[parent[y]], n)
+                    tb.entering_column(Binv, MT, c, ey, d)
+                    tb.pivot(Binv, qbar, basis, where, d, prow[y], ey, work)
+                stats[4] += m
+                stats[5] += m
+                cur, d_node = p, -1
+            e = tb.complement(leave[p], n)
+            if d_node != p:
+                tb.entering_column(Binv, MT, c, e, d)
+            tb.pivot(Binv, qbar, basis, where, d, prow[x], e, work)
+            stats[4] += 1
+            cur, d_node = x, -1
+        # expand x
+        stats[0] += 1
+        e = tb.complement(leave[x], n)
+        tb.entering_column(Binv, MT, c, e, d)
+        d_node = x
+        tol = pivot_tol * np.max(np.abs(d))
+        istar, t_min, tiny = tb.min_ratio_row(qbar, d, tol)
+        if istar < 0:
+            if tiny:
+                stats[7] += 1
+            else:
+                stats[6] += 1
+            continue
+        limit = t_min + eps / d[istar]
+        children, revisits, rejected = 0, 0, 0
+        for r in range(n):
+            if d[r] <= tol or max(qbar[r], 0.0) / d[r] > limit:
+                continue
+            t = qbar[r] / d[r]
+            qmin = t
+            for i in range(n):
+                qc[i] = qbar[i] - d[i] * t
+                if i != r and qc[i] < qmin:
+                    qmin = qc[i]
+            qc[r] = t
+            if qmin <= -eps:
+                rejected += 1
+                continue
+            if basis[r] == z0:  # complementary basis: accept if certifiable
+                res = tb.residual(MT, q, c, basis, qc, r, e)
+                znorm = 0.0
+                for i in range(n):
+                    v = e if i == r else basis[i]
+                    if n <= v < 2 * n:
+                        znorm = max(znorm, abs(qc[i]))
+                tol_c = cert_a * znorm + cert_b
+                if res <= tol_c and qmin >= -tol_c:
+                    tb.pivot(Binv, qbar, basis, where, d, r, e, work)
+                    stats[4] += 1
+                    stats[3] = depth[x] + 1
+                    return tb.SOLVED, stats
+                rejected += 1
+                continue
+            h = nhash[x] ^ keys[e] ^ keys[basis[r]]
+            if h == 0:
+                h = 1
+            mask = table.shape[0] - 1
+            j = h & mask
+            seen = False
+            while table[j] != 0:
+                if table[j] == h:
+                    seen = True
+                    break
+                j = (j + 1) & mask
+            if seen:
+                revisits += 1
+                continue
+            if tb.residual(MT, q, c, basis, qc, r, e) > err_max:
+                rejected += 1
+                continue
+            table, _ = tb.hash_insert(table, fill, h)
+            if count == parent.shape[0]:
+                parent, prow, leave, depth = _grow(parent), _grow(prow), _grow(leave), _grow(depth)
+                nhash, slot_of, cost = _grow(nhash), _grow(slot_of), _grow(cost)
+            parent[count], prow[count], leave[count] = x, r, basis[r]
+            depth[count], nhash[count], slot_of[count] = depth[x] + 1, h, -1
+            cost[count] = cost[x] + np.exp(-qmin)
+            heap = _push(heap, size, count, cost, depth)
+            size += 1
+            count += 1
+            children += 1
+        stats[1] += children
+        stats[2] = max(stats[2], size)
+        if children == 0:
+            if rejected:
+                stats[9] += 1
+            else:
+                stats[8] += 1
+        elif children >= 2 and n_slots > 0:  # a branch point: keep its state
+            s = next_slot
+            next_slot = (next_slot + 1) % n_slots
+            if slot_node[s] >= 0:
+                slot_of[slot_node[s]] = -1
+            slot_node[s], slot_of[x] = x, s
+            cB[s] = Binv
+            cq[s] = qbar
+            cb[s] = basis
+            cw[s] = where
+    if stats[9]:
+        return tb.ERROR, stats
+    if stats[7]:
+        return tb.NUMERICAL_FAILURE, stats
+    if stats[6]:
+        return tb.NO_SOLUTION, stats
+    return tb.CYCLE, stats
+
+
+def _principal_pivot(M, q, indices, singular_tol):
+    """Basis with ``z_i`` basic in row ``i`` for ``i`` in ``indices`` (a block pivot).
+
+    Returns ``(Binv, basis, where, kept, dropped)``. A numerically singular block
+    (condition number above ``1 / singular_tol``) is reduced to a well-conditioned subset
+    chosen by a rank-revealing QR with column pivoting.
+    """
+    n = q.shape[0]
+    idx = np.unique(np.asarray(indices, dtype=np.int64))
+    if idx.size and (idx[0] < 0 or idx[-1] >= n):
+        raise InvalidProblem(f"initial_basis must hold indices in [0, {n}); received {idx}")
+    kept = idx
+    if idx.size and np.linalg.cond(M[np.ix_(idx, idx)]) > 1.0 / singular_tol:
+        R, perm = scipy.linalg.qr(M[np.ix_(idx, idx)], mode="r", pivoting=True)
+        diag = np.abs(np.diag(R))
+        rank = int(np.sum(diag > singular_tol * diag[0])) if diag.size and diag[0] > 0 else 0
+        kept = np.sort(idx[perm[:rank]])
+        while kept.size and np.linalg.cond(M[np.ix_(kept, kept)]) > 1.0 / singular_tol:
+            kept = kept[:-1]
+    Binv, basis, where = tb.initial_state(n)
+    if kept.size:
+        B = np.eye(n)
+        B[:, kept] = -M[:, kept]
+        Binv = np.linalg.inv(B)
+        basis[kept] = n + kept
+        where[kept] = -1
+        where[n + kept] = kept
+    return Binv, basis, where, kept, np.setdiff1d(idx, kept)
+
+
+def _cache_slots(n, cache_size):
+    if cache_size is not None:
+        return max(0, int(cache_size))
+    return int(min(64, max(2, (32 << 20) // (8 * max(n, 1) ** 2))))
+
+
+def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=10000,
+                 initial_basis=None, pivot_tol=tb.PIVOT_TOL, singular_tol=1e-10,
+                 cache_size=None):
+    """Robust best-first pivot search (Yamane & Nakamura 2008).
+
+    Parameters
+    ----------
+    M : (n, n) ndarray
+    q : (n,) ndarray
+        Velocities [m/s] for contact LCPs; ``z`` is then impulses [N.s].
+    epsilon : float
+        A child is kept when ``min(q') > -epsilon * max(1, ||q||_inf)``: the slack lets
+        near-tied rows (which round-off may have put slightly past the minimum ratio)
+        branch. Scaled by ``max(1, ||q||_inf)`` so that it is relative on large data and
+        absolute (in the units of ``q``) on small data.
+    max_error : float
+        A child is kept when its basic solution has
+        ``||w - M z - c z0 - q||_inf <= max_error * max(1, ||q||_inf)``, which prunes
+        bases made inaccurate by tiny pivots. The final answer must moreover pass the
+        certification tolerance of :func:`contact_lcp.lcp.residual.default_tolerance`.
+    max_nodes : int
+        Node expansions before giving up with ``MAX_PIVOTS``.
+    initial_basis : sequence of int, optional
+        Warm start: indices ``i`` whose ``z_i`` are basic (e.g. the loaded contacts of a
+        frictionless solution). Done as a principal pivot on that block; a numerically
+        singular block is reduced (``info['warm_start_dropped']``). If the transformed
+        ``q`` is nonnegative that is the answer; otherwise the search runs on the
+        principal pivot transform with covering vector 1 in its coordinates.
+    pivot_tol : float
+        Entries ``d_i <= pivot_tol * ||d||_inf`` of an entering column never block.
+    singular_tol : float
+        Reciprocal condition number below which the warm-start block is singular.
+    cache_size : int, optional
+        Basis inverses kept at branch points; default ``min(64, 32 MiB / (8 n^2))``.
+
+    Returns
+    -------
+    MethodOutput
+        ``pivots`` counts the pivots on the path to the answer (Step 0 and the warm-start
+        block counted as ``len(initial_basis)`` pivots included). ``info``: ``nodes``
+        expanded, ``queued``, ``max_queue``, ``depth``, ``total_pivots`` (all pivots,
+        replays included), ``replayed`` and the dead ends of the search by kind. When the
+        queue empties the status is ERROR if some branch was pruned by ``epsilon`` or
+        ``max_error``, else NUMERICAL_FAILURE if one ended on pivots below ``pivot_tol``,
+        else NO_SOLUTION if one ended in a secondary ray, else CYCLE (revisits only).
+    """
+    n = q.shape[0]
+    scale = max(1.0, float(np.max(np.abs(q))))
+    MT = np.ascontiguousarray(M.T)
+    info = {}
+    Binv, basis, where = tb.initial_state(n)
+    kept = np.zeros(0, dtype=np.int64)
+    if initial_basis is not None:
+        Binv, basis, where, kept, dropped = _principal_pivot(M, q, initial_basis, singular_tol)
+        info["warm_start_kept"] = kept.tolist()
+        if dropped.size:
+            info["warm_start_dropped"] = dropped.tolist()
+    c = np.ones(n)  # covering vector B 1: the z0 column is -1 in the basis coordinates
+    if kept.size:
+        c[kept] = 0.0
+        c -= M[:, kept].sum(axis=1)
+    qbar = Binv @ q
+    z_tol = default_tolerance(M, q, np.zeros(n))
+    if np.all(qbar >= -z_tol):
+        z = tb.extract_z(qbar, basis, n)
+        return MethodOutput(z, LCPStatus.SOLVED, int(kept.size), dict(info, nodes=0))
+    work = np.empty(n)
+    r = int(np.argmin(qbar))
+    d = -(Binv @ c)
+    leaving = tb.pivot(Binv, qbar, basis, where, d, r, 2 * n, work)
+    cert_b = default_tolerance(M, q, np.zeros(n))
+    cert_a = default_tolerance(M, q, np.ones(n)) - cert_b
+    code, stats = _search(
+        MT, q, c, Binv, qbar, basis, where, tb.zobrist_keys(n), leaving, kept.size + 1,
+        epsilon * scale, max_error * scale, float(pivot_tol), int(max_nodes),
+        _cache_slots(n, cache_size), cert_a, cert_b,
+    )
+    info.update({k: int(v) for k, v in zip(_STATS, stats)})
+    info["total_pivots"] += int(kept.size) + 1
+    if code == tb.SOLVED:
+        info["basis_residual"] = float(tb.refine(MT, q, c, Binv, qbar, basis))
+        pivots = info["depth"]
+    else:
+        info["reason"] = {
+            tb.MAX_PIVOTS: f"node limit max_nodes={max_nodes} reached",
+            tb.ERROR: "queue exhausted; branches pruned by epsilon or max_error",
+            tb.NUMERICAL_FAILURE: "queue exhausted; branches ended on tiny pivots",
+            tb.NO_SOLUTION: "queue exhausted; every branch ended in a secondary ray",
+            tb.CYCLE: "queue exhausted; every branch led back to a visited basis",
+        }[code]
+        pivots = info["total_pivots"]
+    z = tb.extract_z(qbar, basis, n)
+    return MethodOutput(z, STATUS[code], int(pivots), info)

@@ -1,0 +1,300 @@
+"""The shared pivot engine of the complementary pivot methods (revised form, numba).
+
+Tableau and variables
+---------------------
+Every pivot method works on ``w = q + M z + c z0`` written as the linear system
+``A x = q`` with ``A = [I, -M, -c]`` and ``x = [w; z; z0]``. Variables are numbered
+
+* ``0 .. n-1``: ``w_i``;
+* ``n .. 2n-1``: ``z_j`` (variable ``n + j``);
+* ``2n``: the artificial ``z0``;
+
+so the complement of ``v < 2n`` is ``(v + n) % (2n)``. The state is the basis inverse
+``Binv = B^-1`` (n, n), the basic values ``qbar = B^-1 q`` (n,), ``basis[i]`` the
+variable basic in row ``i`` and ``where[v]`` the row of ``v`` (-1 when nonbasic). The
+transformed column of an entering variable is ``d = B^-1 a_v``; the basic values then move
+as ``x_B = qbar - d x_v`` (``m' = -d`` in the ``w = q' + m' x`` form), so rows with
+``d_i > 0`` block.
+
+Costs: an entering column is one mat-vec (O(n^2)), a pivot one rank-1 update of ``Binv``
+(O(n^2)), a residual check O(n k) with ``k`` basic ``z``. A basis is hashed as the XOR of
+one random 64-bit key per basic variable (Zobrist), updated in O(1) per pivot; visited
+bases live in an open-addressing table (collisions have probability ~ N^2 / 2^64).
+
+The kernels are plain loops over arrays so that ``NUMBA_DISABLE_JIT=1`` runs the same code
+as readable Python/numpy (the dense reference in ``test/test_lcp_tableau.py`` cross-checks
+them pivot by pivot).
+"""
+
+import numpy as np
+from numba import njit
+
+# Status codes returned by the kernels; methods map them onto LCPStatus.
+SOLVED, NO_SOLUTION, CYCLE, ERROR, MAX_PIVOTS, NUMERICAL_FAILURE, RUNNING = range(7)
+
+# Ratio-test rules of complementary_path.
+RULE_MIN_INDEX, RULE_LEXICOGRAPHIC = 0, 1
+
+#: Default relative pivot tolerance: ``d_i <= PIVOT_TOL * ||d||_inf`` is round-off.
+PIVOT_TOL = 1e-9
+
+
+def zobrist_keys(n):
+    """One random 64-bit key per variable (seeded, so runs are reproducible), ``(2n+1,)``."""
+    rng = np.random.default_rng(0x2008)
+    return rng.integers(1, np.iinfo(np.int64).max, size=2 * n + 1, dtype=np.int64)
+
+
+def initial_state(n):
+    """The slack basis ``B = I``: returns ``Binv, basis, where`` for ``n`` rows."""
+    basis = np.arange(n, dtype=np.int64)
+    where = -np.ones(2 * n + 1, dtype=np.int64)
+    where[:n] = basis
+    return np.eye(n), basis, where
+
+
+@njit(cache=True)
+def complement(v, n):
+    """Complement of variable ``v < 2n`` (w_i <-> z_i)."""
+    return v + n if v < n else v - n
+
+
+@njit(cache=True)
+def basis_hash(basis, keys):
+    """XOR of the Zobrist keys of the basic variables."""
+    h = 0
+    for v in basis:
+        h ^= keys[v]
+    return h
+
+
+@njit(cache=True)
+def entering_column(Binv, MT, c, v, d):
+    """Write ``d = B^-1 a_v`` for variable ``v`` (``a = e_i, -M[:, j], -c``); O(n^2).
+
+    ``MT`` is ``M.T`` made contiguous, so ``-M[:, j]`` is the contiguous row ``-MT[j]``.
+    """
+    n = Binv.shape[0]
+    if v < n:
+        d[:] = Binv[:, v]
+    elif v < 2 * n:
+        d[:] = -np.dot(Binv, MT[v - n])
+    else:
+        d[:] = -np.dot(Binv, c)
+
+
+@njit(cache=True)
+def pivot(Binv, qbar, basis, where, d, r, v, work):
+    """Variable ``v`` (column ``d``) enters in row ``r``; rank-1 update, O(n^2).
+
+    Returns the leaving variable. ``work`` is an (n,) scratch buffer.
+    """
+    n = Binv.shape[0]
+    inv = 1.0 / d[r]
+    for k in range(n):
+        work[k] = Binv[r, k] * inv
+    qr = qbar[r] * inv
+    for i in range(n):
+        f = d[i]
+        if i == r or f == 0.0:
+            continue
+        for k in range(n):
+            Binv[i, k] -= f * work[k]
+        qbar[i] -= f * qr
+    for k in range(n):
+        Binv[r, k] = work[k]
+    qbar[r] = qr
+    leaving = basis[r]
+    basis[r] = v
+    where[leaving] = -1
+    where[v] = r
+    return leaving
+
+
+@njit(cache=True)
+def residual(MT, q, c, basis, x, r_swap=-1, v_swap=-1):
+    """``||A_B x - q||_inf``, i.e. ``||w - M z - c z0 - q||``, from the original data.
+
+    With ``r_swap >= 0`` the basis is taken with ``v_swap`` in row ``r_swap`` (a child
+    basis that has not been pivoted yet). O(n k) for ``k`` basic ``z``.
+    """
+    n = q.shape[0]
+    res = -q.copy()
+    for i in range(n):
+        v = v_swap if i == r_swap else basis[i]
+        val = x[i]
+        if v < n:
+            res[v] += val
+        elif v < 2 * n:
+            res -= val * MT[v - n]
+        else:
+            res -= val * c
+    return np.max(np.abs(res)) if n else 0.0
+
+
+@njit(cache=True)
+def min_ratio_row(qbar, d, tol):
+    """Minimum-ratio row among ``d_i > tol`` (first index on exact ties), or -1.
+
+    Numerators are clamped at 0 so round-off below zero in ``qbar`` reads as degenerate.
+    Returns ``(row, t_min, tiny)`` with ``tiny`` true when some ``0 < d_i <= tol``.
+    """
+    best, t_min, tiny = -1, np.inf, False
+    for i in range(qbar.shape[0]):
+        if d[i] > tol:
+            t = max(qbar[i], 0.0) / d[i]
+            if t < t_min:
+                best, t_min = i, t
+        elif d[i] > 0.0:
+            tiny = True
+    return best, t_min, tiny
+
+
+@njit(cache=True)
+def lexicographic_row(qbar, d, Binv, basis, tol, delta, z0, rows):
+    """Lexicographic minimum-ratio row with tie threshold ``delta`` (absolute).
+
+    Rows within ``delta`` of the minimum ratio tie; if ``z0`` is among them it leaves.
+    Otherwise the ties are narrowed by ``Binv[i, k] / d_i`` for ``k = 0, 1, ...`` keeping
+    rows within ``delta`` of the minimum, until one row is left; if several remain after
+    all columns, the one with the smallest last value (then the smallest index) wins.
+    ``rows`` is an (n,) int scratch buffer. Returns ``(row, tiny)`` like min_ratio_row.
+    """
+    best, t_min, tiny = min_ratio_row(qbar, d, tol)
+    if best < 0:
+        return best, tiny
+    m = 0
+    for i in range(qbar.shape[0]):
+        if d[i] > tol and max(qbar[i], 0.0) / d[i] <= t_min + delta:
+            if basis[i] == z0:
+                return i, tiny
+            rows[m] = i
+            m += 1
+    n = Binv.shape[1]
+    k = 0
+    while m > 1 and k < n:
+        vmin = np.inf
+        for a in range(m):
+            vmin = min(vmin, Binv[rows[a], k] / d[rows[a]])
+        keep = 0
+        for a in range(m):
+            i = rows[a]
+            if Binv[i, k] / d[i] <= vmin + delta:
+                rows[keep] = i
+                keep += 1
+        if keep == 1 or k == n - 1:
+            best = rows[0]
+            for a in range(1, keep):
+                i = rows[a]
+                if Binv[i, k] / d[i] < Binv[best, k] / d[best]:
+                    best = i
+            return best, tiny
+        m = keep
+        k += 1
+    return rows[0], tiny
+
+
+@njit(cache=True)
+def hash_insert(table, fill, h):
+    """Insert ``h`` in the open-addressing ``table`` (0 = empty, size a power of two).
+
+    ``fill`` is a 1-element counter. Returns ``(table, inserted)``; the table is replaced
+    by one twice as large when it gets half full, so always use the returned one.
+    """
+    if h == 0:
+        h = 1
+    if 2 * (fill[0] + 1) > table.shape[0]:
+        old = table
+        table = np.zeros(2 * old.shape[0], dtype=np.int64)
+        for g in old:
+            if g != 0:
+                j = g & (table.shape[0] - 1)
+                while table[j] != 0:
+                    j = (j + 1) & (table.shape[0] - 1)
+                table[j] = g
+    mask = table.shape[0] - 1
+    j = h & mask
+    while table[j] != 0:
+        if table[j] == h:
+            return table, False
+        j = (j + 1) & mask
+    table[j] = h
+    fill[0] += 1
+    return table, True
+
+
+@njit(cache=True)
+def refine(MT, q, c, Binv, qbar, basis):
+    """One step of iterative refinement of ``qbar`` with the current ``Binv``; O(n^2).
+
+    Returns the residual ``||A_B x - q||_inf`` after the step.
+    """
+    n = q.shape[0]
+    res = q.copy()
+    for i in range(n):
+        v = basis[i]
+        if v < n:
+            res[v] -= qbar[i]
+        elif v < 2 * n:
+            res += qbar[i] * MT[v - n]
+        else:
+            res += qbar[i] * c
+    qbar += np.dot(Binv, res)
+    return residual(MT, q, c, basis, qbar)
+
+
+@njit(cache=True)
+def extract_z(qbar, basis, n):
+    """The ``z`` part of the basic solution, ``(n,)``."""
+    z = np.zeros(n)
+    for i in range(basis.shape[0]):
+        v = basis[i]
+        if n <= v < 2 * n:
+            z[v - n] = qbar[i]
+    return z
+
+
+@njit(cache=True)
+def complementary_path(MT, q, c, Binv, qbar, basis, where, keys, entering, rule, delta,
+                       pivot_tol, max_pivots):
+    """Follow Lemke's complementary path from a state where ``z0`` is basic.
+
+    ``entering`` is the complement of the variable that left in Step 0. Each step computes
+    the entering column, picks the leaving row by ``rule`` (RULE_MIN_INDEX or
+    RULE_LEXICOGRAPHIC with tie threshold ``delta``), pivots, and stops when ``z0`` leaves
+    (SOLVED), no row blocks (NO_SOLUTION; NUMERICAL_FAILURE when only pivot elements
+    below ``pivot_tol * ||d||_inf`` would block), a basis repeats (CYCLE) or
+    ``max_pivots`` pivots were made in this call (MAX_PIVOTS).
+
+    Returns ``(status, pivots, last_entering)``; the state arrays are updated in place.
+    """
+    n = q.shape[0]
+    z0 = 2 * n
+    d = np.empty(n)
+    work = np.empty(n)
+    rows = np.empty(n, dtype=np.int64)
+    table = np.zeros(1024, dtype=np.int64)
+    fill = np.zeros(1, dtype=np.int64)
+    h = basis_hash(basis, keys)
+    table, _ = hash_insert(table, fill, h)
+    pivots = 0
+    while True:
+        if pivots >= max_pivots:
+            return MAX_PIVOTS, pivots, entering
+        entering_column(Binv, MT, c, entering, d)
+        tol = pivot_tol * np.max(np.abs(d))
+        if rule == RULE_LEXICOGRAPHIC:
+            r, tiny = lexicographic_row(qbar, d, Binv, basis, tol, delta, z0, rows)
+        else:
+            r, _, tiny = min_ratio_row(qbar, d, tol)
+        if r < 0:
+            return (NUMERICAL_FAILURE if tiny else NO_SOLUTION), pivots, entering
+        leaving = pivot(Binv, qbar, basis, where, d, r, entering, work)
+        pivots += 1
+        h ^= keys[entering] ^ keys[leaving]
+        if leaving == z0:
+            return SOLVED, pivots, entering
+        table, fresh = hash_insert(table, fill, h)
+        if not fresh:
+            return CYCLE, pivots, entering
+        entering = complement(leaving, n)
