@@ -1,0 +1,64 @@
+"""``contact_lcp_node`` / ``python -m contact_lcp.ros``: run the node from a terminal.
+
+Prints one status line per wall second (sim time, real-time factor, contacts, LCP
+pivots of the last step, failures) until Ctrl-C or ``--duration`` sim seconds.
+Everything after ``--ros-args`` goes to ROS (``-p name:=value``, ``--params-file``).
+"""
+
+import argparse
+import sys
+
+
+def parse_args(argv):
+    """Options of the command line ``argv`` (program name first), ROS arguments removed."""
+    from rclpy.utilities import remove_ros_args
+
+    parser = argparse.ArgumentParser(
+        prog="contact_lcp_node",
+        description="Simulate a contact_lcp scene and publish it on ROS 2.",
+        epilog="ROS arguments: --ros-args -p scene:=config/talos_stand.yaml "
+               "-p real_time_factor:=0.5 --params-file config/contact_lcp.params.yaml")
+    parser.add_argument("--duration", type=float, metavar="S",
+                        help="stop after S seconds of sim time (default: run until Ctrl-C)")
+    parser.add_argument("--quiet", action="store_true", help="no status lines on stdout")
+    opts = parser.parse_args(remove_ros_args(argv)[1:])
+    if opts.duration is not None and not opts.duration > 0:
+        parser.error(f"--duration must be > 0, got {opts.duration}")
+    return opts
+
+
+def run(argv=None):
+    """Run the node; return the exit status (0 done, 2 bad parameters or scene)."""
+    import rclpy
+    from rclpy.exceptions import ParameterException
+    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+
+    from contact_lcp.ros.node import ContactLCPNode, status_line
+
+    argv = list(sys.argv if argv is None else argv)
+    opts = parse_args(argv)
+    rclpy.init(args=argv)
+    node = None
+    try:
+        def status(line):
+            print(line, flush=True)
+        try:
+            node = ContactLCPNode(duration=opts.duration, status=None if opts.quiet else status)
+        except (ValueError, ParameterException) as e:
+            print(f"contact_lcp_node: {e}", file=sys.stderr, flush=True)
+            return 2
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        while rclpy.ok() and not node.finished:
+            executor.spin_once(timeout_sec=0.1)
+        if node.finished and not opts.quiet:
+            snap = node.loop.snapshot().result(2.0)
+            print(status_line(snap), flush=True)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.shutdown()
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0

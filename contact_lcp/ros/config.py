@@ -1,0 +1,202 @@
+"""The node's parameters: one table, one validator, one frozen :class:`NodeConfig`.
+
+Plain Python (no rclpy), so the rules are tested without DDS. ``node.py`` declares every
+entry of :data:`PARAMETERS` and calls :func:`check` from its on-set-parameters callback,
+so start-up values (``--ros-args -p``, a params file) and runtime changes
+(``ros2 param set``, the SetParameters service) go through the same rules.
+"""
+
+import math
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+PACKAGE = "contact_lcp"
+DEFAULT_SCENE = "humanoid_stand.yaml"
+COMMAND_MODES = ("effort", "position", "velocity")
+
+
+@dataclass(frozen=True)
+class ParameterSpec:
+    """One node parameter.
+
+    ``kind`` is the Python type the value must have (``float`` also takes an ``int``,
+    since ``-p publish_rate:=100`` arrives as an integer); ``default=None`` means "not
+    set" (string arrays, whose empty default ROS cannot type). ``rebuild`` is true when a
+    change needs a new simulator (the node builds it inside the callback and rejects the
+    change with the builder's message if that fails).
+    """
+
+    name: str
+    default: object
+    kind: type
+    description: str
+    rebuild: bool = False
+
+
+PARAMETERS = (
+    ParameterSpec(
+        "scene", "", str,
+        "Scene YAML file. Empty: the package's config/humanoid_stand.yaml. A relative path "
+        "is tried against the working directory, then the package's config/ folder.", True),
+    ParameterSpec(
+        "robot_description", "", str,
+        "URDF XML replacing the scene robot's URDF. Empty: the scene's own.", True),
+    ParameterSpec("time_step", 0.0, float, "Time step h [s]. 0: the scene's.", True),
+    ParameterSpec("solver_method", "", str, "LCP method. Empty: the scene's.", True),
+    ParameterSpec(
+        "real_time_factor", 1.0, float,
+        "Target sim seconds per wall second. <= 0: as fast as possible."),
+    ParameterSpec(
+        "publish_rate", 100.0, float,
+        "Wall-clock rate [Hz] of /clock, /joint_states, /odom, /tf and the contact wrenches."),
+    ParameterSpec(
+        "marker_rate", 10.0, float,
+        "Wall-clock rate [Hz] of ~/contact_markers (heavier than the rest). 0: off."),
+    ParameterSpec(
+        "wrench_links", None, list,
+        "Links with a ~/contact_wrenches/<link> topic. Not set: the scene's output.wrench_links."),
+    ParameterSpec(
+        "joints", None, list,
+        "Joints addressed by ~/commands, in order. Not set: all actuated joints."),
+    ParameterSpec(
+        "command_mode", "position", str,
+        "How ~/commands values are read: effort [N.m], position [rad] or velocity [rad/s]."),
+    ParameterSpec(
+        "kp", 0.0, float,
+        "Position gain [N.m/rad] for position commands and trajectories. 0: the scene's."),
+    ParameterSpec(
+        "kd", 0.0, float,
+        "Velocity gain [N.m.s/rad] for position/velocity commands. 0: the scene's."),
+    ParameterSpec("paused", False, bool, "Physics paused (also ~/set_paused)."),
+)
+
+SPECS = {p.name: p for p in PARAMETERS}
+
+
+@dataclass(frozen=True)
+class NodeConfig:
+    """Validated parameter values; empty strings/tuples and 0 mean "the scene's"."""
+
+    scene: str = ""
+    robot_description: str = ""
+    time_step: float = 0.0
+    solver_method: str = ""
+    real_time_factor: float = 1.0
+    publish_rate: float = 100.0
+    marker_rate: float = 10.0
+    wrench_links: tuple = ()
+    joints: tuple = ()
+    command_mode: str = "position"
+    kp: float = 0.0
+    kd: float = 0.0
+    paused: bool = False
+
+    def with_values(self, values):
+        """A copy with ``values`` (name -> raw value, already :func:`check`-ed) applied."""
+        return replace(self, **{name: normalize(name, v) for name, v in values.items()})
+
+    def gains(self):
+        """``(kp, kd)`` for ``Simulator.set_command``: ``None`` where the scene's are meant."""
+        return (self.kp or None), (self.kd or None)
+
+
+def normalize(name, value):
+    """The NodeConfig field value for a raw parameter value (None -> empty tuple)."""
+    kind = SPECS[name].kind
+    if kind is list:
+        return tuple(value or ())
+    if kind is float:
+        return float(value)
+    return value
+
+
+def check(name, value):
+    """Why ``value`` cannot be parameter ``name``, or ``None`` when it can.
+
+    Only rules that need no simulator; names of joints and links are checked by
+    :func:`check_names` against the loaded scene.
+    """
+    spec = SPECS.get(name)
+    if spec is None:
+        return None  # not ours (e.g. use_sim_time): let the other callbacks decide
+    if spec.kind is list:
+        if value is None:
+            return None
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+            return f"{name} must be a list of strings, got {value!r}"
+        dup = sorted({v for v in value if list(value).count(v) > 1})
+        if dup:
+            return f"{name} lists {', '.join(dup)} more than once"
+        return None
+    if spec.kind is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return f"{name} must be a number, got {type(value).__name__} {value!r}"
+        if not math.isfinite(value):
+            return f"{name} must be finite, got {value}"
+        return _check_number(name, float(value))
+    if not isinstance(value, spec.kind):
+        return f"{name} must be a {spec.kind.__name__}, got {type(value).__name__} {value!r}"
+    if name == "command_mode" and value not in COMMAND_MODES:
+        return f"command_mode must be one of {', '.join(COMMAND_MODES)}, got {value!r}"
+    if name == "scene" and value:
+        try:
+            resolve_scene(value)
+        except FileNotFoundError as e:
+            return str(e)
+    return None
+
+
+def _check_number(name, x):
+    if name == "time_step" and not (x == 0.0 or 0.0 < x <= 0.1):
+        return f"time_step must be in (0, 0.1] s, or 0 for the scene's, got {x}"
+    if name == "publish_rate" and not 0.0 < x <= 1000.0:
+        return f"publish_rate must be in (0, 1000] Hz, got {x}"
+    if name == "marker_rate" and not 0.0 <= x <= 100.0:
+        return f"marker_rate must be in [0, 100] Hz (0 = off), got {x}"
+    if name in ("kp", "kd") and x < 0.0:
+        return f"{name} must be >= 0 (0 = the scene's gain), got {x}"
+    return None
+
+
+def check_names(name, names, valid):
+    """Why ``names`` (joints or wrench_links) are not all in ``valid``, or ``None``."""
+    unknown = [n for n in names if n not in valid]
+    if unknown:
+        return f"{name}: unknown {', '.join(unknown)}; the scene has: {', '.join(valid)}"
+    return None
+
+
+def package_config_dir():
+    """The package's ``config/`` folder: ament index (colcon install), else the source tree."""
+    try:
+        from ament_index_python.packages import get_package_share_directory
+
+        share = Path(get_package_share_directory(PACKAGE))
+        if (share / "config").is_dir():
+            return share / "config"
+    except (ImportError, LookupError, OSError, ValueError):
+        pass
+    return Path(__file__).resolve().parents[2] / "config"
+
+
+def resolve_scene(value):
+    """Absolute path of the scene file named by parameter ``scene`` ('' = the default).
+
+    Raises
+    ------
+    FileNotFoundError
+        Neither the path itself nor ``<package config>/<path>`` is a file.
+    """
+    config = package_config_dir()
+    if not value:
+        candidates = [config / DEFAULT_SCENE]
+    else:
+        p = Path(os.path.expanduser(value))
+        candidates = [p] if p.is_absolute() else [Path.cwd() / p, config / p, config / p.name]
+    for c in candidates:
+        if c.is_file():
+            return str(c.resolve())
+    raise FileNotFoundError(
+        f"scene {value or DEFAULT_SCENE!r} not found; looked at "
+        + ", ".join(str(c) for c in dict.fromkeys(candidates)))

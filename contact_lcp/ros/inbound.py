@@ -1,0 +1,78 @@
+"""Incoming messages: unpacking with reasons, and throttled warnings about bad ones.
+
+Only the checks a message's shape needs are here (lengths, missing fields); values
+(NaN, unknown joints, non-increasing times) are checked by the simulator, whose
+``CommandError`` gives the reason that is logged.
+"""
+
+import threading
+import time
+
+from contact_lcp.ros.messages import from_time
+
+
+def trajectory_arrays(msg):
+    """``(joints, start, t_rel, positions, velocities)`` of a ``JointTrajectory``.
+
+    ``start`` is the header stamp [s] (ROS time), ``None`` when zero (= start now);
+    ``t_rel`` the points' ``time_from_start`` [s]; ``positions`` (k, n) and
+    ``velocities`` (k, n) or ``None`` as lists of lists.
+
+    Raises
+    ------
+    ValueError
+        No joint names, no points, or a point whose positions/velocities do not have
+        one value per joint.
+    """
+    joints = list(msg.joint_names)
+    if not joints:
+        raise ValueError("no joint_names")
+    if not msg.points:
+        raise ValueError("no points")
+    n = len(joints)
+    positions, velocities, t_rel = [], [], []
+    for i, p in enumerate(msg.points):
+        if len(p.positions) != n:
+            raise ValueError(f"point {i} has {len(p.positions)} positions for {n} joints")
+        if len(p.velocities) not in (0, n):
+            raise ValueError(f"point {i} has {len(p.velocities)} velocities for {n} joints")
+        positions.append(list(p.positions))
+        velocities.append(list(p.velocities))
+        t_rel.append(p.time_from_start.sec + p.time_from_start.nanosec * 1e-9)
+    given = [len(v) > 0 for v in velocities]
+    if any(given) and not all(given):
+        raise ValueError("velocities given for some points only")
+    stamp = msg.header.stamp
+    start = None if (stamp.sec, stamp.nanosec) == (0, 0) else from_time(stamp)
+    return joints, start, t_rel, positions, (velocities if all(given) else None)
+
+
+class Throttle:
+    """Warnings about bad input, at most one per ``period`` s per source.
+
+    A different reason from the same source is logged at once (so each distinct mistake
+    is seen), unless the previous line is less than ``min_gap`` s old; the count of
+    suppressed lines is appended to the next one. Thread-safe.
+    """
+
+    def __init__(self, logger, period=1.0, min_gap=0.1, clock=time.monotonic):
+        self._logger = logger
+        self._period = period
+        self._min_gap = min_gap
+        self._clock = clock
+        self._last = {}  # source -> [time, text, suppressed]
+        self._lock = threading.Lock()
+
+    def warn(self, source, text):
+        """Log ``text`` for ``source`` unless throttled; return True when logged."""
+        with self._lock:
+            now = self._clock()
+            t, last_text, suppressed = self._last.get(source, (-float("inf"), None, 0))
+            age = now - t
+            if age < self._min_gap or (text == last_text and age < self._period):
+                self._last[source] = [t, last_text, suppressed + 1]
+                return False
+            self._last[source] = [now, text, 0]
+        more = f" ({suppressed} more rejected since)" if suppressed else ""
+        self._logger.warning(text + more)
+        return True

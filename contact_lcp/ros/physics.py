@@ -1,0 +1,271 @@
+"""The physics thread: steps one Simulator at a target real-time factor.
+
+Threading design
+----------------
+The thread *owns* the simulator: no other thread calls it. ROS callbacks hand it work
+with :meth:`PhysicsLoop.submit` (a function of the simulator, run between two steps,
+answered through a ``concurrent.futures.Future``). Compared with a lock around the
+simulator this needs no fairness (a physics loop that re-takes a plain lock right after
+releasing it starves the publisher), every snapshot is of one single step, and the loop
+serves requests while it waits for the wall clock, so a paused simulator still answers
+at once. The stepping is CPU-bound Python holding the GIL, so a MultiThreadedExecutor
+would add no parallelism; the node uses this one thread plus a single-threaded executor.
+
+Time
+----
+``time`` (what /clock publishes) is ``offset + sim.t``; a reset or a new simulator adds
+the old ``sim.t + h`` to ``offset`` so the clock never goes back. No rclpy here.
+"""
+
+import collections
+import queue
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Optional
+
+#: Behind the wall clock by more than this [s], the loop stops trying to catch up.
+MAX_LAG = 0.2
+#: Window [s] over which the achieved real-time factor is measured.
+RTF_WINDOW = 1.0
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the publishers need from one step, copied in the physics thread.
+
+    ``time`` [s] is the monotonic ROS time; ``joints`` a ``JointState``; ``base`` a
+    ``BaseState`` or ``None``; ``wrenches`` link -> (6,) contact wrench in the link frame;
+    ``contacts``/``shapes`` lists (empty unless asked for); ``info`` the last
+    ``StepInfo`` (``None`` before the first step); ``stats`` the ``SimStats``.
+    """
+
+    time: float
+    joints: object
+    base: object
+    wrenches: dict
+    contacts: list
+    shapes: list
+    info: object
+    stats: object
+    real_time_factor: float
+    paused: bool
+    finished: bool
+    error: str
+
+
+class PhysicsLoop:
+    """Step ``sim`` in a thread at ``real_time_factor`` (<= 0: as fast as possible).
+
+    Parameters
+    ----------
+    sim : contact_lcp.sim.Simulator
+    real_time_factor : float
+        Target sim seconds per wall second.
+    paused : bool
+        Start paused.
+    duration : float, optional
+        Stop stepping (``finished`` is set) once ``time`` reaches this [s].
+    on_error : callable, optional
+        ``on_error(exc)`` from the physics thread when a step raises; the loop pauses.
+    """
+
+    def __init__(self, sim, *, real_time_factor=1.0, paused=False, duration=None,
+                 on_error=None, wall_clock=time.monotonic):
+        self._sim = sim
+        self._rtf = float(real_time_factor)
+        self._paused = bool(paused)
+        self._duration = duration
+        self._on_error = on_error
+        self._wall = wall_clock
+        self._ops = queue.SimpleQueue()
+        self._stop = threading.Event()
+        self.finished = threading.Event()
+        self._offset = 0.0
+        self._info = None
+        self._error = ""
+        self._stepped = 0.0  # sim seconds stepped while running, for the achieved factor
+        self._window = collections.deque(maxlen=64)
+        self._thread = threading.Thread(target=self._run, name="contact_lcp_physics",
+                                        daemon=True)
+
+    # -- seen from other threads ------------------------------------------------------
+    @property
+    def time(self):
+        """Current ROS time [s] (monotonic across resets)."""
+        return self._now
+
+    @property
+    def real_time_factor(self):
+        """Achieved sim seconds per wall second over the last ~second."""
+        if len(self._window) < 2:
+            return 0.0
+        (w0, s0), (w1, s1) = self._window[0], self._window[-1]
+        return (s1 - s0) / (w1 - w0) if w1 > w0 else 0.0
+
+    @property
+    def paused(self):
+        return self._paused
+
+    def start(self):
+        self._now = self._offset + self._sim.t
+        self._sample(force=True)
+        self._thread.start()
+
+    def stop(self, timeout=5.0):
+        """Ask the thread to end and wait for it (at most ``timeout`` s)."""
+        self._stop.set()
+        self._ops.put(None)
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    def submit(self, fn):
+        """Run ``fn(sim)`` in the physics thread between two steps; return a Future."""
+        fut = Future()
+        if self._stop.is_set():
+            fut.set_exception(RuntimeError("the physics loop has stopped"))
+        else:
+            self._ops.put((fn, fut))
+        return fut
+
+    def set_paused(self, paused):
+        return self.submit(lambda sim: self._set("_paused", bool(paused)))
+
+    def set_real_time_factor(self, rtf):
+        return self.submit(lambda sim: self._set("_rtf", float(rtf)))
+
+    def step_once(self):
+        """Future of the StepInfo of exactly one step; fails unless paused."""
+        def op(sim):
+            if not self._paused:
+                raise RuntimeError("not paused: ~/step works only while paused")
+            if self.finished.is_set():
+                raise RuntimeError("the requested duration has been simulated")
+            return self._step()
+        return self.submit(op)
+
+    def reset(self):
+        """Future: back to the scene's initial state, with the clock still moving forward."""
+        def op(sim):
+            self._offset += sim.t + sim.h
+            sim.reset()
+            self._restart()
+        return self.submit(op)
+
+    def replace_simulator(self, new_sim):
+        """Future: carry on with ``new_sim`` (rebuilt scene), the clock moving forward."""
+        def op(sim):
+            self._offset += sim.t + sim.h
+            self._sim = new_sim
+            self._restart()
+        return self.submit(op)
+
+    def snapshot(self, wrench_links=(), *, contacts=False, shapes=False):
+        """Future of a :class:`Snapshot` of the current state."""
+        return self.submit(lambda sim: Snapshot(
+            time=self.time,
+            joints=sim.joint_state(),
+            base=sim.base_state(),
+            wrenches={link: sim.link_wrench(link, "local") for link in wrench_links},
+            contacts=sim.contacts() if contacts else [],
+            shapes=sim.collision_shapes() if shapes else [],
+            info=self._info,
+            stats=sim.stats,
+            real_time_factor=self.real_time_factor,
+            paused=self._paused,
+            finished=self.finished.is_set(),
+            error=self._error,
+        ))
+
+    # -- the thread -------------------------------------------------------------------
+    def _set(self, attr, value):
+        setattr(self, attr, value)
+        self._anchor = None
+
+    def _restart(self):
+        self._info = None
+        self._error = ""
+        self._now = self._offset + self._sim.t  # one assignment: readers never see a dip
+        self._anchor = None
+
+    def _idle(self):
+        return self._paused or self.finished.is_set()
+
+    def _run(self):
+        self._anchor = None  # (wall, time) from which the target factor is kept
+        while not self._stop.is_set():
+            if self._idle():
+                self._anchor = None
+                self._serve(self._wall() + 0.1)
+                self._sample()
+                continue
+            self._serve(None)
+            if self._idle() or self._stop.is_set():
+                continue
+            if self._anchor is None:
+                self._anchor = (self._wall(), self.time)
+            self._step()
+            self._sample()
+            if self._rtf > 0.0 and self._anchor is not None:
+                due = self._anchor[0] + (self.time - self._anchor[1]) / self._rtf
+                lag = self._wall() - due
+                if lag < 0.0:
+                    self._serve(due)
+                elif lag > MAX_LAG:
+                    self._anchor = None  # cannot keep up: do not try to make it back
+        self._fail_pending()
+
+    def _step(self):
+        try:
+            self._info = self._sim.step()
+        except Exception as e:  # the thread must not die; SimulationError is the usual one
+            self._paused = True
+            self._error = f"{type(e).__name__}: {e}"
+            if self._on_error is not None:
+                self._on_error(e)
+            return None
+        self._now = self._offset + self._sim.t
+        self._stepped += self._sim.h
+        if self._duration is not None and self.time >= self._duration - 1e-9:
+            self.finished.set()
+        return self._info
+
+    def _serve(self, until):
+        """Run queued ops; with ``until`` (wall time), keep serving until then."""
+        while True:
+            timeout = None if until is None else until - self._wall()
+            try:
+                if timeout is None or timeout <= 0.0:
+                    item = self._ops.get_nowait()
+                else:
+                    item = self._ops.get(timeout=timeout)
+            except queue.Empty:
+                return
+            if item is None:
+                return
+            fn, fut = item
+            if fut.set_running_or_notify_cancel():
+                try:
+                    fut.set_result(fn(self._sim))
+                except Exception as e:
+                    fut.set_exception(e)
+
+    def _sample(self, force=False):
+        now = self._wall()
+        if force or not self._window or now - self._window[-1][0] >= RTF_WINDOW / 20:
+            self._window.append((now, self._stepped))
+            while len(self._window) > 2 and now - self._window[1][0] >= RTF_WINDOW:
+                self._window.popleft()
+
+    def _fail_pending(self):
+        while True:
+            try:
+                item = self._ops.get_nowait()
+            except queue.Empty:
+                return
+            if item is not None and item[1].set_running_or_notify_cancel():
+                item[1].set_exception(RuntimeError("the physics loop has stopped"))
+
+    _now: float = 0.0
+    _anchor: Optional[tuple] = None

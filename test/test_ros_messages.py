@@ -1,0 +1,112 @@
+"""Message packing (contact_lcp/ros/messages.py): stamps, frames, quaternions, markers."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+pytest.importorskip("visualization_msgs.msg")
+
+from visualization_msgs.msg import Marker  # noqa: E402
+
+from contact_lcp.ros import messages  # noqa: E402
+
+
+def test_stamps_round_to_the_nanosecond_and_carry():
+    t = messages.to_time(1.9999999999)
+    assert (t.sec, t.nanosec) == (2, 0)
+    t = messages.to_time(3.000000001)
+    assert (t.sec, t.nanosec) == (3, 1)
+    assert messages.from_time(messages.to_time(12.345678901)) == pytest.approx(12.345678901)
+
+
+def test_joint_state_and_wrench_fields():
+    js = SimpleNamespace(names=["a", "b"], position=np.array([1.0, 2.0]),
+                         velocity=np.zeros(2), effort=np.array([3.0, -4.0]))
+    msg = messages.joint_state(0.5, js)
+    assert list(msg.name) == ["a", "b"] and list(msg.effort) == [3.0, -4.0]
+    assert msg.header.stamp.nanosec == 500_000_000
+    w = messages.wrench(0.0, "l_foot", [1, 2, 3, 4, 5, 6])
+    assert w.header.frame_id == "l_foot"
+    assert (w.wrench.force.z, w.wrench.torque.x) == (3.0, 4.0)
+
+
+def test_odometry_keeps_the_quaternion_field_order():
+    base = SimpleNamespace(pose=np.array([1, 2, 3, 0.1, 0.2, 0.3, 0.9]),
+                           twist=np.arange(6.0))
+    msg = messages.odometry(0.0, base, "base_link")
+    o = msg.pose.pose.orientation
+    assert (o.x, o.y, o.z, o.w) == (0.1, 0.2, 0.3, 0.9)
+    assert msg.header.frame_id == "world" and msg.child_frame_id == "base_link"
+    assert msg.twist.twist.angular.z == 5.0
+    tf = messages.transform(0.0, base, "base_link")
+    assert tf.transform.rotation.w == 0.9 and tf.transform.translation.y == 2.0
+
+
+def _R_of(q):
+    x, y, z, w = q
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+
+
+def test_quaternion_of_rotation_matrix_round_trips():
+    rng = np.random.default_rng(7)
+    qs = list(rng.normal(size=(200, 4))) + [np.array([1.0, 0, 0, 0]), np.array([0, 0, 0, 1.0]),
+                                            np.array([0, 1.0, 0, 0]), np.array([0, 0, 1.0, 0])]
+    for q in qs:
+        q = q / np.linalg.norm(q)
+        got = np.array(messages.quaternion_xyzw(_R_of(q)))
+        assert np.allclose(_R_of(got), _R_of(q), atol=1e-12)
+        assert abs(np.linalg.norm(got) - 1) < 1e-12
+
+
+def _shape(kind, size, name="s"):
+    X = np.eye(4)
+    X[:3, 3] = [0.1, 0.2, 0.3]
+    return SimpleNamespace(name=name, link="l", kind=kind, size=size, X_W=X, mesh_path=None)
+
+
+def test_contact_markers_shapes_arrows_and_stale_deletes():
+    contacts = [SimpleNamespace(p_W=np.zeros(3), force_W=np.array([0, 0, 100.0]))]
+    shapes = [_shape("box", (0.2, 0.1, 0.05)), _shape("sphere", (0.1,)),
+              _shape("capsule", (0.05, 0.3)), _shape("halfspace", (0.0, 0.0, 1.0, 0.5))]
+    msg, n = messages.contact_markers(1.0, contacts, shapes, previous_arrows=3)
+    assert n == 1
+    by_ns = {}
+    for m in msg.markers:
+        by_ns.setdefault(m.ns, []).append(m)
+        assert m.header.frame_id == "world"
+    arrow = by_ns["contact_forces"][0]
+    assert arrow.action == Marker.ADD and arrow.points[1].z == pytest.approx(0.1)
+    assert [m.id for m in by_ns["contact_forces"] if m.action == Marker.DELETE] == [1, 2]
+    box, sphere, capsule, ground = by_ns["shapes"]
+    assert (box.type, box.scale.x, box.pose.position.z) == (Marker.CUBE, 0.2, 0.3)
+    assert sphere.scale.x == pytest.approx(0.2)
+    assert capsule.type == Marker.CYLINDER and capsule.scale.z == pytest.approx(0.4)
+    assert ground.scale.x == messages.GROUND_SIDE and ground.pose.orientation.w == 1.0
+    assert ground.pose.position.z == pytest.approx(0.8)  # shape origin 0.3 + d 0.5
+
+
+def test_halfspace_square_lies_on_a_tilted_plane():
+    n = np.array([0.0, 0.6, 0.8])
+    m = messages.shape_marker(messages.to_time(0), 0, _shape("halfspace", (*n, 0.0)))
+    o = m.pose.orientation
+    assert np.allclose(_R_of((o.x, o.y, o.z, o.w))[:, 2], n)
+
+
+def test_diagnostics_levels():
+    stats = SimpleNamespace(steps=10, lcp_failures=0, fallbacks=0, pivots_total=40)
+    info = SimpleNamespace(lcp_method="robust", lcp_status="SOLVED", pivots=4,
+                           num_contacts=8, num_active=8, max_penetration=1e-4)
+    snap = SimpleNamespace(info=info, stats=stats, error="", paused=False,
+                           real_time_factor=0.5)
+    d = messages.diagnostics(0.0, snap, target_rtf=1.0, scene="s.yaml", new_failures=0)
+    status = d.status[0]
+    assert status.level == status.WARN and "below" in status.message
+    values = {kv.key: kv.value for kv in status.values}
+    assert values["solver_method"] == "robust" and values["pivots_total"] == "40"
+    snap.error = "SimulationError: boom"
+    assert messages.diagnostics(0.0, snap, target_rtf=1.0, scene="s", new_failures=0
+                                ).status[0].level == status.ERROR
