@@ -58,16 +58,17 @@ def results_path(name, revision, stamp, results_dir=None):
     return os.path.join(results_dir, f"{name}_{stamp}_{revision}.csv")
 
 
-def write_csv(path, rows, columns):
-    """Write ``rows`` (a list of dicts) with the given column order; floats as ``repr``.
+def write_csv(path, rows, columns, float_format=None):
+    """Write ``rows`` (a list of dicts) with the given column order.
 
-    Missing keys are written as empty cells. Returns ``path``.
+    Floats as ``repr`` (exact) or with ``float_format`` (e.g. ``'%.6g'`` for bulky
+    per-run files); missing keys as empty cells. Returns ``path``.
     """
     with open(path, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(columns), extrasaction="ignore")
         writer.writeheader()
         for row in rows:
-            writer.writerow({c: _cell(row.get(c)) for c in columns})
+            writer.writerow({c: _cell(row.get(c), float_format) for c in columns})
     return path
 
 
@@ -77,11 +78,14 @@ def read_csv(path):
         return list(csv.DictReader(f))
 
 
-def _cell(x):
+def _cell(x, float_format=None):
     if x is None:
         return ""
-    if isinstance(x, float):
-        return repr(x) if math.isfinite(x) else str(x)
+    if isinstance(x, (float, np.floating)):
+        x = float(x)
+        if not math.isfinite(x):
+            return str(x)
+        return float_format % x if float_format else repr(x)
     return x
 
 
