@@ -10,8 +10,9 @@ median time per size bucket and the headline ratios, and writes
 ``benchmarks/results/lcp[-quick]_<UTC stamp>_<rev>.csv`` (one row per set and method, with
 the revision and date in columns) and ``lcp[-quick]-runs_...csv`` (one row per solve).
 
-Timing: ``time.perf_counter`` around one call per problem, after a warm-up call on the
-first problem of the set (numba compilation), with the garbage collector off. For our
+Timing: one BLAS thread (``OPENBLAS_NUM_THREADS=1`` unless set), ``time.perf_counter``
+around one call per problem, after a warm-up call on the first problem of the set (numba
+compilation), with the garbage collector off. For our
 methods the call is ``contact_lcp.lcp.solve`` *including* its validation and certification;
 for a peer it is the peer's own solve only (see ``lcp_peers.py``), and its answer is then
 certified by us, untimed. Success always means certified: ``lcp_error <= default_tolerance``.
@@ -25,7 +26,12 @@ import time
 import warnings
 from dataclasses import dataclass, field, replace
 
-import numpy as np
+# One BLAS thread: on 2 shared cores a threaded OpenBLAS makes small products 10x slower
+# and the timings erratic. Set before numpy loads; an explicit environment value wins.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
