@@ -2,10 +2,11 @@
 
 import numpy as np
 
+from contact_lcp.lcp.residual import default_tolerance
 from contact_lcp.lcp.result import LCPStatus, MethodOutput
 
 
-def solve_pgs(M, q, *, max_iterations=1000, tolerance=1e-10, omega=1.0, z0=None):
+def solve_pgs(M, q, *, max_iterations=1000, tolerance=None, omega=1.0, z0=None):
     """Projected Gauss-Seidel (successive over-relaxation with projection onto z >= 0).
 
     Converges for symmetric positive semi-definite ``M`` with a positive diagonal (and
@@ -18,8 +19,10 @@ def solve_pgs(M, q, *, max_iterations=1000, tolerance=1e-10, omega=1.0, z0=None)
     q : (n,) ndarray
     max_iterations : int
         Sweeps before giving up with ``MAX_PIVOTS`` (one sweep counts as one pivot).
-    tolerance : float
-        Stop when ``||min(z, w)||_inf`` falls below this, in the units of ``q``.
+    tolerance : float, optional
+        Stop when ``||min(z, w)||_inf`` falls below this, in the units of ``q``. Default:
+        half of :func:`contact_lcp.lcp.residual.default_tolerance` at the current ``z``,
+        so that a converged PGS answer also passes the certification of ``solve``.
     omega : float
         Relaxation factor in (0, 2).
     z0 : (n,) ndarray, optional
@@ -52,9 +55,10 @@ def solve_pgs(M, q, *, max_iterations=1000, tolerance=1e-10, omega=1.0, z0=None)
                 w += dz * M[:, i]
                 z[i] = zi
         err = float(np.max(np.abs(np.minimum(z, w))))
-        if err <= tolerance:
+        tol = 0.5 * default_tolerance(M, q, z) if tolerance is None else tolerance
+        if err <= tol:
             return MethodOutput(z, LCPStatus.SOLVED, it, {"iterations": it})
     return MethodOutput(
         z, LCPStatus.MAX_PIVOTS, max_iterations,
-        {"iterations": max_iterations, "reason": f"no convergence to {tolerance:g}"},
+        {"iterations": max_iterations, "reason": f"no convergence in {max_iterations} sweeps"},
     )
