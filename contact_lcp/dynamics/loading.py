@@ -1,0 +1,242 @@
+"""Build one Pinocchio model + collision GeometryModel per robot or free body.
+
+Every Pinocchio/coal error raised while loading is wrapped here into a
+:class:`~contact_lcp.exceptions.SceneError` naming the file and what failed.
+"""
+
+import os
+from dataclasses import dataclass
+
+import coal
+import numpy as np
+import pinocchio as pin
+
+from contact_lcp.dynamics.specs import check_body, check_pose
+from contact_lcp.exceptions import FrameNotFound, SceneError
+
+MESH_MODES = ("convex", "exact")
+
+
+@dataclass
+class LoadedPart:
+    """A robot or free body before it is appended to the world.
+
+    ``q`` is its initial configuration (nq of ``model``), ``v`` its initial velocity,
+    ``self_pairs`` the robot-local geometry index pairs (i < j) allowed to self-collide
+    after the SRDF and adjacency filters (empty for a free body).
+    """
+
+    name: str
+    model: pin.Model
+    geom: pin.GeometryModel
+    q: np.ndarray
+    v: np.ndarray
+    xml: str = ""
+    self_pairs: tuple = ()
+
+
+def _source(spec):
+    if spec.urdf_string is not None:
+        return f"the urdf_string of robot {spec.name!r}"
+    return f"URDF file {spec.urdf!r} of robot {spec.name!r}"
+
+
+def read_urdf(spec):
+    """The URDF text of a ``RobotSpec``."""
+    if spec.urdf_string is not None:
+        return spec.urdf_string
+    if spec.urdf is None:
+        raise SceneError(
+            f"robot {spec.name!r}: give urdf (a path) or urdf_string; received neither")
+    if not os.path.isfile(spec.urdf):
+        raise SceneError(f"robot {spec.name!r}: URDF file {spec.urdf!r} does not exist")
+    with open(spec.urdf, encoding="utf-8") as f:
+        return f.read()
+
+
+def _convexify(geom, mode, source):
+    """Replace mesh BVHs by their convex hull (qhull) unless ``mode == 'exact'``."""
+    for obj in geom.geometryObjects:
+        shape = obj.geometry
+        if mode == "convex" and isinstance(shape, coal.BVHModelBase):
+            try:
+                # Returns whether the mesh was already convex; the hull is built either way.
+                shape.buildConvexHull(True, "Qt")
+            except Exception as e:  # coal raises std::exceptions as RuntimeError/ValueError
+                raise SceneError(
+                    f"{source}: convex hull of mesh {obj.meshPath!r} failed: {e}") from e
+            if shape.convex is None or shape.convex.num_points < 4:
+                raise SceneError(f"{source}: convex hull of mesh {obj.meshPath!r} failed")
+            obj.geometry = shape.convex
+        obj.geometry.computeLocalAABB()
+
+
+def _collision_parent(model, joint, carriers):
+    """Nearest strict ancestor of ``joint`` that carries collision geometry (0 if none)."""
+    j = model.parents[joint]
+    while j > 0 and j not in carriers:
+        j = model.parents[j]
+    return j
+
+
+def _self_pairs(model, geom, srdf, source):
+    """Geometry pairs allowed to self-collide: not SRDF-disabled and not adjacent.
+
+    Two geometries are adjacent when they are on the same joint, or when one joint is
+    the nearest geometry-carrying ancestor of the other (so links without collision
+    geometry, such as the small links between the axes of a 2-dof hip, do not make
+    their neighbours count as distant).
+    """
+    geom.addAllCollisionPairs()
+    if srdf is not None:
+        try:
+            pin.removeCollisionPairs(model, geom, srdf, False)
+        except Exception as e:
+            raise SceneError(f"{source}: cannot read collision pairs of SRDF {srdf!r}: {e}") from e
+    carriers = {obj.parentJoint for obj in geom.geometryObjects}
+    pairs = []
+    for cp in geom.collisionPairs:
+        i, j = sorted((cp.first, cp.second))
+        ji, jj = geom.geometryObjects[i].parentJoint, geom.geometryObjects[j].parentJoint
+        if ji == jj or _collision_parent(model, ji, carriers) == jj:
+            continue
+        if _collision_parent(model, jj, carriers) == ji:
+            continue
+        pairs.append((i, j))
+    geom.removeAllCollisionPairs()
+    return tuple(sorted(pairs))
+
+
+def _initial_q(model, spec, source):
+    q = pin.neutral(model)
+    if spec.reference_configuration is not None:
+        refs = model.referenceConfigurations
+        names = [entry.key() for entry in refs]
+        if spec.srdf is None:
+            raise SceneError(
+                f"{source}: reference_configuration {spec.reference_configuration!r} needs an srdf"
+            )
+        if spec.reference_configuration not in names:
+            raise SceneError(
+                f"{source}: SRDF {spec.srdf!r} has no reference configuration "
+                f"{spec.reference_configuration!r}; it has {sorted(names)}"
+            )
+        q = np.array(refs[spec.reference_configuration], dtype=float).copy()  # a view: copy
+    for name, value in dict(spec.initial_joints).items():
+        jid = model.getJointId(name) if model.existJointName(name) else 0
+        if jid == 0 or model.nvs[jid] != 1:
+            one_dof = [model.names[j] for j in range(1, model.njoints) if model.nvs[j] == 1]
+            raise FrameNotFound(name, one_dof, "joint")
+        iq = model.idx_qs[jid]
+        if model.nqs[jid] == 2:  # continuous joint: (cos, sin)
+            q[iq : iq + 2] = np.cos(value), np.sin(value)
+        else:
+            q[iq] = float(value)
+    if spec.floating_base:
+        q[:7] = check_pose(spec.base_pose, f"robot {spec.name!r} base_pose")
+    return q
+
+
+def load_robot(spec, mesh_mode="convex"):
+    """Load a ``RobotSpec`` into a :class:`LoadedPart` (root joint named ``root_joint``)."""
+    if mesh_mode not in MESH_MODES:
+        raise SceneError(f"mesh_mode must be one of {MESH_MODES}; received {mesh_mode!r}")
+    xml = read_urdf(spec)
+    source = _source(spec)
+    try:
+        if spec.floating_base:
+            model = pin.buildModelFromXML(xml, pin.JointModelFreeFlyer())
+        else:
+            model = pin.buildModelFromXML(xml)
+    except Exception as e:
+        raise SceneError(f"{source}: Pinocchio cannot build a model from it: {e}") from e
+    try:
+        geom = pin.buildGeomFromUrdfString(
+            model, xml, pin.COLLISION, package_dirs=[str(d) for d in spec.package_dirs]
+        )
+    except Exception as e:
+        raise SceneError(
+            f"{source}: cannot load its collision geometry (package_dirs="
+            f"{list(spec.package_dirs)}): {e}"
+        ) from e
+    _convexify(geom, mesh_mode, source)
+    if spec.srdf is not None:
+        if not os.path.isfile(spec.srdf):
+            raise SceneError(f"robot {spec.name!r}: SRDF file {spec.srdf!r} does not exist")
+        try:
+            pin.loadReferenceConfigurations(model, spec.srdf, False)
+        except Exception as e:
+            raise SceneError(f"{source}: cannot read SRDF {spec.srdf!r}: {e}") from e
+    q = _initial_q(model, spec, source)
+    pairs = _self_pairs(model, geom, spec.srdf, source)
+    return LoadedPart(spec.name, model, geom, q, np.zeros(model.nv), xml, pairs)
+
+
+def body_shape(shape, size):
+    """The coal shape and the unit-mass-scaled inertia builder of a free-body shape."""
+    if shape == "box":
+        return coal.Box(*size)
+    if shape == "sphere":
+        return coal.Sphere(size[0])
+    if shape == "cylinder":
+        return coal.Cylinder(size[0], size[1])
+    if shape == "capsule":
+        return coal.Capsule(size[0], size[1])
+    return coal.Ellipsoid(*size)
+
+
+def body_inertia(shape, size, mass):
+    """Inertia of a uniform solid about its centre [kg, kg.m^2] (Pinocchio's formulas)."""
+    if shape == "box":
+        return pin.Inertia.FromBox(mass, *size)  # full extents
+    if shape == "sphere":
+        return pin.Inertia.FromSphere(mass, size[0])
+    if shape == "cylinder":
+        return pin.Inertia.FromCylinder(mass, size[0], size[1])
+    if shape == "capsule":
+        return pin.Inertia.FromCapsule(mass, size[0], size[1])
+    return pin.Inertia.FromEllipsoid(mass, *size)  # semi-axes
+
+
+def load_body(spec):
+    """A free body as a one-joint model.
+
+    Its joint is ``<name>/root_joint``; its frame and geometry are ``<name>``.
+    """
+    size, pose, vel_W = check_body(spec)
+    model = pin.Model()
+    model.name = spec.name
+    jid = model.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(),
+                         f"{spec.name}/root_joint")
+    model.appendBodyToJoint(jid, body_inertia(spec.shape, size, spec.mass), pin.SE3.Identity())
+    jframe = model.addJointFrame(jid, 0)
+    fid = model.addBodyFrame(spec.name, jid, pin.SE3.Identity(), jframe)
+    geom = pin.GeometryModel()
+    shape = body_shape(spec.shape, size)
+    shape.computeLocalAABB()
+    geom.addGeometryObject(pin.GeometryObject(spec.name, jid, fid, pin.SE3.Identity(), shape))
+    R_WB = pin.Quaternion(pose[6], *pose[3:6]).toRotationMatrix()
+    # Pinocchio's free-flyer velocity is in the body frame.
+    v = np.concatenate([R_WB.T @ vel_W[:3], R_WB.T @ vel_W[3:]])
+    return LoadedPart(spec.name, model, geom, pose, v)
+
+
+def names_of(part):
+    """Every joint, frame and geometry name of a part (universe excluded)."""
+    m = part.model
+    names = {m.names[j] for j in range(1, m.njoints)}
+    names |= {f.name for f in m.frames if f.name != "universe"}
+    names |= {g.name for g in part.geom.geometryObjects}
+    return names
+
+
+def prefix_names(part, prefix):
+    """Rename every joint, frame and geometry of ``part`` to ``prefix + name`` in place."""
+    m = part.model
+    for j in range(1, m.njoints):
+        m.names[j] = prefix + m.names[j]
+    for i in range(m.nframes):
+        if m.frames[i].name != "universe":
+            m.frames[i].name = prefix + m.frames[i].name
+    for obj in part.geom.geometryObjects:
+        obj.name = prefix + obj.name

@@ -1,0 +1,278 @@
+"""The world: all robots then all free bodies in one Pinocchio model, and the ground.
+
+Layout of the world model: each robot is appended under the universe (its free-flyer
+first when ``floating_base``), then each free body as one free-flyer joint, in the order
+given. ``q``/``v`` of a robot or body are contiguous slices (``RobotInfo.q_slice``...).
+
+Names: a single-robot scene keeps the URDF names. When a joint, frame or geometry name of
+a robot is also used by another robot or body, every name of that robot is prefixed with
+``"<robot>/"``. A robot's free-flyer joint is ``root_joint`` (prefixed likewise), a free
+body's joint ``"<body>/root_joint"``; its frame and geometry are named ``<body>``.
+
+``data`` holds the kinematics, frame and geometry placements filled by
+:meth:`World.forward`; private Data objects hold the joint Jacobians and the ABA / M^-1
+work, so that neither the dynamics queries nor other users of ``data`` disturb what the
+contact Jacobian and the collision detector read.
+"""
+
+import coal
+import numpy as np
+import pinocchio as pin
+
+from contact_lcp.dynamics.loading import load_body, load_robot, names_of, prefix_names
+from contact_lcp.dynamics.specs import BodyInfo, RobotInfo, check_pose
+from contact_lcp.exceptions import FrameNotFound, SceneError
+
+GROUND = "ground"
+
+
+def _finite_or_inf(x):
+    """Pinocchio's 'no limit' (+-max double) and a 0 velocity/effort limit as inf."""
+    x = np.asarray(x, dtype=float).copy()
+    x[np.abs(x) >= 1e300] = np.inf * np.sign(x[np.abs(x) >= 1e300])
+    return x
+
+
+class World:
+    """Robots, free bodies and the ground in one Pinocchio model.
+
+    Parameters
+    ----------
+    robots : sequence of RobotSpec
+    bodies : sequence of BodySpec
+    gravity : (3,) array_like
+        [m/s^2] in W.
+    ground_height : float or None
+        Height of the ground halfspace ``z <= ground_height`` [m]; None for no ground.
+    mesh_mode : {'convex', 'exact'}
+        'convex' replaces every collision mesh by its convex hull (qhull); 'exact' keeps
+        the triangle BVHs.
+
+    Attributes
+    ----------
+    model, data : pin.Model, pin.Data
+    collision_model, collision_data : pin.GeometryModel, pin.GeometryData
+        Every collision geometry; the ground (if any) is the last one, on the universe.
+        ``collision_model.collisionPairs`` lists the candidate pairs (see ``pairs``).
+    geometry_owner : list of str
+        For each geometry, the robot or body it belongs to, or ``"ground"``.
+    self_pairs : set of (int, int)
+        The geometry pairs of ``collisionPairs`` that are robot self-collision pairs.
+    gravity : (3,) ndarray
+    robots : list of RobotInfo
+    bodies : list of BodyInfo
+    q0 : (nq,) ndarray
+    v0 : (nv,) ndarray
+    ground_height : float or None
+    """
+
+    def __init__(self, robots, bodies=(), *, gravity=(0.0, 0.0, -9.81), ground_height=0.0,
+                 mesh_mode="convex"):
+        robots, bodies = list(robots), list(bodies)
+        names = [r.name for r in robots] + [b.name for b in bodies]
+        if len(set(names)) != len(names) or GROUND in names:
+            raise SceneError(
+                f"robot and body names must be unique and not {GROUND!r}; received {names}"
+            )
+        parts = [load_robot(r, mesh_mode) for r in robots] + [load_body(b) for b in bodies]
+        self._prefix_clashing(parts[: len(robots)], parts)
+
+        model, geom = pin.Model(), pin.GeometryModel()
+        q0, v0, owners, self_pairs = [], [], [], set()
+        self.robots, self.bodies = [], []
+        for k, part in enumerate(parts):
+            fixed_pose = pin.SE3.Identity()
+            if k < len(robots) and not robots[k].floating_base:
+                p = check_pose(robots[k].base_pose, f"robot {robots[k].name!r} base_pose")
+                fixed_pose = pin.XYZQUATToSE3(p)
+            njoints, nq, nv, ngeom = model.njoints, model.nq, model.nv, geom.ngeoms
+            try:
+                model, geom = pin.appendModel(model, part.model, geom, part.geom, 0, fixed_pose)
+            except Exception as e:
+                raise SceneError(f"cannot append {part.name!r} to the world model: {e}") from e
+            owners += [part.name] * (geom.ngeoms - ngeom)
+            self_pairs |= {(ngeom + i, ngeom + j) for i, j in part.self_pairs}
+            q0.append(part.q)
+            v0.append(part.v)
+            qs, vs = slice(nq, model.nq), slice(nv, model.nv)
+            if k < len(robots):
+                self.robots.append(self._robot_info(model, robots[k], part, njoints, qs, vs))
+            else:
+                b = bodies[k - len(robots)]
+                self.bodies.append(
+                    BodyInfo(b.name, njoints, qs, vs, float(b.mass), b.shape, tuple(b.size),
+                             b.friction)
+                )
+        self.ground_height = None if ground_height is None else float(ground_height)
+        if self.ground_height is not None:
+            plane = coal.Halfspace(np.array([0.0, 0.0, 1.0]), self.ground_height)
+            geom.addGeometryObject(pin.GeometryObject(GROUND, 0, 0, pin.SE3.Identity(), plane))
+            owners.append(GROUND)
+        self.gravity = np.asarray(gravity, dtype=float).reshape(3)
+        model.gravity = pin.Motion(self.gravity, np.zeros(3))
+        self.model, self.collision_model = model, geom
+        self.geometry_owner = owners
+        self.self_pairs = self_pairs
+        self._add_pairs()
+        self.data = model.createData()
+        self._data_dyn = model.createData()
+        self._data_jac = model.createData()
+        self.collision_data = pin.GeometryData(geom)
+        self.q0 = np.concatenate(q0) if q0 else np.zeros(0)
+        self.v0 = np.concatenate(v0) if v0 else np.zeros(0)
+        self._q_kin = None
+        self._q_minv, self._minv = None, None
+
+    @staticmethod
+    def _prefix_clashing(robot_parts, parts):
+        sets = [names_of(p) for p in parts]
+        for k, part in enumerate(robot_parts):
+            others = set().union(*(s for i, s in enumerate(sets) if i != k))
+            if sets[k] & others:
+                prefix_names(part, part.name + "/")
+
+    def _robot_info(self, model, spec, part, first_joint, qs, vs):
+        joints = range(first_joint, model.njoints)
+        one_dof = [j for j in joints if model.nvs[j] == 1]
+        idx_q = np.array([model.idx_qs[j] for j in one_dof], dtype=int)
+        idx_v = np.array([model.idx_vs[j] for j in one_dof], dtype=int)
+        continuous = np.array([model.nqs[j] == 2 for j in one_dof], dtype=bool)
+        lower = _finite_or_inf(model.lowerPositionLimit[idx_q])
+        upper = _finite_or_inf(model.upperPositionLimit[idx_q])
+        lower[continuous], upper[continuous] = -np.inf, np.inf
+        vel = _finite_or_inf(model.velocityLimit[idx_v])
+        eff = _finite_or_inf(model.effortLimit[idx_v])
+        vel[vel == 0], eff[eff == 0] = np.inf, np.inf
+        pm = part.model
+        links = [f.name for f in pm.frames if f.type == pin.FrameType.BODY]
+        mass = float(sum(pm.inertias[j].mass for j in range(pm.njoints)))
+        return RobotInfo(
+            name=spec.name, urdf_xml=part.xml, floating_base=bool(spec.floating_base),
+            root_joint=first_joint if spec.floating_base else 0,
+            joint_names=[model.names[j] for j in one_dof], idx_q=idx_q, idx_v=idx_v,
+            lower=lower, upper=upper, velocity_limit=vel, effort_limit=eff,
+            q_slice=qs, v_slice=vs, link_names=links, mass=mass,
+            base_link=links[0] if links else "",
+        )
+
+    def _add_pairs(self):
+        """Candidate pairs: geometries of different owners (robots, bodies, ground) that
+        are not both fixed to the world, plus the filtered robot self-collision pairs."""
+        geom, owners = self.collision_model, self.geometry_owner
+        joints = [obj.parentJoint for obj in geom.geometryObjects]
+        for i in range(geom.ngeoms):
+            for j in range(i + 1, geom.ngeoms):
+                if joints[i] == 0 and joints[j] == 0:
+                    continue
+                if owners[i] != owners[j] or (i, j) in self.self_pairs:
+                    geom.addCollisionPair(pin.CollisionPair(i, j))
+
+    # ----------------------------------------------------------------- kinematics
+    def _check_q(self, q):
+        q = np.asarray(q, dtype=float)
+        if q.shape != (self.model.nq,) or not np.all(np.isfinite(q)):
+            raise SceneError(f"q must be ({self.model.nq},) finite; received shape {q.shape}")
+        return q
+
+    def forward(self, q, v=None):
+        """Kinematics, joint Jacobians, frame and geometry placements at ``q`` (and ``v``).
+
+        Call once per step before :meth:`contact_jacobian`, :meth:`frame_placement` and
+        the collision detector. ``data`` gets joint and frame placements (and velocities
+        when ``v`` is given); the joint Jacobians go to a private Data so that other
+        users of ``data`` (crba, rnea...) cannot change them before
+        :meth:`contact_jacobian`.
+        """
+        q = self._check_q(q)
+        m, d = self.model, self.data
+        if v is None:
+            pin.forwardKinematics(m, d, q)
+        else:
+            pin.forwardKinematics(m, d, q, np.asarray(v, dtype=float))
+        pin.updateFramePlacements(m, d)
+        pin.updateGeometryPlacements(m, d, self.collision_model, self.collision_data)
+        pin.computeJointJacobians(m, self._data_jac, q)
+        self._q_kin = q.copy()
+
+    def ensure_forward(self, q):
+        """:meth:`forward` at ``q`` unless ``q`` was the last configuration forwarded."""
+        if self._q_kin is None or not np.array_equal(self._q_kin, q):
+            self.forward(q)
+
+    def frame_id(self, name):
+        """Frame index of ``name``; FrameNotFound listing the body frames otherwise."""
+        if not self.model.existFrame(name):
+            links = [f.name for f in self.model.frames if f.type == pin.FrameType.BODY]
+            raise FrameNotFound(name, links, "link")
+        return self.model.getFrameId(name)
+
+    def frame_placement(self, name):
+        """(4, 4) ndarray ``X_WF`` of frame ``name`` at the last :meth:`forward`."""
+        return self.data.oMf[self.frame_id(name)].homogeneous.copy()
+
+    def joint_of_link(self, name):
+        """World-model joint id that moves link (frame) ``name``; 0 if fixed to W."""
+        return int(self.model.frames[self.frame_id(name)].parentJoint)
+
+    def integrate(self, q, v, h):
+        """``q+ = q (+) h v`` on the configuration manifold, quaternions normalised.
+
+        q : (nq,), v : (nv,) [m/s, rad/s], h : float [s].
+        """
+        q_next = pin.integrate(self.model, self._check_q(q), np.asarray(v, dtype=float) * h)
+        return pin.normalize(self.model, q_next)
+
+    # ------------------------------------------------------------------- dynamics
+    def free_acceleration(self, q, v, tau):
+        """``M^-1 (tau - b(q, v))`` with gravity (ABA) [m/s^2, rad/s^2], shape (nv,)."""
+        q = self._check_q(q)
+        return pin.aba(self.model, self._data_dyn, q, np.asarray(v, dtype=float),
+                       np.asarray(tau, dtype=float)).copy()
+
+    def minverse(self, q):
+        """(nv, nv) ``M(q)^-1`` [1/kg], both triangles filled (Pinocchio's ABA-based inverse)."""
+        q = self._check_q(q)
+        if self._q_minv is None or not np.array_equal(self._q_minv, q):
+            Minv = np.array(pin.computeMinverse(self.model, self._data_dyn, q))
+            Minv = np.triu(Minv) + np.triu(Minv, 1).T
+            self._q_minv, self._minv = q.copy(), Minv
+        return self._minv.copy()
+
+    def delassus(self, q, J):
+        """``J M^-1 J^T`` (m, m), symmetric, for any (m, nv) ``J`` (contact and limit rows)."""
+        J = np.asarray(J, dtype=float)
+        if J.ndim != 2 or J.shape[1] != self.model.nv:
+            raise SceneError(f"J must have shape (m, {self.model.nv}); received {J.shape}")
+        Minv = self.minverse(q)
+        G = J @ Minv @ J.T
+        return 0.5 * (G + G.T)
+
+    def contact_jacobian(self, q, contacts):
+        """(3k, nv) Jacobian: row ``3i + j`` is axis j (n, t1, t2) of contact i's frame
+        dotted with ``v_B - v_A`` at ``p_W``, the velocity of B relative to A [m/s].
+
+        Uses the kinematics of :meth:`forward` (recomputed if ``q`` differs).
+        """
+        q = self._check_q(q)
+        self.ensure_forward(q)
+        k, nv = len(contacts), self.model.nv
+        J = np.zeros((3 * k, nv))
+        if k == 0:
+            return J
+        # Row 3i+j is a^T (J_lin - [r]x J_ang) = a^T J_lin + (r x a)^T J_ang with a the
+        # axis, r = p_W - (origin of the joint), J_lin, J_ang the joint's LOCAL_WORLD_ALIGNED
+        # Jacobian (velocity of its origin, angular velocity, in W).
+        axes = np.stack([c.frame().T for c in contacts]).reshape(3 * k, 3)
+        points = np.repeat(np.array([c.p_W for c in contacts], dtype=float), 3, axis=0)
+        for sign, attr in ((1.0, "joint_b"), (-1.0, "joint_a")):
+            joints = np.repeat(np.array([getattr(c, attr) for c in contacts], dtype=int), 3)
+            for jid in np.unique(joints):
+                if jid == 0:
+                    continue
+                rows = joints == jid
+                J6 = pin.getJointJacobian(self.model, self._data_jac, int(jid),
+                                          pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+                a = axes[rows]
+                r = points[rows] - self._data_jac.oMi[int(jid)].translation
+                J[rows] += sign * (a @ J6[:3] + np.cross(r, a) @ J6[3:])
+        return J
