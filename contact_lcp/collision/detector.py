@@ -1,0 +1,278 @@
+"""Contact points of a :class:`~contact_lcp.dynamics.World` at a configuration.
+
+Pairs are the world's candidate collision pairs (``collision_model.collisionPairs``):
+robot-ground, robot-body, body-body, body-ground, robot-robot and, with
+``self_collision=True``, the robot self-collision pairs left after the SRDF and adjacency
+filters. Each pair whose distance is <= ``activation_distance`` contributes points
+(Anitescu & Hart's look-ahead: the stepper passes ``v_max h``).
+
+How points are found
+    * Ground pairs (exact, per point): vertices of boxes, convex hulls and meshes whose
+      height is <= activation (a flat sole gives its polygon); sphere: lowest point;
+      capsule: the lowest point of each end sphere; cylinder and cone: the lowest point
+      of each rim plus ``segments`` samples per rim (a cylinder on its flat end gives a
+      polygon); ellipsoid: its support point; other shapes: one coal distance query.
+    * Other pairs: ``coal.collide`` with ``security_margin = activation_distance``, then
+      ``coal.computeContactPatch`` (tolerance ``patch_tolerance``) for a polygon. Each
+      patch point's distance is re-measured along the normal through both shapes when
+      they are boxes, convex polytopes or spheres (else it keeps the pair distance), and
+      points farther than the activation distance are dropped. Meshes kept exact give
+      coal's per-triangle contacts.
+
+Reduction (Yamane & Nakamura): in each pair, a point within ``reduction_distance`` of an
+earlier kept point is dropped; with ``remove_interior`` only the vertices of the convex
+hull of the pair's points (in the contact plane) are kept. Points are never dropped
+because of their velocity.
+
+Order: pairs in ``collisionPairs`` order, then points in detection order, so that the
+same configuration always gives the same list.
+"""
+
+import coal
+import numpy as np
+
+from contact_lcp.collision.contact_point import ContactPoint
+from contact_lcp.collision.reduction import combine_friction, hull_vertices, remove_close
+from contact_lcp.collision.support import (
+    ground_points,
+    local_halfspaces,
+    local_vertices,
+    ray_interval,
+)
+from contact_lcp.exceptions import SceneError
+
+GROUND = "ground"
+_E_Z = np.array([0.0, 0.0, 1.0])
+
+
+class ContactDetector:
+    """Finds the contact points of a world.
+
+    Parameters
+    ----------
+    world : contact_lcp.dynamics.World
+    activation_distance : float
+        Pairs and points with signed distance <= this are reported [m] (>= 0).
+    reduction_distance : float
+        Points of a pair closer than this to an earlier point are dropped [m].
+    remove_interior : bool
+        Keep only the hull vertices of each pair's points (in the contact plane).
+    friction_of : dict or callable or None
+        Friction coefficient of a surface by name (link name, body name or
+        ``"ground"``); a callable may return None to fall through. Then the body's
+        ``BodySpec.friction``, then ``ground_friction`` for the ground, then
+        ``default_friction``.
+    default_friction : float
+        Friction of robot links and bodies without their own [-].
+    ground_friction : float
+        Friction of the ground surface [-].
+    self_collision : bool
+        Include the robot self-collision pairs (False by default: robot links then
+        only touch the ground, bodies and other robots).
+    patch_tolerance : float or None
+        Tolerance of coal's contact patches [m]; None for ``activation_distance``
+        (at least 1e-4).
+    segments : int
+        Samples per rim of cylinders and cones, and per curved shape in patches.
+    max_contacts_mesh : int
+        Contacts asked of coal for exact mesh pairs.
+    """
+
+    def __init__(self, world, *, activation_distance, reduction_distance=1e-3,
+                 remove_interior=False, friction_of=None, default_friction=0.8,
+                 ground_friction=0.8, self_collision=False, patch_tolerance=None,
+                 segments=8, max_contacts_mesh=16):
+        for name, val in (("activation_distance", activation_distance),
+                          ("reduction_distance", reduction_distance),
+                          ("default_friction", default_friction),
+                          ("ground_friction", ground_friction)):
+            if not (np.isfinite(val) and val >= 0):
+                raise SceneError(f"{name} must be finite and >= 0; received {val!r}")
+        if int(segments) < 3:
+            raise SceneError(f"segments must be >= 3; received {segments!r}")
+        self.world = world
+        self.activation_distance = float(activation_distance)
+        self.reduction_distance = float(reduction_distance)
+        self.remove_interior = bool(remove_interior)
+        self.self_collision = bool(self_collision)
+        self.segments = int(segments)
+        self.patch_tolerance = (max(self.activation_distance, 1e-4) if patch_tolerance is None
+                                else float(patch_tolerance))
+        self._friction_of = friction_of
+        self._default_friction = float(default_friction)
+        self._ground_friction = float(ground_friction)
+        self._body_friction = {b.name: b.friction for b in world.bodies
+                               if getattr(b, "friction", None) is not None}
+        self._max_contacts_mesh = int(max_contacts_mesh)
+        self._setup()
+
+    # ----------------------------------------------------------------- set-up
+    def _setup(self):
+        w, gm = self.world, self.world.collision_model
+        model = w.model
+        objs = list(gm.geometryObjects)
+        self._shapes = [o.geometry for o in objs]
+        self._joints = [int(o.parentJoint) for o in objs]
+        self._names = [GROUND if w.geometry_owner[i] == GROUND
+                       else model.frames[o.parentFrame].name for i, o in enumerate(objs)]
+        self._verts = [local_vertices(s) for s in self._shapes]
+        self._halfspaces = [local_halfspaces(s) for s in self._shapes]
+        self._is_mesh = [isinstance(s, coal.BVHModelBase) for s in self._shapes]
+        centers, radii = [], []
+        for s in self._shapes:
+            if isinstance(s, (coal.Halfspace, coal.Plane)):
+                centers.append(np.zeros(3))
+                radii.append(np.inf)
+            else:
+                s.computeLocalAABB()
+                centers.append(np.asarray(s.aabb_center, dtype=float))
+                radii.append(float(s.aabb_radius))
+        self._centers, self._radii = np.array(centers).reshape(-1, 3), np.array(radii)
+        pairs = []
+        for cp in gm.collisionPairs:
+            i, j = sorted((int(cp.first), int(cp.second)))
+            if (i, j) in w.self_pairs and not self.self_collision:
+                continue
+            if self._names[j] == GROUND:
+                i, j = j, i
+            pairs.append((i, j, self._pair_friction(self._names[i], self._names[j])))
+        self._pairs = pairs
+        self._request = coal.CollisionRequest()
+        self._request.security_margin = self.activation_distance
+        self._request.enable_contact = True
+        self._request.num_max_contacts = 1
+        self._mesh_request = coal.CollisionRequest()
+        self._mesh_request.security_margin = self.activation_distance
+        self._mesh_request.enable_contact = True
+        self._mesh_request.num_max_contacts = self._max_contacts_mesh
+        self._patch_request = coal.ContactPatchRequest(1, self.segments, self.patch_tolerance)
+
+    def surface_friction(self, name):
+        """Friction coefficient of one surface (see the class docstring for the order)."""
+        mu = None
+        f = self._friction_of
+        if isinstance(f, dict):
+            mu = f.get(name)
+        elif callable(f):
+            mu = f(name)
+        if mu is None:
+            mu = self._body_friction.get(name)
+        if mu is None:
+            mu = self._ground_friction if name == GROUND else self._default_friction
+        mu = float(mu)
+        if not (np.isfinite(mu) and mu >= 0):
+            raise SceneError(f"friction of surface {name!r} must be finite and >= 0; got {mu!r}")
+        return mu
+
+    def _pair_friction(self, a, b):
+        return combine_friction(self.surface_friction(a), self.surface_friction(b))
+
+    # ----------------------------------------------------------------- queries
+    def detect(self, q):
+        """Contact points at ``q``, in a deterministic order.
+
+        Runs ``world.forward(q)`` unless it was the last configuration forwarded.
+
+        Returns
+        -------
+        list of ContactPoint
+        """
+        w = self.world
+        w.ensure_forward(q)
+        oMg = w.collision_data.oMg
+        placements = [(np.array(oMg[i].rotation), np.array(oMg[i].translation))
+                      for i in range(len(self._shapes))]
+        centers = np.array([R @ c + t for (R, t), c in zip(placements, self._centers)])
+        eps = self.activation_distance
+        h = w.ground_height
+        contacts = []
+        for i, j, mu in self._pairs:
+            if self._names[i] == GROUND:
+                if centers[j, 2] - self._radii[j] > h + eps:
+                    continue
+                found = self._ground_pair(j, placements[j], h)
+            else:
+                gap = np.linalg.norm(centers[i] - centers[j]) - self._radii[i] - self._radii[j]
+                if gap > eps:
+                    continue
+                found = self._shape_pair(i, j, placements)
+            contacts += self._reduce(i, j, mu, found)
+        return contacts
+
+    def _ground_pair(self, j, placement, h):
+        """List of (p_W, n_W, distance) for shape j against the ground."""
+        R, t = placement
+        P, d = ground_points(self._shapes[j], self._verts[j], R, t, h,
+                             self.activation_distance, self.segments)
+        if P is None:  # shape without a closed form: one coal distance query
+            plane = coal.Halfspace(_E_Z, h)
+            res = coal.DistanceResult()
+            dist = coal.distance(self._shapes[j], coal.Transform3s(R, t), plane,
+                                 coal.Transform3s(), coal.DistanceRequest(), res)
+            if dist > self.activation_distance:
+                return []
+            P, d = np.array(res.getNearestPoint1())[None], np.array([dist])
+        return [(p - 0.5 * dk * _E_Z, _E_Z, float(dk)) for p, dk in zip(P, d)]
+
+    def _shape_pair(self, i, j, placements):
+        """List of (p_W, n_W, distance) between shapes i (A) and j (B) via coal."""
+        (Ri, ti), (Rj, tj) = placements[i], placements[j]
+        Ti, Tj = coal.Transform3s(Ri, ti), coal.Transform3s(Rj, tj)
+        mesh = self._is_mesh[i] or self._is_mesh[j]
+        res = coal.CollisionResult()
+        coal.collide(self._shapes[i], Ti, self._shapes[j], Tj,
+                     self._mesh_request if mesh else self._request, res)
+        if not res.isCollision():
+            return []
+        if mesh:
+            out = []
+            for k in range(res.numContacts()):
+                c = res.getContact(k)
+                if c.penetration_depth <= self.activation_distance:
+                    out.append((np.array(c.pos), np.array(c.normal), float(c.penetration_depth)))
+            return out
+        c = res.getContact(0)
+        n, d0 = np.array(c.normal), float(c.penetration_depth)
+        out = [(np.array(c.pos), n, d0)]
+        try:
+            patches = coal.ContactPatchResult(self._patch_request)
+            coal.computeContactPatch(self._shapes[i], Ti, self._shapes[j], Tj, res,
+                                     self._patch_request, patches)
+        except Exception:  # shapes without patch support keep the closest point
+            return out
+        if patches.numContactPatches() == 0:
+            return out
+        patch = patches.getContactPatch(0)
+        n = np.array(patch.getNormal())
+        out = []
+        for k in range(patch.size()):
+            x = np.array(patch.getPoint(k))
+            si = ray_interval(self._shapes[i], self._halfspaces[i], Ri, ti, x, n)
+            sj = ray_interval(self._shapes[j], self._halfspaces[j], Rj, tj, x, n)
+            if si is None or sj is None:
+                out.append((x, n, d0))
+                continue
+            d = sj[0] - si[1]
+            if d <= self.activation_distance:
+                out.append((x + 0.5 * (sj[0] + si[1]) * n, n, float(d)))
+        return out
+
+    def _reduce(self, i, j, mu, found):
+        if not found:
+            return []
+        P = np.array([f[0] for f in found])
+        keep = remove_close(P, self.reduction_distance)
+        if self.remove_interior and len(keep) > 3:
+            basis = ContactPoint("", "", 0, 0, P[0], found[0][1], 0.0, 0.0).frame()
+            xy = P[keep] @ basis[:, 1:]
+            keep = [keep[k] for k in hull_vertices(xy)]
+        names, joints = self._names, self._joints
+        out = []
+        for k in keep:
+            p, n, d = found[k]
+            p = np.array(p, dtype=float)
+            n = np.array(n, dtype=float) / np.linalg.norm(n)
+            p.setflags(write=False)
+            n.setflags(write=False)
+            out.append(ContactPoint(names[i], names[j], joints[i], joints[j], p, n, d, mu))
+        return out

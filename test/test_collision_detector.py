@@ -1,0 +1,199 @@
+"""ContactDetector on free bodies and the humanoid: counts, positions, distances, activation."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from contact_lcp.collision import ContactDetector
+from contact_lcp.dynamics import BodySpec, RobotSpec, World
+from contact_lcp.exceptions import SceneError
+
+ROOT = Path(__file__).resolve().parents[1]
+Z = np.array([0.0, 0.0, 1.0])
+
+
+def quat_y(angle):
+    """[qx qy qz qw] of a rotation about y."""
+    return (0.0, np.sin(angle / 2), 0.0, np.cos(angle / 2))
+
+
+def detect(bodies, eps, **kw):
+    world = World([], bodies)
+    return world, ContactDetector(world, activation_distance=eps, **kw).detect(world.q0)
+
+
+def box(name="box", size=(0.4, 0.3, 0.2), pose=(0, 0, 0.1, 0, 0, 0, 1), **kw):
+    return BodySpec(name, "box", size, 1.0, pose, **kw)
+
+
+def test_box_resting_flat_gives_its_four_bottom_corners():
+    world, contacts = detect([box()], 1e-3)
+    assert len(contacts) == 4
+    corners = {(x, y) for x in (-0.2, 0.2) for y in (-0.15, 0.15)}
+    assert {tuple(np.round(c.p_W[:2], 9)) for c in contacts} == corners
+    for c in contacts:
+        assert (c.body_a, c.body_b, c.joint_a, c.joint_b) == ("ground", "box", 0, 1)
+        assert np.array_equal(c.n_W, Z) and abs(c.distance) < 1e-12 and abs(c.p_W[2]) < 1e-12
+        assert np.array_equal(c.frame(), np.eye(3)[:, [2, 0, 1]])  # (n, t1, t2) = (z, x, y)
+
+
+@pytest.mark.parametrize("eps, expected", [(5e-3, 0), (2e-2, 4)])
+def test_activation_distance_for_a_box_one_centimetre_up(eps, expected):
+    _, contacts = detect([box(pose=(0, 0, 0.11, 0, 0, 0, 1))], eps)
+    assert len(contacts) == expected
+    for c in contacts:
+        assert c.distance == pytest.approx(0.01) and c.p_W[2] == pytest.approx(0.005)
+
+
+def test_tilted_box_reports_each_corner_with_its_own_distance():
+    a = 0.05  # turning about +y lowers +x: the -x bottom edge is 2 cm above the +x one
+    z = 0.2 * np.sin(a) + 0.1 * np.cos(a) + 0.002
+    _, contacts = detect([box(pose=(0, 0, z) + quat_y(a))], 5e-3)
+    assert len(contacts) == 2  # only the low edge is within 5 mm
+    for c in contacts:
+        assert c.distance == pytest.approx(0.002)
+        assert c.p_W[0] == pytest.approx(0.2 * np.cos(a) - 0.1 * np.sin(a))
+    _, contacts = detect([box(pose=(0, 0, z) + quat_y(a))], 3e-2)
+    assert sorted(c.distance for c in contacts) == pytest.approx(
+        [0.002, 0.002, 0.002 + 0.4 * np.sin(a), 0.002 + 0.4 * np.sin(a)])
+
+
+def test_penetrating_box_has_negative_distances():
+    _, contacts = detect([box(pose=(0, 0, 0.097, 0, 0, 0, 1))], 1e-3)
+    assert len(contacts) == 4 and all(c.distance == pytest.approx(-0.003) for c in contacts)
+
+
+def test_sphere_gives_one_point_below_its_centre():
+    _, contacts = detect([BodySpec("ball", "sphere", (0.1,), 1.0, (0.3, -0.2, 0.104, 0, 0, 0, 1))],
+                         5e-3)
+    assert len(contacts) == 1
+    c = contacts[0]
+    assert c.distance == pytest.approx(0.004) and np.allclose(c.p_W, (0.3, -0.2, 0.002))
+
+
+def test_cylinder_standing_gives_a_polygon_and_lying_gives_a_line():
+    upright = (0, 0, 0.15, 0, 0, 0, 1)
+    _, standing = detect([BodySpec("c", "cylinder", (0.1, 0.3), 1.0, upright)], 1e-3)
+    assert len(standing) == 8  # the default 8 rim samples
+    assert np.allclose([np.hypot(*c.p_W[:2]) for c in standing], 0.1)
+    lying_pose = (0, 0, 0.1) + quat_y(np.pi / 2)
+    _, lying = detect([BodySpec("c", "cylinder", (0.1, 0.3), 1.0, lying_pose)], 1e-3)
+    assert sorted(np.round([c.p_W[0] for c in lying], 9)) == [-0.15, 0.15]
+    assert all(abs(c.distance) < 1e-12 for c in lying)
+
+
+def test_capsule_lying_gives_its_two_end_points():
+    pose = (0, 0, 0.05) + quat_y(np.pi / 2)
+    _, contacts = detect([BodySpec("p", "capsule", (0.05, 0.3), 1.0, pose)], 1e-3)
+    assert sorted(np.round([c.p_W[0] for c in contacts], 9)) == [-0.15, 0.15]
+
+
+def test_ellipsoid_support_point():
+    _, contacts = detect([BodySpec("e", "ellipsoid", (0.1, 0.2, 0.3), 1.0,
+                                   (1, 2, 0.303, 0, 0, 0, 1))], 5e-3)
+    assert len(contacts) == 1 and contacts[0].distance == pytest.approx(0.003)
+    assert np.allclose(contacts[0].p_W, (1, 2, 0.0015))
+
+
+def test_stacked_boxes_give_a_patch_between_them():
+    lower = box("lower", (0.4, 0.4, 0.2), (0, 0, 0.1, 0, 0, 0, 1))
+    upper = box("upper", (0.2, 0.2, 0.2), (0.05, 0.02, 0.303, 0, 0, 0, 1))
+    _, contacts = detect([lower, upper], 5e-3)
+    between = [c for c in contacts if c.body_a == "lower"]
+    assert len(between) == 4 and all(c.body_b == "upper" for c in between)
+    for c in between:
+        assert np.allclose(c.n_W, Z, atol=1e-9) and c.distance == pytest.approx(0.003)
+        assert c.p_W[2] == pytest.approx(0.2015)
+    assert {tuple(np.round(c.p_W[:2], 6)) for c in between} == {
+        (x, y) for x in (-0.05, 0.15) for y in (-0.08, 0.12)}
+    assert sum(c.body_a == "ground" for c in contacts) == 4  # the upper box is off the ground
+
+
+def test_tilted_box_on_box_measures_each_patch_point():
+    a = 0.02
+    z = 0.2 + 0.1 * np.cos(a) + 0.1 * np.sin(a) + 0.001
+    lower = box("lower", (0.6, 0.6, 0.2), (0, 0, 0.1, 0, 0, 0, 1))
+    upper = box("upper", (0.2, 0.2, 0.2), (0, 0, z) + quat_y(a))
+    world = World([], [lower, upper])
+    det = ContactDetector(world, activation_distance=1e-2)
+    between = [c for c in det.detect(world.q0) if c.body_a == "lower"]
+    assert len(between) == 4
+    high = 0.001 + 0.2 * np.sin(a)
+    distances = sorted(c.distance for c in between)
+    assert distances == pytest.approx([0.001, 0.001, high, high], abs=1e-9)
+    det = ContactDetector(world, activation_distance=2e-3)
+    between = [c for c in det.detect(world.q0) if c.body_a == "lower"]
+    assert len(between) == 2 and all(c.distance == pytest.approx(0.001) for c in between)
+
+
+def test_separated_bodies_beyond_activation_give_nothing():
+    lower = box("lower", (0.4, 0.4, 0.2), (0, 0, 0.1, 0, 0, 0, 1))
+    ball = BodySpec("ball", "sphere", (0.05,), 1.0, (0, 0, 0.26, 0, 0, 0, 1))
+    _, contacts = detect([lower, ball], 5e-3)
+    assert not [c for c in contacts if c.body_b == "ball"]
+    _, contacts = detect([lower, ball], 2e-2)
+    (c,) = [c for c in contacts if c.body_b == "ball"]
+    assert c.distance == pytest.approx(0.01) and np.allclose(c.p_W, (0, 0, 0.205))
+
+
+def test_reduction_merges_points_closer_than_a_millimetre():
+    tiny = box("tiny", (5e-4, 5e-4, 5e-4), (0, 0, 2.5e-4, 0, 0, 0, 1))
+    assert len(detect([tiny], 1e-4)[1]) == 1  # 4 bottom corners 0.5 mm apart
+    assert len(detect([tiny], 1e-4, reduction_distance=1e-4)[1]) == 4
+
+
+def test_remove_interior_keeps_the_hull_of_a_standing_cylinder_rim():
+    spec = BodySpec("c", "cylinder", (0.1, 0.3), 1.0, (0, 0, 0.15, 0, 0, 0, 1))
+    assert len(detect([spec], 1e-3, remove_interior=True)[1]) == 8  # all on the hull
+
+
+def test_friction_is_combined_per_pair():
+    bodies = [box(friction=0.5), BodySpec("ball", "sphere", (0.1,), 1.0, (1, 0, 0.1, 0, 0, 0, 1))]
+    world = World([], bodies)
+    contacts = ContactDetector(world, activation_distance=1e-3, ground_friction=1.0,
+                               default_friction=0.3).detect(world.q0)
+    mu = {c.body_b: c.mu for c in contacts}
+    assert mu["box"] == pytest.approx(2 * 0.5 / 1.5) and mu["ball"] == pytest.approx(0.6 / 1.3)
+    det = ContactDetector(world, activation_distance=1e-3, friction_of={"ball": 1.0})
+    assert {c.body_b: c.mu for c in det.detect(world.q0)}["ball"] == pytest.approx(0.8 * 2 / 1.8)
+    det = ContactDetector(world, activation_distance=1e-3, friction_of=lambda name: 0.0)
+    assert all(c.mu == 0.0 for c in det.detect(world.q0))
+    with pytest.raises(SceneError, match="friction"):
+        ContactDetector(world, activation_distance=1e-3, friction_of={"ground": -1.0})
+
+
+def test_no_ground_no_ground_contacts():
+    world = World([], [box()], ground_height=None)
+    assert ContactDetector(world, activation_distance=1e-2).detect(world.q0) == []
+
+
+def test_ground_height():
+    world = World([], [box(pose=(0, 0, 0.6, 0, 0, 0, 1))], ground_height=0.5)
+    contacts = ContactDetector(world, activation_distance=1e-3).detect(world.q0)
+    assert len(contacts) == 4 and all(abs(c.distance) < 1e-12 for c in contacts)
+
+
+def test_detection_is_deterministic_and_follows_q():
+    world = World([], [box(), BodySpec("ball", "sphere", (0.1,), 1.0, (1, 0, 0.1, 0, 0, 0, 1))])
+    det = ContactDetector(world, activation_distance=1e-3)
+    first = det.detect(world.q0)
+    world.forward(world.q0 + 1.0)  # someone else moved the kinematics
+    again = det.detect(world.q0)
+    assert [(c.body_b, tuple(c.p_W), c.distance) for c in first] == [
+        (c.body_b, tuple(c.p_W), c.distance) for c in again]
+    q = world.q0.copy()
+    q[2] += 0.5  # lift the box
+    assert [c.body_b for c in det.detect(q)] == ["ball"]
+
+
+def test_humanoid_self_collision_is_opt_in():
+    world = World([RobotSpec("h", urdf=str(ROOT / "urdf" / "humanoid.urdf"),
+                             base_pose=(0, 0, 0.74, 0, 0, 0, 1),
+                             initial_joints={"l_shoulder_roll": -0.6})])
+    off = ContactDetector(world, activation_distance=1e-3).detect(world.q0)
+    assert all(c.body_a == "ground" for c in off) and len(off) == 8
+    on = ContactDetector(world, activation_distance=1e-3, self_collision=True).detect(world.q0)
+    self_pairs = {(c.body_a, c.body_b) for c in on if c.body_a != "ground"}
+    assert ("torso", "l_forearm") in self_pairs
+    assert not any("l_upper_arm" in p and "torso" in p for p in self_pairs)  # adjacent
