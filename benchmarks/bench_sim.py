@@ -17,7 +17,7 @@ Four tables, all printed and written to one CSV
    says so.
 
 Step times are the median over ``chunks`` timed chunks of the mean step in the chunk
-(``time.perf_counter``), after an untimed settle. Target (not a test): Talos standing at
+(``time.perf_counter``), after an untimed settle, with one BLAS thread. Target (not a test): Talos standing at
 >= 5x real time at 1 kHz on one core.
 
 Usage::
@@ -32,8 +32,13 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-import yaml
+# One core, as the target says: one BLAS/OpenMP thread (set before numpy loads; an
+# explicit environment value wins). MuJoCo, PyBullet and Pinocchio step single-threaded.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
+import yaml  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
