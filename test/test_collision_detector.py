@@ -148,6 +148,28 @@ def test_remove_interior_keeps_the_hull_of_a_standing_cylinder_rim():
     assert len(detect([spec], 1e-3, remove_interior=True)[1]) == 8  # all on the hull
 
 
+def sole_robot(mesh_mode):
+    mesh = ROOT / "test" / "data" / "flat_sole.obj"
+    urdf = f"""<robot name="sole"><link name="sole">
+      <inertial><mass value="1"/>
+        <inertia ixx="1e-3" ixy="0" ixz="0" iyy="1e-3" iyz="0" izz="1e-3"/></inertial>
+      <collision><geometry><mesh filename="{mesh}"/></geometry></collision>
+    </link></robot>"""
+    return World([RobotSpec("sole", urdf_string=urdf)], mesh_mode=mesh_mode)
+
+
+def test_remove_interior_drops_the_centre_of_a_mesh_sole():
+    world = sole_robot("exact")
+    centre = [0.0, 0.0, 0.0]
+    all_points = ContactDetector(world, activation_distance=1e-3).detect(world.q0)
+    assert len(all_points) == 5 and any(np.allclose(c.p_W, centre) for c in all_points)
+    hull = ContactDetector(world, activation_distance=1e-3, remove_interior=True).detect(world.q0)
+    assert len(hull) == 4 and not any(np.allclose(c.p_W, centre) for c in hull)
+    # qhull drops the coplanar centre vertex of the convex hull by itself
+    world = sole_robot("convex")
+    assert len(ContactDetector(world, activation_distance=1e-3).detect(world.q0)) == 4
+
+
 def test_friction_is_combined_per_pair():
     bodies = [box(friction=0.5), BodySpec("ball", "sphere", (0.1,), 1.0, (1, 0, 0.1, 0, 0, 0, 1))]
     world = World([], bodies)

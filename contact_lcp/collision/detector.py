@@ -31,7 +31,7 @@ same configuration always gives the same list.
 import coal
 import numpy as np
 
-from contact_lcp.collision.contact_point import ContactPoint
+from contact_lcp.collision.contact_point import ContactPoint, tangent_basis
 from contact_lcp.collision.reduction import combine_friction, hull_vertices, remove_close
 from contact_lcp.collision.support import (
     ground_points,
@@ -200,7 +200,7 @@ class ContactDetector:
         return contacts
 
     def _ground_pair(self, j, placement, h):
-        """List of (p_W, n_W, distance) for shape j against the ground."""
+        """(P, N, d): points (k, 3), normals (k, 3), distances (k,) of shape j vs ground."""
         R, t = placement
         P, d = ground_points(self._shapes[j], self._verts[j], R, t, h,
                              self.activation_distance, self.segments)
@@ -210,12 +210,14 @@ class ContactDetector:
             dist = coal.distance(self._shapes[j], coal.Transform3s(R, t), plane,
                                  coal.Transform3s(), coal.DistanceRequest(), res)
             if dist > self.activation_distance:
-                return []
+                return None
             P, d = np.array(res.getNearestPoint1())[None], np.array([dist])
-        return [(p - 0.5 * dk * _E_Z, _E_Z, float(dk)) for p, dk in zip(P, d)]
+        if len(d) == 0:
+            return None
+        return P - 0.5 * np.outer(d, _E_Z), np.tile(_E_Z, (len(d), 1)), d
 
     def _shape_pair(self, i, j, placements):
-        """List of (p_W, n_W, distance) between shapes i (A) and j (B) via coal."""
+        """(P, N, d) between shapes i (A) and j (B) via coal, or None."""
         (Ri, ti), (Rj, tj) = placements[i], placements[j]
         Ti, Tj = coal.Transform3s(Ri, ti), coal.Transform3s(Rj, tj)
         mesh = self._is_mesh[i] or self._is_mesh[j]
@@ -223,33 +225,35 @@ class ContactDetector:
         coal.collide(self._shapes[i], Ti, self._shapes[j], Tj,
                      self._mesh_request if mesh else self._request, res)
         if not res.isCollision():
-            return []
-        if mesh:
-            out = []
-            for k in range(res.numContacts()):
-                c = res.getContact(k)
-                if c.penetration_depth <= self.activation_distance:
-                    out.append((np.array(c.pos), np.array(c.normal), float(c.penetration_depth)))
-            return out
-        c = res.getContact(0)
-        n, d0 = np.array(c.normal), float(c.penetration_depth)
-        out = [(np.array(c.pos), n, d0)]
+            return None
+        contacts = [res.getContact(k) for k in range(res.numContacts())]
+        closest = [(np.array(c.pos), np.array(c.normal), float(c.penetration_depth))
+                   for c in contacts if c.penetration_depth <= self.activation_distance]
+        if mesh or not closest:
+            return _stack(closest)
+        out = self._patch(i, j, Ti, Tj, res, closest[0][2])
+        return _stack(out or closest[:1])
+
+    def _patch(self, i, j, Ti, Tj, res, d0):
+        """Contact patch points of a shape pair, each re-measured along the normal."""
         try:
             patches = coal.ContactPatchResult(self._patch_request)
             coal.computeContactPatch(self._shapes[i], Ti, self._shapes[j], Tj, res,
                                      self._patch_request, patches)
         except Exception:  # shapes without patch support keep the closest point
-            return out
+            return []
         if patches.numContactPatches() == 0:
-            return out
+            return []
         patch = patches.getContactPatch(0)
         n = np.array(patch.getNormal())
+        (Ri, ti), (Rj, tj) = (Ti.getRotation(), Ti.getTranslation()), (
+            Tj.getRotation(), Tj.getTranslation())
         out = []
         for k in range(patch.size()):
             x = np.array(patch.getPoint(k))
             si = ray_interval(self._shapes[i], self._halfspaces[i], Ri, ti, x, n)
             sj = ray_interval(self._shapes[j], self._halfspaces[j], Rj, tj, x, n)
-            if si is None or sj is None:
+            if si is None or sj is None:  # not a polytope or sphere: the pair distance
                 out.append((x, n, d0))
                 continue
             d = sj[0] - si[1]
@@ -258,21 +262,26 @@ class ContactDetector:
         return out
 
     def _reduce(self, i, j, mu, found):
-        if not found:
+        if found is None:
             return []
-        P = np.array([f[0] for f in found])
+        P, N, d = found
         keep = remove_close(P, self.reduction_distance)
         if self.remove_interior and len(keep) > 3:
-            basis = ContactPoint("", "", 0, 0, P[0], found[0][1], 0.0, 0.0).frame()
-            xy = P[keep] @ basis[:, 1:]
+            xy = P[keep] @ tangent_basis(N[0])[:, 1:]
             keep = [keep[k] for k in hull_vertices(xy)]
-        names, joints = self._names, self._joints
-        out = []
-        for k in keep:
-            p, n, d = found[k]
-            p = np.array(p, dtype=float)
-            n = np.array(n, dtype=float) / np.linalg.norm(n)
-            p.setflags(write=False)
-            n.setflags(write=False)
-            out.append(ContactPoint(names[i], names[j], joints[i], joints[j], p, n, d, mu))
-        return out
+        P = P[keep]
+        N = N[keep] / np.linalg.norm(N[keep], axis=1)[:, None]
+        P.setflags(write=False)
+        N.setflags(write=False)
+        a, b, ja, jb = self._names[i], self._names[j], self._joints[i], self._joints[j]
+        return [ContactPoint(a, b, ja, jb, P[k], N[k], float(d[keep[k]]), mu)
+                for k in range(len(keep))]
+
+
+def _stack(found):
+    """List of (p, n, d) tuples -> (P, N, d) arrays, None when empty."""
+    if not found:
+        return None
+    return (np.array([f[0] for f in found], dtype=float),
+            np.array([f[1] for f in found], dtype=float),
+            np.array([f[2] for f in found], dtype=float))
