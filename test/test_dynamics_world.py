@@ -12,7 +12,7 @@ import pytest
 
 from contact_lcp.collision import ContactPoint
 from contact_lcp.dynamics import BodySpec, RobotSpec, World
-from contact_lcp.exceptions import FrameNotFound, SceneError
+from contact_lcp.exceptions import FrameNotFound, InvalidProblem, SceneError
 
 ROOT = Path(__file__).resolve().parents[1]
 HUMANOID = str(ROOT / "urdf" / "humanoid.urdf")
@@ -253,3 +253,15 @@ def test_bad_specs_raise_scene_error():
         World([], [BodySpec("b", "sphere", (1.0,), 1.0), BodySpec("b", "sphere", (1.0,), 1.0)])
     with pytest.raises(SceneError, match="quaternion"):
         World([], [BodySpec("b", "sphere", (1.0,), 1.0, (0, 0, 0, 0, 0, 0, 0))])
+
+
+def test_wrong_vectors_raise_invalid_problem(world):
+    nq, nv = world.model.nq, world.model.nv
+    with pytest.raises(InvalidProblem, match=f"q must be a finite \\({nq},\\)"):
+        world.forward(np.zeros(nq - 1))
+    with pytest.raises(InvalidProblem, match="NaN"):
+        world.minverse(np.full(nq, np.nan))
+    with pytest.raises(InvalidProblem, match="tau"):
+        world.free_acceleration(world.q0, np.zeros(nv), np.zeros(nv + 1))
+    with pytest.raises(InvalidProblem, match="J must have shape"):
+        world.delassus(world.q0, np.zeros((3, nv + 1)))

@@ -21,7 +21,7 @@ import pinocchio as pin
 
 from contact_lcp.dynamics.loading import load_body, load_robot, names_of, prefix_names
 from contact_lcp.dynamics.specs import BodyInfo, RobotInfo, check_pose
-from contact_lcp.exceptions import FrameNotFound, SceneError
+from contact_lcp.exceptions import FrameNotFound, InvalidProblem, SceneError
 
 GROUND = "ground"
 
@@ -169,10 +169,16 @@ class World:
 
     # ----------------------------------------------------------------- kinematics
     def _check_q(self, q):
-        q = np.asarray(q, dtype=float)
-        if q.shape != (self.model.nq,) or not np.all(np.isfinite(q)):
-            raise SceneError(f"q must be ({self.model.nq},) finite; received shape {q.shape}")
-        return q
+        return self._check_vector(q, "q", self.model.nq)
+
+    @staticmethod
+    def _check_vector(x, name, n):
+        x = np.asarray(x, dtype=float)
+        if x.shape != (n,) or not np.all(np.isfinite(x)):
+            raise InvalidProblem(
+                f"{name} must be a finite ({n},) vector; received shape {x.shape}"
+                + ("" if x.shape != (n,) else " with NaN or inf"))
+        return x
 
     def forward(self, q, v=None):
         """Kinematics, joint Jacobians, frame and geometry placements at ``q`` (and ``v``).
@@ -188,7 +194,7 @@ class World:
         if v is None:
             pin.forwardKinematics(m, d, q)
         else:
-            pin.forwardKinematics(m, d, q, np.asarray(v, dtype=float))
+            pin.forwardKinematics(m, d, q, self._check_vector(v, "v", m.nv))
         pin.updateFramePlacements(m, d)
         pin.updateGeometryPlacements(m, d, self.collision_model, self.collision_data)
         pin.computeJointJacobians(m, self._data_jac, q)
@@ -219,15 +225,16 @@ class World:
 
         q : (nq,), v : (nv,) [m/s, rad/s], h : float [s].
         """
-        q_next = pin.integrate(self.model, self._check_q(q), np.asarray(v, dtype=float) * h)
+        v = self._check_vector(v, "v", self.model.nv)
+        q_next = pin.integrate(self.model, self._check_q(q), v * float(h))
         return pin.normalize(self.model, q_next)
 
     # ------------------------------------------------------------------- dynamics
     def free_acceleration(self, q, v, tau):
         """``M^-1 (tau - b(q, v))`` with gravity (ABA) [m/s^2, rad/s^2], shape (nv,)."""
-        q = self._check_q(q)
-        return pin.aba(self.model, self._data_dyn, q, np.asarray(v, dtype=float),
-                       np.asarray(tau, dtype=float)).copy()
+        nv = self.model.nv
+        return pin.aba(self.model, self._data_dyn, self._check_q(q),
+                       self._check_vector(v, "v", nv), self._check_vector(tau, "tau", nv)).copy()
 
     def minverse(self, q):
         """(nv, nv) ``M(q)^-1`` [1/kg], both triangles filled (Pinocchio's ABA-based inverse)."""
@@ -242,7 +249,7 @@ class World:
         """``J M^-1 J^T`` (m, m), symmetric, for any (m, nv) ``J`` (contact and limit rows)."""
         J = np.asarray(J, dtype=float)
         if J.ndim != 2 or J.shape[1] != self.model.nv:
-            raise SceneError(f"J must have shape (m, {self.model.nv}); received {J.shape}")
+            raise InvalidProblem(f"J must have shape (m, {self.model.nv}); received {J.shape}")
         Minv = self.minverse(q)
         G = J @ Minv @ J.T
         return 0.5 * (G + G.T)
