@@ -36,6 +36,7 @@ def test_trajectory_arrays_unpacks_times_and_stamp():
     (["a", "b"], [(1.0, [1.0], [])], "point 0 has 1 positions for 2 joints"),
     (["a"], [(1.0, [1.0], [1.0, 2.0])], "point 0 has 2 velocities"),
     (["a"], [(1.0, [1.0], [1.0]), (2.0, [1.0], [])], "some points only"),
+    (["a"], [(1.0, [1.0], []), (0.5, [1.0], [])], r"strictly increasing, got \[1.0, 0.5\]"),
 ])
 def test_trajectory_arrays_rejects_malformed(joints, points, words):
     with pytest.raises(ValueError, match=words):

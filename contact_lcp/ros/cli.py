@@ -6,6 +6,7 @@ Everything after ``--ros-args`` goes to ROS (``-p name:=value``, ``--params-file
 """
 
 import argparse
+import signal
 import sys
 
 
@@ -31,13 +32,18 @@ def run(argv=None):
     """Run the node; return the exit status (0 done, 2 bad parameters or scene)."""
     import rclpy
     from rclpy.exceptions import ParameterException
+    from rclpy.signals import SignalHandlerOptions
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 
     from contact_lcp.ros.node import ContactLCPNode, status_line
 
     argv = list(sys.argv if argv is None else argv)
     opts = parse_args(argv)
-    rclpy.init(args=argv)
+    # Our own signal handling (also when started with SIGINT ignored, as a background
+    # job is): Ctrl-C / SIGTERM end the spin loop in this thread, then the physics
+    # thread (which publishes) stops before the context goes away.
+    rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
+    previous = {sig: signal.signal(sig, _terminate) for sig in (signal.SIGINT, signal.SIGTERM)}
     node = None
     try:
         def status(line):
@@ -50,7 +56,7 @@ def run(argv=None):
         executor = SingleThreadedExecutor()
         executor.add_node(node)
         while rclpy.ok() and not node.finished:
-            executor.spin_once(timeout_sec=0.1)
+            executor.spin_once(timeout_sec=0.25)
         if node.finished and not opts.quiet:
             snap = node.loop.snapshot().result(2.0)
             print(status_line(snap), flush=True)
@@ -61,4 +67,10 @@ def run(argv=None):
             node.shutdown()
             node.destroy_node()
         rclpy.try_shutdown()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     return 0
+
+
+def _terminate(signum, frame):
+    raise KeyboardInterrupt

@@ -1,8 +1,8 @@
 """Incoming messages: unpacking with reasons, and throttled warnings about bad ones.
 
-Only the checks a message's shape needs are here (lengths, missing fields); values
-(NaN, unknown joints, non-increasing times) are checked by the simulator, whose
-``CommandError`` gives the reason that is logged.
+Only the checks of a message's own structure are here (lengths, missing fields, the
+order of its times, as the user wrote them); values (NaN, unknown joints, limits) are
+checked by the simulator, whose ``CommandError`` gives the reason that is logged.
 """
 
 import threading
@@ -21,8 +21,8 @@ def trajectory_arrays(msg):
     Raises
     ------
     ValueError
-        No joint names, no points, or a point whose positions/velocities do not have
-        one value per joint.
+        No joint names, no points, times that do not increase, or a point whose
+        positions/velocities do not have one value per joint.
     """
     joints = list(msg.joint_names)
     if not joints:
@@ -39,6 +39,8 @@ def trajectory_arrays(msg):
         positions.append(list(p.positions))
         velocities.append(list(p.velocities))
         t_rel.append(p.time_from_start.sec + p.time_from_start.nanosec * 1e-9)
+    if any(b <= a for a, b in zip(t_rel, t_rel[1:])):
+        raise ValueError(f"time_from_start must be strictly increasing, got {t_rel}")
     given = [len(v) > 0 for v in velocities]
     if any(given) and not all(given):
         raise ValueError("velocities given for some points only")

@@ -1,16 +1,16 @@
-"""The ``contact_lcp`` node: parameters, publishers, subscriptions, services, timers.
+"""The ``contact_lcp`` node: parameters, publishers, subscriptions, services.
 
 All physics is in :mod:`contact_lcp.sim`; the stepping thread is
-:class:`contact_lcp.ros.physics.PhysicsLoop`; message packing is in
-:mod:`contact_lcp.ros.messages`. Timers run on the steady (wall) clock, so the node works
-with ``use_sim_time`` set (it is the clock itself). Interfaces are listed in
+:class:`contact_lcp.ros.physics.PhysicsLoop`, which also runs the publishers as periodic
+tasks on the wall clock (so they work with ``use_sim_time`` set: the node is the clock);
+message packing is in :mod:`contact_lcp.ros.messages`. The executor (single-threaded)
+serves subscriptions, services and parameters. Interfaces are listed in
 :mod:`contact_lcp.ros`.
 """
 
 from concurrent.futures import TimeoutError as FutureTimeout
 
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
-from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
@@ -56,7 +56,6 @@ class ContactLCPNode(Node):
         self._pending_sim = None
         self._status = status
         self._throttle = Throttle(self.get_logger())
-        self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.add_on_set_parameters_callback(self._validate)
         self.add_post_set_parameters_callback(self._apply)
         for spec in config.PARAMETERS:
@@ -70,7 +69,8 @@ class ContactLCPNode(Node):
             raise ValueError(reason)
         self._loop = PhysicsLoop(
             sim, real_time_factor=self._config.real_time_factor, paused=self._config.paused,
-            duration=duration, on_error=self._on_physics_error)
+            duration=duration, on_error=self._on_physics_error,
+            on_task_error=self._on_task_error)
 
         qos = QoSProfile(depth=10)
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -89,6 +89,7 @@ class ContactLCPNode(Node):
         self._pub_wrench = {}
         self._arrows = 0
         self._failures = 0
+        self.publish_cycles = 0  # completed /joint_states cycles (for benchmarks)
         self._make_wrench_publishers()
         self._pub_description.publish(String(data=self._scene.robot_description))
 
@@ -98,9 +99,9 @@ class ContactLCPNode(Node):
         self.create_service(SetBool, "~/set_paused", self._srv_set_paused)
         self.create_service(Trigger, "~/step", self._srv_step)
 
-        self._timer = self._marker_timer = None
-        self._make_timers()
-        self.create_timer(1.0, self._report, clock=self._steady)
+        self._tasks = []
+        self._make_tasks()
+        self._loop.every(1.0, self._report)
         self._loop.start()
         self.get_logger().info(
             f"scene {self._scene.path}: {len(self._scene.joint_names)} joints, "
@@ -184,7 +185,7 @@ class ContactLCPNode(Node):
         if new.real_time_factor != old.real_time_factor:
             self._loop.set_real_time_factor(new.real_time_factor)
         if (new.publish_rate, new.marker_rate) != (old.publish_rate, old.marker_rate):
-            self._make_timers()
+            self._make_tasks()
         self._make_wrench_publishers()
 
     def _wrench_links(self):
@@ -192,38 +193,27 @@ class ContactLCPNode(Node):
 
     def _make_wrench_publishers(self):
         links = self._wrench_links()
-        for link in set(self._pub_wrench) - set(links):
-            self.destroy_publisher(self._pub_wrench.pop(link))
-        for link in links:
-            if link not in self._pub_wrench:
-                self._pub_wrench[link] = self.create_publisher(
-                    WrenchStamped, f"~/contact_wrenches/{link}", 10)
-
-    def _make_timers(self):
-        for timer in (self._timer, self._marker_timer):
-            if timer is not None:
-                self.destroy_timer(timer)
-        self._timer = self.create_timer(1.0 / self._config.publish_rate, self._publish,
-                                        clock=self._steady)
-        self._marker_timer = None
-        if self._config.marker_rate > 0:
-            self._marker_timer = self.create_timer(
-                1.0 / self._config.marker_rate, self._publish_markers, clock=self._steady)
-
-    # -- publishing -------------------------------------------------------------------
-    def _snapshot(self, **kw):
-        try:
-            return self._loop.snapshot(self._wrench_links(), **kw).result(WAIT)
-        except FutureTimeout:
-            self._throttle.warn("snapshot", "the physics thread is busy: publishing skipped")
-        except RuntimeError:  # stopped
-            pass
-        return None
-
-    def _publish(self):
-        snap = self._snapshot()
-        if snap is None:
+        if set(links) == set(self._pub_wrench):
             return
+        old = self._pub_wrench
+        self._pub_wrench = {link: old.get(link) or self.create_publisher(
+            WrenchStamped, f"~/contact_wrenches/{link}", 10) for link in links}
+        if old and self._loop.running:  # the physics thread publishes: let it drop old
+            self._loop.submit(lambda sim: None).result(WAIT)
+        for link in set(old) - set(links):
+            self.destroy_publisher(old[link])
+
+    def _make_tasks(self):
+        for task in self._tasks:
+            task.cancel()
+        self._tasks = [self._loop.every(1.0 / self._config.publish_rate, self._publish)]
+        if self._config.marker_rate > 0:
+            self._tasks.append(
+                self._loop.every(1.0 / self._config.marker_rate, self._publish_markers))
+
+    # -- publishing: periodic tasks run by the physics thread -------------------------
+    def _publish(self, sim):
+        snap = self._loop.take_snapshot(sim, self._wrench_links())
         t, base_link = snap.time, self._scene.base_link
         self._pub_clock.publish(messages.clock(t))
         self._pub_joints.publish(messages.joint_state(t, snap.joints))
@@ -236,18 +226,16 @@ class ContactLCPNode(Node):
             pub = self._pub_wrench.get(link)
             if pub is not None:
                 pub.publish(messages.wrench(t, link, w))
+        self.publish_cycles += 1
 
-    def _publish_markers(self):
-        snap = self._snapshot(contacts=True, shapes=True)
-        if snap is not None:
-            msg, self._arrows = messages.contact_markers(
-                snap.time, snap.contacts, snap.shapes, self._arrows)
-            self._pub_markers.publish(msg)
+    def _publish_markers(self, sim):
+        snap = self._loop.take_snapshot(sim, contacts=True, shapes=True)
+        msg, self._arrows = messages.contact_markers(
+            snap.time, snap.contacts, snap.shapes, self._arrows)
+        self._pub_markers.publish(msg)
 
-    def _report(self):
-        snap = self._snapshot()
-        if snap is None:
-            return
+    def _report(self, sim):
+        snap = self._loop.take_snapshot(sim)
         new_failures = snap.stats.lcp_failures - self._failures
         self._failures = snap.stats.lcp_failures
         self._pub_diag.publish(messages.diagnostics(
@@ -255,6 +243,9 @@ class ContactLCPNode(Node):
             scene=self._scene.path, new_failures=new_failures))
         if self._status is not None:
             self._status(status_line(snap))
+
+    def _on_task_error(self, exc):
+        self._throttle.warn("publishing", f"publishing failed: {type(exc).__name__}: {exc}")
 
     def _on_physics_error(self, exc):
         self.get_logger().error(f"simulation stopped and paused: {type(exc).__name__}: {exc}; "
@@ -280,7 +271,16 @@ class ContactLCPNode(Node):
         def op(sim):
             # start None = now; else the header stamp, a ROS time: back to sim time
             t0 = sim.t if start is None else start - (loop.time - sim.t)
-            sim.set_trajectory(joints, [t0 + dt for dt in t_rel], q, velocities=v)
+            times, points, rates = [t0 + dt for dt in t_rel], q, v
+            now = sim.joint_state()
+            index = {name: i for i, name in enumerate(now.names)}
+            if times[0] > sim.t and all(j in index for j in joints):
+                # as ros2_control's trajectory controller: start from where the joints are
+                times = [sim.t] + times
+                points = [[float(now.position[index[j]]) for j in joints]] + points
+                if rates is not None:
+                    rates = [[float(now.velocity[index[j]]) for j in joints]] + rates
+            sim.set_trajectory(joints, times, points, velocities=rates)
         self._submit("~/joint_trajectory", op)
 
     def _submit(self, topic, op):
