@@ -1,0 +1,183 @@
+"""The ``contact-lcp`` command: simulate a scene, compare LCP methods on a recording, plot."""
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from contact_lcp.exceptions import ContactLCPError
+
+#: the seed's Table I comparison: robust, Lemke, and lexicographic Lemke with four Δ
+DEFAULT_COMPARE = ["robust", "lemke", "lexicographic:tie_threshold=0",
+                   "lexicographic:tie_threshold=1e-8", "lexicographic:tie_threshold=1e-6",
+                   "lexicographic:tie_threshold=1e-4"]
+
+
+def parse_method(spec):
+    """'name[:opt=value,...]' -> (label, name, options) with numeric option values."""
+    name, _, rest = spec.partition(":")
+    options = {}
+    for item in filter(None, rest.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise ValueError(f"method option {item!r}: expected key=value")
+        try:
+            options[key] = int(value) if value.lstrip("-").isdigit() else float(value)
+        except ValueError:
+            options[key] = value
+    return spec, name, options
+
+
+def _progress(sim, info, wall0, last_print, end=False):
+    now = time.perf_counter()
+    if not end and now - last_print < 0.25:
+        return last_print
+    rtf = sim.t / max(now - wall0, 1e-9)
+    s = sim.stats
+    line = (f"t={sim.t:7.3f}s  rtf={rtf:5.2f}x  contacts={info.num_contacts:3d} "
+            f"active={info.num_active:3d}  pivots={info.pivots:4d}  failures={s.lcp_failures} "
+            f"fallbacks={s.fallbacks}")
+    sys.stderr.write("\r" + line + ("\n" if end else ""))
+    sys.stderr.flush()
+    return now
+
+
+def cmd_simulate(args):
+    from contact_lcp.sim import Simulator
+    from contact_lcp.sim.recording import RunRecorder, save_lcps
+
+    sim = Simulator.from_file(args.scene)
+    sim.record_lcps = bool(args.record_lcps)
+    duration = sim.scene.duration if args.duration is None else args.duration
+    steps = int(round(duration / sim.h))
+    rec = RunRecorder(sim.scene.output.wrench_links)
+    wall0 = last = time.perf_counter()
+    info = None
+    max_pen = 0.0
+    for _ in range(steps):
+        info = sim.step()
+        max_pen = max(max_pen, info.max_penetration)
+        rec.add(sim, info)
+        last = _progress(sim, info, wall0, last)
+    wall = time.perf_counter() - wall0
+    if info is not None:
+        _progress(sim, info, wall0, last, end=True)
+    s = sim.stats
+    mg = sum(sim.robot_mass(i) for i in range(len(sim.world.robots))) * np.linalg.norm(sim.scene.gravity)
+    f_avg = np.mean(np.asarray(rec.rows["contact_force_total"])[:, 2]) if steps else 0.0
+    summary = (f"done: {steps} steps, {sim.t:.3f} s simulated in {wall:.2f} s "
+               f"({sim.t / max(wall, 1e-9):.2f}x real time); LCP pivots {s.pivots_total}, "
+               f"failures {s.lcp_failures}, fallbacks {s.fallbacks}, safe stops {s.safe_stops}; "
+               f"max penetration {1e3 * max_pen:.3f} mm")
+    if mg > 0:
+        summary += f"; mean vertical contact force {f_avg:.1f} N vs m*g {mg:.1f} N"
+    print(summary)
+    if args.output:
+        rec.save(args.output)
+        print(f"run written to {args.output}")
+    if args.record_lcps:
+        save_lcps(args.record_lcps, sim.recorded_lcps)
+        print(f"{len(sim.recorded_lcps)} frictional LCPs written to {args.record_lcps}")
+    if args.plot:
+        from contact_lcp.sim.plotting import plot_run
+
+        plot_run(rec.arrays(), args.plot, title=args.scene)
+        print(f"force plot written to {args.plot}")
+    return 0
+
+
+def compare_methods(lcps, specs):
+    """Replay recorded LCPs through each method; one Table I row per method spec."""
+    from contact_lcp.lcp import LCPStatus, solve
+
+    rows = []
+    contacts = np.array([c for _, _, c, _ in lcps]) if lcps else np.zeros(0)
+    active = np.array([a for _, _, _, a in lcps]) if lcps else np.zeros(0)
+    for spec in specs:
+        label, name, opts = parse_method(spec)
+        counts = {s: 0 for s in LCPStatus}
+        times, pivots = [], []
+        for M, q, _, _ in lcps:
+            t0 = time.perf_counter()
+            res = solve(M, q, name, **opts)
+            times.append(time.perf_counter() - t0)
+            counts[res.status] += 1
+            pivots.append(res.pivots)
+        rows.append({
+            "method": label, "contacts": float(contacts.mean()) if lcps else 0.0,
+            "active": float(active.mean()) if lcps else 0.0, "frames": len(lcps),
+            "success": counts[LCPStatus.SOLVED], "failure": len(lcps) - counts[LCPStatus.SOLVED],
+            "no_solution": counts[LCPStatus.NO_SOLUTION], "cycle": counts[LCPStatus.CYCLE],
+            "error": counts[LCPStatus.ERROR], "max_pivots": counts[LCPStatus.MAX_PIVOTS],
+            "numerical": counts[LCPStatus.NUMERICAL_FAILURE],
+            "median_ms": 1e3 * float(np.median(times)) if times else 0.0,
+            "mean_pivots": float(np.mean(pivots)) if pivots else 0.0,
+        })
+    return rows
+
+
+def format_table(rows, columns):
+    """Plain-text table with a header row."""
+    cells = [[c for c in columns]] + [[(f"{r[c]:.3g}" if isinstance(r[c], float) else str(r[c]))
+                                       for c in columns] for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
+    return "\n".join("  ".join(v.rjust(w) if i else v.ljust(w) for i, (v, w) in enumerate(zip(row, widths)))
+                     for row in cells)
+
+
+def cmd_compare(args):
+    from contact_lcp.sim.recording import load_lcps
+
+    lcps = load_lcps(args.lcps)
+    rows = compare_methods(lcps, args.methods or DEFAULT_COMPARE)
+    print(format_table(rows, ["method", "contacts", "active", "frames", "success", "failure",
+                              "no_solution", "cycle", "error", "max_pivots", "numerical",
+                              "median_ms", "mean_pivots"]))
+    return 0
+
+
+def cmd_plot(args):
+    from contact_lcp.sim.plotting import plot_run
+
+    with np.load(args.run, allow_pickle=False) as f:
+        data = {k: f[k] for k in f.files}
+    out = args.output or str(args.run).rsplit(".", 1)[0] + ".png"
+    plot_run(data, out, title=args.run)
+    print(f"plot written to {out}")
+    return 0
+
+
+def build_parser():
+    p = argparse.ArgumentParser(prog="contact-lcp", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("simulate", help="run a scene headless")
+    s.add_argument("scene", help="scene YAML file (e.g. config/humanoid_stand.yaml)")
+    s.add_argument("--duration", type=float, help="simulated seconds (default: the scene's)")
+    s.add_argument("--output", help="write the run to this .npz")
+    s.add_argument("--record-lcps", help="write every frictional LCP to this .npz")
+    s.add_argument("--plot", help="write the contact-force plot to this .png")
+    s.set_defaults(func=cmd_simulate)
+    c = sub.add_parser("compare", help="replay recorded LCPs through several methods")
+    c.add_argument("lcps", help=".npz written by simulate --record-lcps")
+    c.add_argument("--methods", nargs="+", help="method[:opt=value,...] (default: the Table I set)")
+    c.set_defaults(func=cmd_compare)
+    pl = sub.add_parser("plot", help="plot vertical contact forces and penetration of a run")
+    pl.add_argument("run", help=".npz written by simulate --output")
+    pl.add_argument("--output", help="PNG path (default: next to the run)")
+    pl.set_defaults(func=cmd_plot)
+    return p
+
+
+def main(argv=None):
+    """Entry point of the ``contact-lcp`` console script."""
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (ContactLCPError, ValueError, OSError) as e:
+        print(f"contact-lcp: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

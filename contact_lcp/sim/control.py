@@ -1,0 +1,142 @@
+"""Joint control of one robot: the scene's controller plus commands from outside."""
+
+import numpy as np
+
+from contact_lcp.dynamics.reduced import generalized_gravity
+from contact_lcp.exceptions import ContactLCPError, SceneError
+from contact_lcp.sim.references import (
+    HoldReference,
+    SampledReference,
+    SinusoidReference,
+    read_csv_trajectory,
+)
+
+MODES = ("effort", "position", "velocity")
+
+
+class CommandError(ContactLCPError, ValueError):
+    """A joint command that cannot be applied (the message says why); nothing changed."""
+
+
+def _per_joint(gain, names, what):
+    if isinstance(gain, dict):
+        unknown = [j for j in gain if j not in names]
+        if unknown:
+            raise SceneError(f"controller.{what}: unknown joint {unknown[0]!r}; joints: {names}")
+        return np.array([gain.get(j, 0.0) for j in names])
+    return np.full(len(names), float(gain))
+
+
+class RobotControl:
+    """Torques (and prescribed velocities) for the actuated joints of one robot.
+
+    Parameters
+    ----------
+    world : contact_lcp.dynamics.World
+    info : RobotInfo
+    spec : contact_lcp.sim.scene.ControllerSpec
+    q0 : (nq,) ndarray
+        Initial world configuration; the posture held when there is no trajectory.
+    """
+
+    def __init__(self, world, info, spec, q0):
+        self.world, self.info, self.spec = world, info, spec
+        names = list(info.joint_names)
+        self.kp = _per_joint(spec.kp, names, "kp")
+        self.kd = _per_joint(spec.kd, names, "kd")
+        self.q_init = np.asarray(q0, dtype=float)[info.idx_q].copy()
+        self.reference = self._reference(spec.trajectory, names)
+        self.clear_commands()
+
+    def _reference(self, traj, names):
+        if traj is None:
+            return HoldReference(self.q_init)
+        if traj.kind == "sinusoid":
+            unknown = [j for j in traj.sinusoids if j not in names]
+            if unknown:
+                raise SceneError(f"trajectory: unknown joint {unknown[0]!r}; joints: {names}")
+            A, T, phi = (np.array([traj.sinusoids.get(j, (0.0, 1.0, 0.0))[i] for j in names])
+                         for i in range(3))
+            return SinusoidReference(self.q_init, A, T, phi)
+        cols, sampled = read_csv_trajectory(traj.csv, names)
+        idx = [names.index(c) for c in cols]
+        full = np.tile(self.q_init, (sampled.t.size, 1))
+        full[:, idx] = sampled.p
+        return SampledReference(sampled.t, full)
+
+    def clear_commands(self):
+        """Forget every external command: the scene controller drives all joints."""
+        n = len(self.info.joint_names)
+        self.mode = np.array([None] * n, dtype=object)
+        self.value = np.zeros(n)
+        self.cmd_kp = self.kp.copy()
+        self.cmd_kd = self.kd.copy()
+        self.tracks = []
+
+    def command(self, mode, idx, values, kp=None, kd=None):
+        """Set an external command on joints ``idx`` (indices into the robot's joints)."""
+        if mode not in MODES:
+            raise CommandError(f"unknown command mode {mode!r}; expected one of {list(MODES)}")
+        if self.spec.kind == "prescribed":
+            raise CommandError(f"robot {self.info.name!r} is prescribed: its joints follow the "
+                               "scene's reference and take no commands")
+        self.mode[idx] = mode
+        self.value[idx] = values
+        if kp is not None:
+            self.cmd_kp[idx] = kp
+        if kd is not None:
+            self.cmd_kd[idx] = kd
+        self.tracks = [(i, r) for i, r in self.tracks if not np.isin(i, idx).any()]
+
+    def track(self, idx, times, positions, velocities=None):
+        """Track a sampled trajectory on joints ``idx`` with the position gains."""
+        if self.spec.kind == "prescribed":
+            raise CommandError(f"robot {self.info.name!r} is prescribed and takes no trajectory")
+        self.tracks = [(i, r) for i, r in self.tracks if not np.isin(i, idx).any()]
+        self.tracks.append((np.asarray(idx), SampledReference(times, positions, velocities)))
+        self.mode[idx] = "trajectory"
+
+    def torques(self, t, h, q, v):
+        """Generalized force of this robot's joints at time ``t``.
+
+        Returns
+        -------
+        tau : (nv,) ndarray
+            Zero outside the robot's actuated joints [N.m or N].
+        prescribed_idx : list of int
+            Velocity indices that follow the reference exactly (prescribed controller).
+        prescribed_v : list of float
+            Their velocities over the step, ``(q_ref(t + h) - q) / h`` so positions land
+            exactly on the reference.
+        """
+        info = self.info
+        nv = v.shape[0]
+        tau = np.zeros(nv)
+        qj, vj = q[info.idx_q], v[info.idx_v]
+        if self.spec.kind == "prescribed":
+            q_next, _, _ = self.reference(t + h)
+            return tau, list(info.idx_v), list((q_next - qj) / h)
+        q_ref, v_ref, _ = self.reference(t)
+        if self.spec.kind == "pd":
+            tj = self.kp * (q_ref - qj) + self.kd * (v_ref - vj)
+        else:
+            tj = np.zeros(len(qj))
+        grav = None
+        if self.spec.gravity_compensation and self.spec.kind == "pd":
+            grav = generalized_gravity(self.world, q)[info.idx_v]
+            tj = tj + grav
+        for mode, fn in (("effort", lambda i: self.value[i]),
+                         ("position", lambda i: self.cmd_kp[i] * (self.value[i] - qj[i]) - self.cmd_kd[i] * vj[i]),
+                         ("velocity", lambda i: self.cmd_kd[i] * (self.value[i] - vj[i]))):
+            i = np.flatnonzero(self.mode == mode)
+            if i.size:
+                tj[i] = fn(i)
+        for i, ref in self.tracks:
+            qr, vr, _ = ref(t)
+            tj[i] = self.cmd_kp[i] * (qr - qj[i]) + self.cmd_kd[i] * (vr - vj[i])
+        if grav is not None:
+            servo = np.isin(self.mode, ("position", "trajectory"))
+            tj[servo] += grav[servo]
+        lim = np.where(np.isfinite(info.effort_limit) & (info.effort_limit > 0), info.effort_limit, np.inf)
+        tau[info.idx_v] = np.clip(tj, -lim, lim)
+        return tau, [], []

@@ -1,0 +1,271 @@
+"""The simulator: a scene's world, its controllers, and one certified LCP per step."""
+
+import time
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from contact_lcp.exceptions import ContactLCPError, FrameNotFound, SceneError
+from contact_lcp.sim.control import CommandError, RobotControl
+from contact_lcp.sim.scene_loader import load_scene
+from contact_lcp.sim.stepper import advance
+from contact_lcp.sim.views import SimulatorViews, check_link
+
+
+class SimulationError(ContactLCPError, RuntimeError):
+    """The next state would not be finite; the simulator keeps the last finite state."""
+
+
+@dataclass(frozen=True)
+class StepInfo:
+    """Summary of one step (``timings`` in seconds per stage)."""
+
+    t: float
+    num_contacts: int
+    num_active: int
+    lcp_status: str
+    lcp_method: str
+    pivots: int
+    fallbacks: int
+    max_penetration: float
+    timings: dict
+
+
+@dataclass(frozen=True)
+class JointState:
+    """Joint names with positions, velocities and applied efforts, each (n,)."""
+
+    names: list
+    position: np.ndarray
+    velocity: np.ndarray
+    effort: np.ndarray
+
+
+@dataclass(frozen=True)
+class BaseState:
+    """Floating-base pose [x y z qx qy qz qw] and twist [vx vy vz wx wy wz] in W."""
+
+    pose: np.ndarray
+    twist: np.ndarray
+
+
+@dataclass(frozen=True)
+class ContactView:
+    """A contact of the last step with the force on B [N] (over the step) in W."""
+
+    body_a: str
+    body_b: str
+    p_W: np.ndarray
+    n_W: np.ndarray
+    force_W: np.ndarray
+    distance: float
+
+
+@dataclass
+class SimStats:
+    """Counters since the start (or the last reset)."""
+
+    steps: int = 0
+    lcp_failures: int = 0
+    fallbacks: int = 0
+    safe_stops: int = 0
+    pivots_total: int = 0
+
+
+class Simulator(SimulatorViews):
+    """Simulate a :class:`contact_lcp.sim.scene.Scene`.
+
+    Parameters
+    ----------
+    scene : Scene
+    """
+
+    def __init__(self, scene):
+        from contact_lcp.collision import ContactDetector
+        from contact_lcp.dynamics import World
+
+        if not scene.robots and not scene.bodies:
+            raise SceneError("the scene has neither robots nor bodies: nothing to simulate")
+        self.scene = scene
+        self.h = float(scene.time_step)
+        self.world = World(
+            [r.robot for r in scene.robots], scene.bodies, gravity=scene.gravity,
+            ground_height=None if scene.ground is None else scene.ground.height)
+        c = scene.contact
+        self.detector = ContactDetector(
+            self.world, activation_distance=c.activation(self.h),
+            reduction_distance=c.reduction_distance, remove_interior=c.remove_interior,
+            ground_friction=0.0 if scene.ground is None else scene.ground.friction,
+            default_friction=c.friction)
+        self.controls = [RobotControl(self.world, info, spec.controller, self.world.q0)
+                         for info, spec in zip(self.world.robots, scene.robots)]
+        self.joint_names = [n for r in self.world.robots for n in r.joint_names]
+        self._joint_owner = {n: (i, j) for i, r in enumerate(self.world.robots)
+                             for j, n in enumerate(r.joint_names)}
+        for link in scene.output.wrench_links:
+            check_link(self, link)
+        self.record_lcps = False
+        self.recorded_lcps = []
+        self.reset()
+
+    @classmethod
+    def from_file(cls, path, *, robot_description=None, time_step=None, solver_method=None):
+        """Load a scene file, optionally replacing the first robot's URDF, h or the method."""
+        scene = load_scene(path)
+        if robot_description is not None:
+            if not scene.robots:
+                raise SceneError(f"{path}: robot_description given but the scene has no robot")
+            r0 = scene.robots[0]
+            robot = r0.robot.__class__(**{**r0.robot.__dict__, "urdf_string": robot_description})
+            scene = scene.replace(robots=(r0.__class__(robot, r0.controller),) + scene.robots[1:])
+        if time_step is not None:
+            if not (np.isfinite(time_step) and time_step > 0):
+                raise SceneError(f"time_step: expected a number > 0, got {time_step!r}")
+            scene = scene.replace(time_step=float(time_step))
+        if solver_method is not None:
+            from contact_lcp.lcp import METHODS
+
+            if solver_method not in METHODS:
+                raise SceneError(f"solver_method: expected one of {sorted(METHODS)}, got {solver_method!r}")
+            scene = scene.replace(solver=scene.solver.__class__(
+                **{**scene.solver.__dict__, "method": solver_method}))
+        return cls(scene)
+
+    # ------------------------------------------------------------------ state
+    def reset(self):
+        """Back to the scene's initial state (t = 0, counters zeroed, commands cleared)."""
+        self.t = 0.0
+        self._q = self.world.q0.copy()
+        self._v = self.world.v0.copy()
+        self._tau = np.zeros(self.world.model.nv)
+        for c in self.controls:
+            c.clear_commands()
+        self.stats = SimStats()
+        self._last = None
+        self.world.forward(self._q, self._v)
+
+    @property
+    def q(self):
+        """Configuration (nq,) in Pinocchio's convention: robots in scene order, then bodies."""
+        return self._q.copy()
+
+    @property
+    def v(self):
+        """Generalized velocity (nv,) (free-flyer velocities in the body's local frame)."""
+        return self._v.copy()
+
+    def step(self):
+        """Advance one time step; see :func:`contact_lcp.sim.stepper.advance`.
+
+        Raises
+        ------
+        SimulationError
+            When the next state would not be finite (the state is left unchanged).
+        """
+        tau, pres_idx, pres_v = self._control()
+        lim = self.scene.contact.activation(self.h) if self.scene.contact.joint_limits else None
+        q1, v1, rec = advance(self.world, self.detector, self._q, self._v, tau, self.h,
+                              self.scene.contact, self.scene.solver, prescribed=pres_idx,
+                              v_prescribed=pres_v, limit_activation=lim)
+        if not (np.all(np.isfinite(q1)) and np.all(np.isfinite(v1))):
+            self.world.forward(self._q, self._v)
+            raise SimulationError(f"the state after t = {self.t:.4f} s would not be finite; "
+                                  "the simulator keeps the last finite state")
+        sol = rec.solve
+        self.stats.steps += 1
+        status, method, pivots, fallbacks = "NO_CONTACT", "none", 0, 0
+        if sol is not None:
+            pivots, fallbacks, method = sol.pivots, sol.fallbacks, sol.method
+            status = "SAFE_STOP" if sol.safe_stop else sol.status.name
+            self.stats.pivots_total += sol.pivots
+            self.stats.fallbacks += sol.fallbacks
+            self.stats.safe_stops += int(sol.safe_stop)
+            self.stats.lcp_failures += int(sol.frictional is not None and not sol.frictional.success)
+            if sol.applied == "frictionless":
+                method = f"{sol.method}/frictionless"
+            if self.record_lcps and sol.lcp is not None:
+                self.recorded_lcps.append((sol.lcp.M.copy(), sol.lcp.q.copy(),
+                                           len(rec.contacts), rec.num_active))
+        self._q, self._v, self._tau, self._last = q1, v1, tau, rec
+        self.t += self.h
+        self.world.forward(self._q, self._v)
+        return StepInfo(self.t, len(rec.contacts), rec.num_active, status, method, pivots,
+                        fallbacks, rec.max_penetration, rec.timings)
+
+    def _control(self):
+        nv = self.world.model.nv
+        tau = np.zeros(nv)
+        pres_idx, pres_v = [], []
+        for c in self.controls:
+            t_r, idx, vp = c.torques(self.t, self.h, self._q, self._v)
+            tau += t_r
+            pres_idx.extend(idx), pres_v.extend(vp)
+        if not pres_idx:
+            return tau, None, None
+        return tau, np.array(pres_idx, dtype=int), np.array(pres_v)
+
+    # --------------------------------------------------------------- commands
+    def _split_joints(self, joints, n_values):
+        names = self.joint_names if joints is None else list(joints)
+        unknown = [j for j in names if j not in self._joint_owner]
+        if unknown:
+            raise CommandError(f"unknown joint {unknown[0]!r}; joints: {self.joint_names}")
+        if n_values != len(names):
+            raise CommandError(f"expected {len(names)} values (one per joint), got {n_values}")
+        groups = {}
+        for k, j in enumerate(names):
+            r, idx = self._joint_owner[j]
+            groups.setdefault(r, ([], []))
+            groups[r][0].append(idx), groups[r][1].append(k)
+        return groups
+
+    def set_command(self, mode, values, *, joints=None, kp=None, kd=None):
+        """Command joints from outside; overrides the scene controller for those joints.
+
+        Parameters
+        ----------
+        mode : {'effort', 'position', 'velocity'}
+            effort: tau = values [N.m]; position: tau = kp (values - q) - kd v;
+            velocity: tau = kd (values - v). Effort limits clamp the result.
+        values : (n,) array_like
+            One finite value per joint of ``joints``.
+        joints : list of str, optional
+            Joint names; default all ``joint_names``.
+        kp, kd : float, optional
+            Gains for position/velocity modes; default the scene controller's.
+
+        Raises
+        ------
+        CommandError
+            Unknown mode or joint, wrong length, non-finite values or gains.
+        """
+        values = np.asarray(values, dtype=float).ravel()
+        if not np.all(np.isfinite(values)):
+            raise CommandError(f"command values must be finite; got {values.tolist()}")
+        for name, g in (("kp", kp), ("kd", kd)):
+            if g is not None and not (np.isfinite(g) and g >= 0):
+                raise CommandError(f"{name} must be a finite number >= 0; got {g!r}")
+        for r, (idx, pos) in self._split_joints(joints, values.size).items():
+            self.controls[r].command(mode, np.array(idx), values[pos], kp, kd)
+
+    def set_trajectory(self, joints, times, positions, velocities=None):
+        """Track a joint trajectory in sim time with the position gains.
+
+        ``times`` (m,) absolute sim times [s], strictly increasing; ``positions`` (m, n)
+        and optional ``velocities`` (m, n) for the n ``joints``.
+        """
+        times = np.asarray(times, dtype=float).ravel()
+        P = np.atleast_2d(np.asarray(positions, dtype=float))
+        V = None if velocities is None else np.atleast_2d(np.asarray(velocities, dtype=float))
+        joints = list(joints)
+        if times.size == 0 or P.shape != (times.size, len(joints)):
+            raise CommandError(f"expected positions of shape ({times.size}, {len(joints)}), got {P.shape}")
+        if V is not None and V.shape != P.shape:
+            raise CommandError(f"expected velocities of shape {P.shape}, got {V.shape}")
+        if not (np.all(np.isfinite(times)) and np.all(np.isfinite(P)) and (V is None or np.all(np.isfinite(V)))):
+            raise CommandError("trajectory times, positions and velocities must be finite")
+        if np.any(np.diff(times) <= 0):
+            raise CommandError(f"trajectory times must be strictly increasing; got {times.tolist()}")
+        for r, (idx, pos) in self._split_joints(joints, len(joints)).items():
+            self.controls[r].track(np.array(idx), times, P[:, pos], None if V is None else V[:, pos])

@@ -1,0 +1,127 @@
+"""Read-only views of the simulator's state: joints, base, contacts, wrenches, shapes."""
+
+import numpy as np
+
+from contact_lcp.exceptions import FrameNotFound
+
+
+def _quat_to_R(qx, qy, qz, qw):
+    return np.array([
+        [1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qz * qw), 2 * (qx * qz + qy * qw)],
+        [2 * (qx * qy + qz * qw), 1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qx * qw)],
+        [2 * (qx * qz - qy * qw), 2 * (qy * qz + qx * qw), 1 - 2 * (qx * qx + qy * qy)],
+    ])
+
+
+class SimulatorViews:
+    """Mixin of :class:`contact_lcp.sim.Simulator`: everything a publisher reads."""
+
+    def joint_state(self):
+        """Names, positions, velocities and the efforts applied over the last step."""
+        from contact_lcp.sim.simulator import JointState
+
+        idx_q = np.concatenate([r.idx_q for r in self.world.robots]).astype(int) if self.world.robots else np.zeros(0, int)
+        idx_v = np.concatenate([r.idx_v for r in self.world.robots]).astype(int) if self.world.robots else np.zeros(0, int)
+        return JointState(list(self.joint_names), self._q[idx_q].copy(), self._v[idx_v].copy(),
+                          self._tau[idx_v].copy())
+
+    def base_state(self, robot=0):
+        """Floating-base pose and world-frame twist of ``robot``; None for a fixed base."""
+        info = self.world.robots[robot]
+        if not info.floating_base:
+            return None
+        return self._free_flyer_state(info.q_slice.start, info.v_slice.start)
+
+    def body_state(self, name):
+        """Pose and world-frame twist of the free body ``name``."""
+        for b in self.world.bodies:
+            if b.name == name:
+                return self._free_flyer_state(b.q_slice.start, b.v_slice.start)
+        raise FrameNotFound(name, [b.name for b in self.world.bodies], "body")
+
+    def _free_flyer_state(self, sq, sv):
+        from contact_lcp.sim.simulator import BaseState
+
+        pose = self._q[sq : sq + 7].copy()
+        R = _quat_to_R(*pose[3:7])
+        v_local = self._v[sv : sv + 6]
+        return BaseState(pose, np.concatenate([R @ v_local[:3], R @ v_local[3:]]))
+
+    def contacts(self):
+        """Contacts of the last step, with the average force on B over the step [N] in W."""
+        from contact_lcp.sim.simulator import ContactView
+
+        rec = self._last
+        if rec is None:
+            return []
+        out = []
+        for c, f in zip(rec.contacts, rec.impulse_C):
+            out.append(ContactView(c.body_a, c.body_b, np.array(c.p_W), np.array(c.n_W),
+                                   c.frame() @ f / self.h, float(c.distance)))
+        return out
+
+    def link_wrench(self, link, frame="world"):
+        """Net contact wrench on ``link`` over the last step.
+
+        Parameters
+        ----------
+        link : str
+            A link (or free body) name.
+        frame : {'world', 'local'}
+            'world': axes of W, moment about the link origin; 'local': in the link frame.
+
+        Returns
+        -------
+        (6,) ndarray
+            [fx fy fz tx ty tz] [N, N.m]; zeros when the link had no contact.
+        """
+        if frame not in ("world", "local"):
+            raise ValueError(f"frame must be 'world' or 'local'; got {frame!r}")
+        X = self.world.frame_placement(link)
+        o, R = X[:3, 3], X[:3, :3]
+        wrench = np.zeros(6)
+        for c in self.contacts():
+            sign = 1.0 if c.body_b == link else (-1.0 if c.body_a == link else 0.0)
+            if sign:
+                F = sign * c.force_W
+                wrench[:3] += F
+                wrench[3:] += np.cross(c.p_W - o, F)
+        if frame == "local":
+            wrench = np.concatenate([R.T @ wrench[:3], R.T @ wrench[3:]])
+        return wrench
+
+    def contact_force_total(self):
+        """Sum of the contact forces on every robot link [N] in W (last step)."""
+        links = {n for r in self.world.robots for n in r.link_names}
+        total = np.zeros(3)
+        for c in self.contacts():
+            if c.body_b in links:
+                total += c.force_W
+            if c.body_a in links:
+                total -= c.force_W
+        return total
+
+    def collision_shapes(self):
+        """Every collision shape at the current state (see ``ShapeView``)."""
+        from contact_lcp.collision.shape_views import shape_views
+
+        return shape_views(self.world)
+
+    def robot_description(self, robot=0):
+        """The URDF XML of ``robot`` as loaded."""
+        return self.world.robots[robot].urdf_xml
+
+    def robot_mass(self, robot=0):
+        """Total mass of ``robot`` [kg]."""
+        return float(self.world.robots[robot].mass)
+
+    def link_names(self):
+        """Every link of every robot, and the free bodies' names."""
+        return [n for r in self.world.robots for n in r.link_names] + [b.name for b in self.world.bodies]
+
+
+def check_link(sim, link):
+    """Raise FrameNotFound unless ``link`` is a robot link or a free body."""
+    names = sim.link_names()
+    if link not in names:
+        raise FrameNotFound(link, names, "link")
