@@ -1,5 +1,6 @@
 """One entry point for every LCP method: validate, dispatch, certify."""
 
+import functools
 import inspect
 
 import numpy as np
@@ -39,9 +40,14 @@ def _validate(M, q):
     return np.ascontiguousarray(M), np.ascontiguousarray(q)
 
 
-def _check_options(method, func, options):
+@functools.lru_cache(maxsize=None)
+def _keyword_options(func):
     params = inspect.signature(func).parameters
-    valid = [p.name for p in params.values() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    return tuple(p.name for p in params.values() if p.kind is inspect.Parameter.KEYWORD_ONLY)
+
+
+def _check_options(method, func, options):
+    valid = list(_keyword_options(func))
     unknown = sorted(set(options) - set(valid))
     if unknown:
         raise TypeError(
