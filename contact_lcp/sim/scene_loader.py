@@ -92,7 +92,19 @@ class _Section:
         return tuple(float(x) for x in v)
 
 
+ROBOT_DATA = "example-robot-data://"
+
+
 def _resolve(base, path):
+    """A path relative to the scene file, or ``example-robot-data://<robot>_data/...``
+    inside the optional example-robot-data wheel (``example-robot-data://`` alone is its
+    share folder, the package dir for its ``package://`` URIs)."""
+    if path.startswith(ROBOT_DATA):
+        from contact_lcp.dynamics.robot_data import robot_data_share
+
+        rest = path[len(ROBOT_DATA):]
+        share = robot_data_share()
+        return str(Path(share, "example-robot-data", "robots", rest)) if rest else share
     p = Path(path).expanduser()
     return str(p if p.is_absolute() else (base / p).resolve())
 
