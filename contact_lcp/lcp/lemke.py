@@ -40,7 +40,7 @@ def default_max_pivots(n):
     return max(1000, 50 * n)
 
 
-def run_path(M, q, rule, delta, max_pivots, pivot_tol, step0_row):
+def run_path(M, q, rule, delta, max_pivots, pivot_tol):
     """Step 0 then the complementary path; shared by lemke and lexicographic.
 
     Parameters
@@ -53,8 +53,6 @@ def run_path(M, q, rule, delta, max_pivots, pivot_tol, step0_row):
         Tie threshold of the lexicographic rule (unused by the min-index rule).
     max_pivots : int or None
     pivot_tol : float
-    step0_row : callable
-        ``step0_row(q) -> row`` leaving in Step 0.
 
     Returns
     -------
@@ -64,28 +62,15 @@ def run_path(M, q, rule, delta, max_pivots, pivot_tol, step0_row):
     max_pivots = default_max_pivots(n) if max_pivots is None else int(max_pivots)
     if np.all(q >= 0.0):
         return MethodOutput(np.zeros(n), LCPStatus.SOLVED, 0, {"reason": "q >= 0"})
-    MT = np.ascontiguousarray(M.T)
-    c = np.ones(n)
-    Binv, basis, where = tb.initial_state(n)
-    qbar = q.copy()
-    d = -c
-    work = np.empty(n)
-    r = step0_row(q)
-    leaving = tb.pivot(Binv, qbar, basis, where, d, r, 2 * n, work)
-    keys = tb.zobrist_keys(n)
-    code, pivots, last = tb.complementary_path(
-        MT, q, c, Binv, qbar, basis, where, keys, tb.complement(leaving, n), rule,
-        float(delta), float(pivot_tol), max_pivots - 1,
-    )
-    pivots += 1
+    code, pivots, last, z, res = tb.lemke_run(M, q, tb.zobrist_keys(n), rule, float(delta),
+                                              float(pivot_tol), max_pivots)
     info = {"max_pivots": max_pivots}
     if code == tb.SOLVED:
-        info["basis_residual"] = float(tb.refine(MT, q, c, Binv, qbar, basis))
+        info["basis_residual"] = res
     else:
         info["reason"] = REASONS[code]
         info["last_entering"] = int(last)
-    z = tb.extract_z(qbar, basis, n)
-    return MethodOutput(z, STATUS[code], pivots, info)
+    return MethodOutput(z, STATUS[code], int(pivots), info)
 
 
 def solve_lemke(M, q, *, max_pivots=None, pivot_tol=tb.PIVOT_TOL):
@@ -111,5 +96,4 @@ def solve_lemke(M, q, *, max_pivots=None, pivot_tol=tb.PIVOT_TOL):
         repeats: min-index Lemke can cycle on degenerate problems), MAX_PIVOTS or
         NUMERICAL_FAILURE; ``info['reason']`` on failure.
     """
-    return run_path(M, q, tb.RULE_MIN_INDEX, 0.0, max_pivots, pivot_tol,
-                    lambda q: int(np.argmin(q)))
+    return run_path(M, q, tb.RULE_MIN_INDEX, 0.0, max_pivots, pivot_tol)

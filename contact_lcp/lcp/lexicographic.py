@@ -13,17 +13,8 @@ minimum of the rows ``(q_i, e_i)`` and the choice that leaves every row of
 make the rows of the other tied indices lexicographically negative).
 """
 
-import numpy as np
-
 from contact_lcp.lcp import tableau as tb
 from contact_lcp.lcp.lemke import run_path
-
-
-def _step0_row(delta):
-    def row(q):
-        ties = np.flatnonzero(q <= q.min() + delta)
-        return int(ties[-1])
-    return row
 
 
 def solve_lexicographic(M, q, *, tie_threshold=0.0, max_pivots=None,
@@ -52,5 +43,4 @@ def solve_lexicographic(M, q, *, tie_threshold=0.0, max_pivots=None,
     """
     if not tie_threshold >= 0.0:
         raise ValueError(f"tie_threshold must be >= 0; received {tie_threshold}")
-    return run_path(M, q, tb.RULE_LEXICOGRAPHIC, tie_threshold, max_pivots, pivot_tol,
-                    _step0_row(float(tie_threshold)))
+    return run_path(M, q, tb.RULE_LEXICOGRAPHIC, tie_threshold, max_pivots, pivot_tol)

@@ -8,9 +8,11 @@ method instead searches the tree of pivot sequences:
 * Step 0 is Lemke's (``z0`` enters, the most negative row leaves); that basis is the root.
 * Expanding a node: the complement of the variable that left enters. Every row ``r`` that
   blocks it (``m'_r < 0``) gives a child when the child's basic values ``q'`` (computed in
-  O(n) from the parent's, without pivoting) satisfy ``min(q') > -epsilon``, its basis was
-  never queued before (Zobrist hash) and its error ``||w - M z - c z0 - q||_inf`` is at
-  most ``max_error``. Its cost is the parent's plus ``exp(-min(q'))``.
+  O(n) from the parent's, without pivoting) satisfy ``min(q') > -epsilon`` and its basis
+  was never queued before (Zobrist hash). Its cost is the parent's plus
+  ``exp(-min(q'))``. Its error ``||w - M z - c z0 - q||_inf`` must be at most
+  ``max_error``: that is tested when the child is popped, on its pivoted basis (one
+  O(n k) residual per expanded node instead of one per child).
 * Nodes are expanded in order of cost (a binary heap; equal costs: deeper first). A child
   in which ``z0`` leaves is a complementary basis: the search ends there when its
   ``z`` passes the certification tolerance (:func:`contact_lcp.lcp.residual.default_tolerance`).
@@ -87,7 +89,7 @@ def _pop(heap, size, cost, depth):
 
 @njit(cache=True)
 def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, eps,
-            err_max, pivot_tol, max_nodes, n_slots, cert_a, cert_b):
+            err_max, pivot_tol, tie_tol, max_nodes, n_slots, cert_a, cert_b, dive):
     """The best-first search; the state arrays hold the root on entry, the end state on
     exit. Returns ``(status, stats)`` with ``stats`` ordered as ``_STATS``."""
     n = q.shape[0]
@@ -101,8 +103,8 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
     nhash = np.empty(cap, dtype=np.int64)
     slot_of = np.empty(cap, dtype=np.int64)
     cost = np.empty(cap)
-    parent[0], prow[0], leave[0], depth[0], cost[0], slot_of[0] = -1, -1, root_leave, root_depth, 0.0, -1
-    nhash[0] = tb.basis_hash(basis, keys)
+    parent[0], prow[0], leave[0], depth[0] = -1, -1, root_leave, root_depth
+    cost[0], slot_of[0], nhash[0] = 0.0, -1, tb.basis_hash(basis, keys)
     count = 1
     rB, rq, rb, rw = Binv.copy(), qbar.copy(), basis.copy(), where.copy()
     cB = np.empty((n_slots, n, n))
@@ -115,18 +117,21 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
     fill = np.zeros(1, dtype=np.int64)
     table, _ = tb.hash_insert(table, fill, nhash[0])
     heap = np.empty(64, dtype=np.int64)
-    heap = _push(heap, 0, 0, cost, depth)
-    size = 1
-    d = np.empty(n)
-    qc = np.empty(n)
-    work = np.empty(n)
+    size = 0
+    d, qc, work = np.empty(n), np.empty(n), np.empty(n)
+    r_x = np.empty(n)
+    rows = np.empty(n, dtype=np.int64)
+    kids = np.empty(n, dtype=np.int64)
     path = np.empty(16, dtype=np.int64)
-    cur, d_node = 0, -1
-    while size > 0:
+    cur, d_node, nxt = 0, -1, 0
+    while nxt >= 0 or size > 0:
         if stats[0] >= max_nodes:
             return tb.MAX_PIVOTS, stats
-        x = _pop(heap, size, cost, depth)
-        size -= 1
+        if nxt >= 0:
+            x, nxt = nxt, -1
+        else:
+            x = _pop(heap, size, cost, depth)
+            size -= 1
         if x != 0:
             p = parent[x]
             if cur != p:  # rebuild the parent: nearest cached ancestor, then replay
@@ -155,6 +160,16 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
                     tb.pivot(Binv, qbar, basis, where, d, prow[y], ey, work)
                 stats[4] += m
                 stats[5] += m
+                if n_slots > 0 and p != 0 and slot_of[p] < 0:  # p is a branch point
+                    s = next_slot
+                    next_slot = (next_slot + 1) % n_slots
+                    if slot_node[s] >= 0:
+                        slot_of[slot_node[s]] = -1
+                    slot_node[s], slot_of[p] = p, s
+                    cB[s] = Binv
+                    cq[s] = qbar
+                    cb[s] = basis
+                    cw[s] = where
                 cur, d_node = p, -1
             e = tb.complement(leave[p], n)
             if d_node != p:
@@ -164,19 +179,23 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
             cur, d_node = x, -1
         # expand x
         stats[0] += 1
+        tb.basic_residual(MT, q, c, basis, qbar, r_x)
+        if np.max(np.abs(r_x)) > err_max:  # the error test of x, on its pivoted basis
+            stats[9] += 1
+            continue
         e = tb.complement(leave[x], n)
         tb.entering_column(Binv, MT, c, e, d)
         d_node = x
         tol = pivot_tol * np.max(np.abs(d))
         istar, t_min, tiny = tb.min_ratio_row(qbar, d, tol)
         if istar < 0:
-            if tiny:
-                stats[7] += 1
-            else:
-                stats[6] += 1
+            stats[7 if tiny else 6] += 1
             continue
         limit = t_min + eps / d[istar]
-        children, revisits, rejected = 0, 0, 0
+        lex = -1
+        if dive:
+            lex, _ = tb.lexicographic_row(qbar, d, Binv, basis, tol, tie_tol, z0, rows)
+        children, revisits, rejected, dive_kid = 0, 0, 0, -1
         for r in range(n):
             if d[r] <= tol or max(qbar[r], 0.0) / d[r] > limit:
                 continue
@@ -191,7 +210,10 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
                 rejected += 1
                 continue
             if basis[r] == z0:  # complementary basis: accept if certifiable
-                res = tb.residual(MT, q, c, basis, qc, r, e)
+                basis[r] = e
+                tb.basic_residual(MT, q, c, basis, qc, r_x)
+                basis[r] = z0
+                res = np.max(np.abs(r_x))
                 znorm = 0.0
                 for i in range(n):
                     v = e if i == r else basis[i]
@@ -208,48 +230,34 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
             h = nhash[x] ^ keys[e] ^ keys[basis[r]]
             if h == 0:
                 h = 1
-            mask = table.shape[0] - 1
-            j = h & mask
-            seen = False
-            while table[j] != 0:
-                if table[j] == h:
-                    seen = True
-                    break
-                j = (j + 1) & mask
-            if seen:
+            table, fresh = tb.hash_insert(table, fill, h)
+            if not fresh:
                 revisits += 1
                 continue
-            if tb.residual(MT, q, c, basis, qc, r, e) > err_max:
-                rejected += 1
-                continue
-            table, _ = tb.hash_insert(table, fill, h)
             if count == parent.shape[0]:
                 parent, prow, leave, depth = _grow(parent), _grow(prow), _grow(leave), _grow(depth)
                 nhash, slot_of, cost = _grow(nhash), _grow(slot_of), _grow(cost)
             parent[count], prow[count], leave[count] = x, r, basis[r]
             depth[count], nhash[count], slot_of[count] = depth[x] + 1, h, -1
             cost[count] = cost[x] + np.exp(-qmin)
-            heap = _push(heap, size, count, cost, depth)
-            size += 1
+            kids[children] = count
+            if r == lex:
+                dive_kid = count
+            elif dive_kid < 0 or (prow[dive_kid] != lex and cost[count] < cost[dive_kid]):
+                dive_kid = count
             count += 1
             children += 1
         stats[1] += children
-        stats[2] = max(stats[2], size)
         if children == 0:
-            if rejected:
-                stats[9] += 1
+            stats[9 if rejected else 8] += 1
+            continue
+        for a in range(children):
+            if dive and kids[a] == dive_kid:
+                nxt = dive_kid
             else:
-                stats[8] += 1
-        elif children >= 2 and n_slots > 0:  # a branch point: keep its state
-            s = next_slot
-            next_slot = (next_slot + 1) % n_slots
-            if slot_node[s] >= 0:
-                slot_of[slot_node[s]] = -1
-            slot_node[s], slot_of[x] = x, s
-            cB[s] = Binv
-            cq[s] = qbar
-            cb[s] = basis
-            cw[s] = where
+                heap = _push(heap, size, kids[a], cost, depth)
+                size += 1
+        stats[2] = max(stats[2], size)
     if stats[9]:
         return tb.ERROR, stats
     if stats[7]:
@@ -257,6 +265,61 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
     if stats[6]:
         return tb.NO_SOLUTION, stats
     return tb.CYCLE, stats
+
+
+@njit(cache=True)
+def certification_coefficients(M, q):
+    """``(a, b)`` with ``default_tolerance(M, q, z) == a * ||z||_inf + b``.
+
+    The same formula as :func:`contact_lcp.lcp.residual.default_tolerance`, evaluated in
+    numba to spare two numpy passes per solve; ``test_lcp_robust.py`` pins the two
+    together.
+    """
+    n = q.shape[0]
+    norm_M = 0.0
+    for i in range(n):
+        norm_M = max(norm_M, np.sum(np.abs(M[i])))
+    norm_q = np.max(np.abs(q)) if n else 0.0
+    k = 1e4 * n * np.finfo(np.float64).eps
+    return k * norm_M, k * norm_q + 1e-14
+
+
+@njit(cache=True)
+def _run(M, q, c, Binv, qbar, basis, where, keys, warm_pivots, eps, err_max, pivot_tol,
+         tie_tol, max_nodes, n_slots, dive, cold):
+    """Step 0, the search and a refinement of the answer in one call.
+
+    With ``cold`` the state arguments are ignored and the slack basis (``c = 1``) is used.
+    Returns ``(status, stats, z, basis_residual)``.
+    """
+    n = q.shape[0]
+    cert_a, cert_b = certification_coefficients(M, q)
+    MT = np.ascontiguousarray(M.T)
+    if cold:
+        Binv = np.eye(n)
+        basis = np.arange(n)
+        where = -np.ones(2 * n + 1, dtype=np.int64)
+        where[:n] = basis
+        qbar = q.copy()
+        c = np.ones(n)
+    r = np.argmin(qbar)
+    work = np.empty(n)
+    leaving = tb.pivot(Binv, qbar, basis, where, -np.dot(Binv, c), r, 2 * n, work)
+    code, stats = _search(MT, q, c, Binv, qbar, basis, where, keys, leaving, warm_pivots + 1,
+                          eps, err_max, pivot_tol, tie_tol, max_nodes, n_slots, cert_a,
+                          cert_b, dive)
+    stats[4] += warm_pivots + 1
+    res = tb.refine(MT, q, c, Binv, qbar, basis) if code == tb.SOLVED else -1.0
+    return code, stats, tb.extract_z(qbar, basis, n), res
+
+
+_REASONS = {
+    tb.MAX_PIVOTS: "node limit max_nodes={max_nodes} reached",
+    tb.ERROR: "queue exhausted; branches pruned by epsilon or max_error",
+    tb.NUMERICAL_FAILURE: "queue exhausted; branches ended on tiny pivots",
+    tb.NO_SOLUTION: "queue exhausted; every branch ended in a secondary ray",
+    tb.CYCLE: "queue exhausted; every branch led back to a visited basis",
+}
 
 
 def _principal_pivot(M, q, indices, singular_tol):
@@ -296,8 +359,8 @@ def _cache_slots(n, cache_size):
 
 
 def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=10000,
-                 initial_basis=None, pivot_tol=tb.PIVOT_TOL, singular_tol=1e-10,
-                 cache_size=None):
+                 initial_basis=None, dive=True, pivot_tol=tb.PIVOT_TOL,
+                 tie_threshold=1e-11, singular_tol=1e-10, cache_size=None):
     """Robust best-first pivot search (Yamane & Nakamura 2008).
 
     Parameters
@@ -342,49 +405,36 @@ def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=10000,
         else NO_SOLUTION if one ended in a secondary ray, else CYCLE (revisits only).
     """
     n = q.shape[0]
-    scale = max(1.0, float(np.max(np.abs(q))))
-    MT = np.ascontiguousarray(M.T)
     info = {}
-    Binv, basis, where = tb.initial_state(n)
+    if initial_basis is None and np.all(q >= 0.0):
+        return MethodOutput(np.zeros(n), LCPStatus.SOLVED, 0, {"nodes": 0})
+    scale = max(1.0, float(np.max(np.abs(q))))
     kept = np.zeros(0, dtype=np.int64)
-    if initial_basis is not None:
+    if initial_basis is None:
+        Binv, qbar, c = np.empty((0, 0)), np.empty(0), np.empty(0)
+        basis, where = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    else:
         Binv, basis, where, kept, dropped = _principal_pivot(M, q, initial_basis, singular_tol)
         info["warm_start_kept"] = kept.tolist()
         if dropped.size:
             info["warm_start_dropped"] = dropped.tolist()
-    c = np.ones(n)  # covering vector B 1: the z0 column is -1 in the basis coordinates
-    if kept.size:
+        c = np.ones(n)  # covering vector B 1: the z0 column is -1 in the basis coordinates
         c[kept] = 0.0
         c -= M[:, kept].sum(axis=1)
-    qbar = Binv @ q
-    z_tol = default_tolerance(M, q, np.zeros(n))
-    if np.all(qbar >= -z_tol):
-        z = tb.extract_z(qbar, basis, n)
-        return MethodOutput(z, LCPStatus.SOLVED, int(kept.size), dict(info, nodes=0))
-    work = np.empty(n)
-    r = int(np.argmin(qbar))
-    d = -(Binv @ c)
-    leaving = tb.pivot(Binv, qbar, basis, where, d, r, 2 * n, work)
-    cert_b = default_tolerance(M, q, np.zeros(n))
-    cert_a = default_tolerance(M, q, np.ones(n)) - cert_b
-    code, stats = _search(
-        MT, q, c, Binv, qbar, basis, where, tb.zobrist_keys(n), leaving, kept.size + 1,
-        epsilon * scale, max_error * scale, float(pivot_tol), int(max_nodes),
-        _cache_slots(n, cache_size), cert_a, cert_b,
+        qbar = Binv @ q
+        if np.all(qbar >= -default_tolerance(M, q, np.zeros(n))):
+            z = tb.extract_z(qbar, basis, n)
+            return MethodOutput(z, LCPStatus.SOLVED, int(kept.size), dict(info, nodes=0))
+    code, stats, z, res = _run(
+        M, q, c, Binv, qbar, basis, where, tb.zobrist_keys(n), kept.size,
+        epsilon * scale, max_error * scale, float(pivot_tol), float(tie_threshold),
+        int(max_nodes), _cache_slots(n, cache_size), bool(dive), initial_basis is None,
     )
-    info.update({k: int(v) for k, v in zip(_STATS, stats)})
-    info["total_pivots"] += int(kept.size) + 1
+    info.update(zip(_STATS, stats.tolist()))
     if code == tb.SOLVED:
-        info["basis_residual"] = float(tb.refine(MT, q, c, Binv, qbar, basis))
+        info["basis_residual"] = res
         pivots = info["depth"]
     else:
-        info["reason"] = {
-            tb.MAX_PIVOTS: f"node limit max_nodes={max_nodes} reached",
-            tb.ERROR: "queue exhausted; branches pruned by epsilon or max_error",
-            tb.NUMERICAL_FAILURE: "queue exhausted; branches ended on tiny pivots",
-            tb.NO_SOLUTION: "queue exhausted; every branch ended in a secondary ray",
-            tb.CYCLE: "queue exhausted; every branch led back to a visited basis",
-        }[code]
+        info["reason"] = _REASONS[code].format(max_nodes=max_nodes)
         pivots = info["total_pivots"]
-    z = tb.extract_z(qbar, basis, n)
     return MethodOutput(z, STATUS[code], int(pivots), info)

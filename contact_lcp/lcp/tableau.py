@@ -26,6 +26,8 @@ as readable Python/numpy (the dense reference in ``test/test_lcp_tableau.py`` cr
 them pivot by pivot).
 """
 
+import functools
+
 import numpy as np
 from numba import njit
 
@@ -39,10 +41,16 @@ RULE_MIN_INDEX, RULE_LEXICOGRAPHIC = 0, 1
 PIVOT_TOL = 1e-9
 
 
+@functools.lru_cache(maxsize=64)
 def zobrist_keys(n):
-    """One random 64-bit key per variable (seeded, so runs are reproducible), ``(2n+1,)``."""
+    """One random 63-bit key per variable (seeded: runs are reproducible), ``(2n+1,)``.
+
+    Cached per ``n`` and read-only.
+    """
     rng = np.random.default_rng(0x2008)
-    return rng.integers(1, np.iinfo(np.int64).max, size=2 * n + 1, dtype=np.int64)
+    keys = rng.integers(1, np.iinfo(np.int64).max, size=2 * n + 1, dtype=np.int64)
+    keys.flags.writeable = False
+    return keys
 
 
 def initial_state(n):
@@ -112,24 +120,38 @@ def pivot(Binv, qbar, basis, where, d, r, v, work):
 
 
 @njit(cache=True)
-def residual(MT, q, c, basis, x, r_swap=-1, v_swap=-1):
-    """``||A_B x - q||_inf``, i.e. ``||w - M z - c z0 - q||``, from the original data.
-
-    With ``r_swap >= 0`` the basis is taken with ``v_swap`` in row ``r_swap`` (a child
-    basis that has not been pivoted yet). O(n k) for ``k`` basic ``z``.
-    """
-    n = q.shape[0]
-    res = -q.copy()
+def add_basic_columns(MT, c, basis, x, out):
+    """``out += A_B x``: the basic columns weighted by ``x``; O(n k) for ``k`` basic ``z``."""
+    n = x.shape[0]
     for i in range(n):
-        v = v_swap if i == r_swap else basis[i]
+        v = basis[i]
         val = x[i]
+        if val == 0.0:
+            continue
         if v < n:
-            res[v] += val
+            out[v] += val
         elif v < 2 * n:
-            res -= val * MT[v - n]
+            row = MT[v - n]
+            for k in range(n):
+                out[k] -= val * row[k]
         else:
-            res -= val * c
-    return np.max(np.abs(res)) if n else 0.0
+            for k in range(n):
+                out[k] -= val * c[k]
+
+
+@njit(cache=True)
+def basic_residual(MT, q, c, basis, x, out):
+    """``out = A_B x - q = w - M z - c z0 - q`` from the original data; O(n k)."""
+    out[:] = -q
+    add_basic_columns(MT, c, basis, x, out)
+
+
+@njit(cache=True)
+def residual(MT, q, c, basis, x):
+    """``||A_B x - q||_inf``, i.e. ``||w - M z - c z0 - q||_inf``; O(n k)."""
+    out = np.empty(q.shape[0])
+    basic_residual(MT, q, c, basis, x, out)
+    return np.max(np.abs(out)) if out.shape[0] else 0.0
 
 
 @njit(cache=True)
@@ -229,17 +251,9 @@ def refine(MT, q, c, Binv, qbar, basis):
 
     Returns the residual ``||A_B x - q||_inf`` after the step.
     """
-    n = q.shape[0]
-    res = q.copy()
-    for i in range(n):
-        v = basis[i]
-        if v < n:
-            res[v] -= qbar[i]
-        elif v < 2 * n:
-            res += qbar[i] * MT[v - n]
-        else:
-            res += qbar[i] * c
-    qbar += np.dot(Binv, res)
+    res = np.empty(q.shape[0])
+    basic_residual(MT, q, c, basis, qbar, res)
+    qbar -= np.dot(Binv, res)
     return residual(MT, q, c, basis, qbar)
 
 
@@ -298,3 +312,37 @@ def complementary_path(MT, q, c, Binv, qbar, basis, where, keys, entering, rule,
         if not fresh:
             return CYCLE, pivots, entering
         entering = complement(leaving, n)
+
+
+@njit(cache=True)
+def lemke_run(M, q, keys, rule, delta, pivot_tol, max_pivots):
+    """Lemke's method from the slack basis with covering vector 1, all in one call.
+
+    Step 0: ``z0`` enters, the row of the most negative ``q_i`` leaves: the first such
+    row for RULE_MIN_INDEX; for RULE_LEXICOGRAPHIC the last row within ``delta`` of the
+    minimum (the lexicographic minimum of the rows ``(q_i, e_i)``). Then
+    :func:`complementary_path`. Returns ``(status, pivots, last_entering, z, residual)``
+    with ``residual`` the basis residual after refinement (-1 unless SOLVED).
+    """
+    n = q.shape[0]
+    MT = np.ascontiguousarray(M.T)
+    c = np.ones(n)
+    Binv = np.eye(n)
+    basis = np.arange(n)
+    where = -np.ones(2 * n + 1, dtype=np.int64)
+    where[:n] = basis
+    qbar = q.copy()
+    r = 0
+    for i in range(n):
+        if rule == RULE_LEXICOGRAPHIC:
+            if qbar[i] <= qbar[r] + delta:
+                r = i
+        elif qbar[i] < qbar[r]:
+            r = i
+    work = np.empty(n)
+    leaving = pivot(Binv, qbar, basis, where, -c, r, 2 * n, work)
+    code, pivots, last = complementary_path(MT, q, c, Binv, qbar, basis, where, keys,
+                                            complement(leaving, n), rule, delta, pivot_tol,
+                                            max_pivots - 1)
+    res = refine(MT, q, c, Binv, qbar, basis) if code == SOLVED else -1.0
+    return code, pivots + 1, last, extract_z(qbar, basis, n), res
