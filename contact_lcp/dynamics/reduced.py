@@ -1,13 +1,23 @@
-"""Free motion of a world whose joints are partly prescribed, and gravity torques.
+"""Free motion over one step, with implicit joint servos and prescribed joints.
 
-With joints in ``P`` following a reference exactly (Yamane & Nakamura's high-gain
-feedback mode), only the other degrees of freedom ``D`` (floating bases, free bodies,
-unprescribed joints) are dynamic. Their free motion over a step of ``h`` is::
+Implicit servos. A joint servo ``tau = kp (q_ref - q) + kd (v_ref - v)`` evaluated at the
+end of the step (backward Euler, as MuJoCo's implicit damping and Drake's discrete PD)
+stays stable for any gains and time step. With ``A = h kd + h^2 kp`` per joint::
 
-    M_DD dv_D = h (tau_D - b_D - M_DP a_P),       a_P = (v_P+ - v_P) / h
+    (M + diag(A)) dv = h (tau_pred - b),   tau_pred = kp (q_ref - q - h v) + kd (v_ref - v)
 
-and a contact impulse ``p`` changes only ``v_D`` by ``M_DD^-1 J_D' p``. ``M_DD`` is small
-(6 per floating base or free body), so it is factorised with a dense Cholesky.
+Pinocchio's joint ``armature`` adds exactly ``diag(A)`` to the mass matrix in ABA, CRBA
+and ``computeMinverse``, so the stepper works on a private copy of the model whose
+armature is the model's own plus ``A``. Contact impulses then act on the same implicit
+system: ``v+ = v_free + K J' f`` with ``K = (M + diag(A))^-1``.
+
+Prescribed joints. With joints in ``P`` following a reference exactly (Yamane & Nakamura's
+high-gain feedback mode), only the other degrees of freedom ``D`` are dynamic::
+
+    (M + A)_DD dv_D = h (tau_D - b_D - M_DP a_P),       a_P = (v_P+ - v_P) / h
+
+and ``K`` is ``(M + A)_DD^-1`` embedded with zero rows and columns for ``P``. That block is
+small (6 per floating base or free body) and is factorised with a dense Cholesky.
 """
 
 import numpy as np
@@ -15,50 +25,65 @@ import pinocchio as pin
 from scipy.linalg import cho_factor, cho_solve
 
 
-def generalized_gravity(world, q):
-    """Gravity torques ``g(q)`` (nv,) [N.m or N] of the whole world."""
-    return pin.computeGeneralizedGravity(world.model, world.data, q).copy()
-
-
-def free_motion(world, q, v, tau, h, prescribed=None, v_prescribed=None):
-    """Velocity after one step without contact, and the inverse inertia operator.
+class FreeMotion:
+    """Free motion of a :class:`contact_lcp.dynamics.World`, on its own model copy and Data.
 
     Parameters
     ----------
     world : contact_lcp.dynamics.World
-    q : (nq,) ndarray
-    v, tau : (nv,) ndarray
-        Velocity [rad/s, m/s] and generalized force [N.m, N].
-    h : float
-        Time step [s].
-    prescribed : (p,) int ndarray, optional
-        Velocity indices of prescribed joints; ``v_prescribed`` (p,) their velocities at
-        the end of the step.
-
-    Returns
-    -------
-    v_free : (nv,) ndarray
-        Velocity at the end of the step with no contact impulse.
-    K : (nv, nv) ndarray
-        Symmetric map from generalized impulse to velocity change (``M^-1``, or
-        ``M_DD^-1`` embedded with zero rows and columns for the prescribed joints).
     """
-    if prescribed is None or len(prescribed) == 0:
-        v_free = v + h * world.free_acceleration(q, v, tau)
-        return v_free, world.minverse(q)
-    nv = v.shape[0]
-    P = np.asarray(prescribed, dtype=int)
-    D = np.setdiff1d(np.arange(nv), P)
-    M = pin.crba(world.model, world.data, q)
-    M = np.triu(M) + np.triu(M, 1).T
-    b = pin.nle(world.model, world.data, q, v)
-    a_P = (np.asarray(v_prescribed, dtype=float) - v[P]) / h
-    v_free = v.copy()
-    v_free[P] = v_prescribed
-    K = np.zeros((nv, nv))
-    if D.size:
-        L = cho_factor(M[np.ix_(D, D)])
-        rhs = tau[D] - b[D] - M[np.ix_(D, P)] @ a_P
-        v_free[D] = v[D] + h * cho_solve(L, rhs)
-        K[np.ix_(D, D)] = cho_solve(L, np.eye(D.size))
-    return v_free, K
+
+    def __init__(self, world):
+        self.model = pin.Model(world.model)
+        self.data = self.model.createData()
+        self.armature0 = np.array(self.model.armature, dtype=float)
+
+    def gravity(self, q):
+        """Gravity torques ``g(q)`` (nv,) [N.m or N] of the whole world."""
+        return pin.computeGeneralizedGravity(self.model, self.data, q).copy()
+
+    def __call__(self, q, v, tau, h, armature=None, prescribed=None, v_prescribed=None):
+        """Velocity after one step without contact, and the impulse-to-velocity map.
+
+        Parameters
+        ----------
+        q : (nq,) ndarray
+        v, tau : (nv,) ndarray
+            Velocity [rad/s, m/s] and generalized force [N.m, N] (servo torques already
+            evaluated at the predicted position ``q + h v``).
+        h : float
+            Time step [s].
+        armature : (nv,) ndarray, optional
+            Implicit servo terms ``h kd + h^2 kp`` [kg.m^2 or kg]; zero where explicit.
+        prescribed : (p,) int ndarray, optional
+            Velocity indices of prescribed joints; ``v_prescribed`` (p,) their velocities
+            at the end of the step.
+
+        Returns
+        -------
+        v_free : (nv,) ndarray
+        K : (nv, nv) ndarray
+            Symmetric map from generalized impulse to velocity change [1/kg].
+        """
+        model, data = self.model, self.data
+        model.armature = self.armature0 if armature is None else self.armature0 + armature
+        if prescribed is None or len(prescribed) == 0:
+            v_free = v + h * pin.aba(model, data, q, v, tau)
+            K = np.array(pin.computeMinverse(model, data, q))
+            return v_free, np.triu(K) + np.triu(K, 1).T
+        nv = v.shape[0]
+        P = np.asarray(prescribed, dtype=int)
+        D = np.setdiff1d(np.arange(nv), P)
+        M = pin.crba(model, data, q)
+        M = np.triu(M) + np.triu(M, 1).T
+        b = pin.nle(model, data, q, v)
+        a_P = (np.asarray(v_prescribed, dtype=float) - v[P]) / h
+        v_free = v.copy()
+        v_free[P] = v_prescribed
+        K = np.zeros((nv, nv))
+        if D.size:
+            L = cho_factor(M[np.ix_(D, D)])
+            rhs = tau[D] - b[D] - M[np.ix_(D, P)] @ a_P
+            v_free[D] = v[D] + h * cho_solve(L, rhs)
+            K[np.ix_(D, D)] = cho_solve(L, np.eye(D.size))
+        return v_free, K

@@ -2,7 +2,6 @@
 
 import numpy as np
 
-from contact_lcp.dynamics.reduced import generalized_gravity
 from contact_lcp.exceptions import ContactLCPError, SceneError
 from contact_lcp.sim.references import (
     HoldReference,
@@ -96,13 +95,30 @@ class RobotControl:
         self.tracks.append((np.asarray(idx), SampledReference(times, positions, velocities)))
         self.mode[idx] = "trajectory"
 
-    def torques(self, t, h, q, v):
-        """Generalized force of this robot's joints at time ``t``.
+    def torques(self, t, h, q, v, gravity):
+        """Generalized force of this robot's joints over the step starting at ``t``.
+
+        Servos (the scene's pd, position/velocity commands, trajectories) are implicit:
+        their torque is evaluated at the predicted position ``q + h v`` and the returned
+        ``armature`` ``h kd + h^2 kp`` completes the backward-Euler servo (see
+        :class:`contact_lcp.dynamics.reduced.FreeMotion`). A servo whose torque would
+        exceed the effort limit is clamped and made explicit for that step.
+
+        Parameters
+        ----------
+        t, h : float
+            Time and time step [s].
+        q, v : ndarray
+            World configuration and velocity.
+        gravity : callable
+            ``gravity(q) -> (nv,)`` generalized gravity, for gravity compensation.
 
         Returns
         -------
         tau : (nv,) ndarray
             Zero outside the robot's actuated joints [N.m or N].
+        armature : (nv,) ndarray
+            Implicit servo terms [kg.m^2 or kg].
         prescribed_idx : list of int
             Velocity indices that follow the reference exactly (prescribed controller).
         prescribed_v : list of float
@@ -111,32 +127,37 @@ class RobotControl:
         """
         info = self.info
         nv = v.shape[0]
-        tau = np.zeros(nv)
+        tau, arm = np.zeros(nv), np.zeros(nv)
         qj, vj = q[info.idx_q], v[info.idx_v]
         if self.spec.kind == "prescribed":
             q_next, _, _ = self.reference(t + h)
-            return tau, list(info.idx_v), list((q_next - qj) / h)
-        q_ref, v_ref, _ = self.reference(t)
+            return tau, arm, list(info.idx_v), list((q_next - qj) / h)
+        n = len(qj)
+        q_pred = qj + h * vj
+        tj, kp, kd = np.zeros(n), np.zeros(n), np.zeros(n)
         if self.spec.kind == "pd":
-            tj = self.kp * (q_ref - qj) + self.kd * (v_ref - vj)
-        else:
-            tj = np.zeros(len(qj))
-        grav = None
-        if self.spec.gravity_compensation and self.spec.kind == "pd":
-            grav = generalized_gravity(self.world, q)[info.idx_v]
-            tj = tj + grav
-        for mode, fn in (("effort", lambda i: self.value[i]),
-                         ("position", lambda i: self.cmd_kp[i] * (self.value[i] - qj[i]) - self.cmd_kd[i] * vj[i]),
-                         ("velocity", lambda i: self.cmd_kd[i] * (self.value[i] - vj[i]))):
-            i = np.flatnonzero(self.mode == mode)
-            if i.size:
-                tj[i] = fn(i)
+            q_ref, v_ref, _ = self.reference(t + h)
+            kp, kd = self.kp.copy(), self.kd.copy()
+            tj = kp * (q_ref - q_pred) + kd * (v_ref - vj)
+        for i in np.flatnonzero(self.mode == "effort"):
+            tj[i], kp[i], kd[i] = self.value[i], 0.0, 0.0
+        i = np.flatnonzero(self.mode == "position")
+        kp[i], kd[i] = self.cmd_kp[i], self.cmd_kd[i]
+        tj[i] = kp[i] * (self.value[i] - q_pred[i]) - kd[i] * vj[i]
+        i = np.flatnonzero(self.mode == "velocity")
+        kp[i], kd[i] = 0.0, self.cmd_kd[i]
+        tj[i] = kd[i] * (self.value[i] - vj[i])
         for i, ref in self.tracks:
-            qr, vr, _ = ref(t)
-            tj[i] = self.cmd_kp[i] * (qr - qj[i]) + self.cmd_kd[i] * (vr - vj[i])
-        if grav is not None:
-            servo = np.isin(self.mode, ("position", "trajectory"))
-            tj[servo] += grav[servo]
+            qr, vr, _ = ref(t + h)
+            kp[i], kd[i] = self.cmd_kp[i], self.cmd_kd[i]
+            tj[i] = kp[i] * (qr - q_pred[i]) + kd[i] * (vr - vj[i])
+        if self.spec.gravity_compensation:
+            servo = (self.mode == None) if self.spec.kind == "pd" else np.zeros(n, bool)  # noqa: E711
+            servo |= np.isin(self.mode, ("position", "trajectory"))
+            if servo.any():
+                tj[servo] += gravity(q)[info.idx_v][servo]
         lim = np.where(np.isfinite(info.effort_limit) & (info.effort_limit > 0), info.effort_limit, np.inf)
+        clamped = np.abs(tj) > lim
         tau[info.idx_v] = np.clip(tj, -lim, lim)
-        return tau, [], []
+        arm[info.idx_v] = np.where(clamped, 0.0, h * kd + h * h * kp)
+        return tau, arm, [], []

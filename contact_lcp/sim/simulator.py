@@ -7,6 +7,7 @@ from typing import Optional
 import numpy as np
 
 from contact_lcp.exceptions import ContactLCPError, FrameNotFound, SceneError
+from contact_lcp.dynamics.reduced import FreeMotion
 from contact_lcp.sim.control import CommandError, RobotControl
 from contact_lcp.sim.scene_loader import load_scene
 from contact_lcp.sim.stepper import advance
@@ -98,6 +99,7 @@ class Simulator(SimulatorViews):
             reduction_distance=c.reduction_distance, remove_interior=c.remove_interior,
             ground_friction=0.0 if scene.ground is None else scene.ground.friction,
             default_friction=c.friction)
+        self.free_motion = FreeMotion(self.world)
         self.controls = [RobotControl(self.world, info, spec.controller, self.world.q0)
                          for info, spec in zip(self.world.robots, scene.robots)]
         self.joint_names = [n for r in self.world.robots for n in r.joint_names]
@@ -163,11 +165,11 @@ class Simulator(SimulatorViews):
         SimulationError
             When the next state would not be finite (the state is left unchanged).
         """
-        tau, pres_idx, pres_v = self._control()
+        tau, arm, pres_idx, pres_v = self._control()
         lim = self.scene.contact.activation(self.h) if self.scene.contact.joint_limits else None
-        q1, v1, rec = advance(self.world, self.detector, self._q, self._v, tau, self.h,
-                              self.scene.contact, self.scene.solver, prescribed=pres_idx,
-                              v_prescribed=pres_v, limit_activation=lim)
+        q1, v1, rec = advance(self.world, self.detector, self.free_motion, self._q, self._v,
+                              tau, self.h, self.scene.contact, self.scene.solver, armature=arm,
+                              prescribed=pres_idx, v_prescribed=pres_v, limit_activation=lim)
         if not (np.all(np.isfinite(q1)) and np.all(np.isfinite(v1))):
             self.world.forward(self._q, self._v)
             raise SimulationError(f"the state after t = {self.t:.4f} s would not be finite; "
@@ -187,7 +189,9 @@ class Simulator(SimulatorViews):
             if self.record_lcps and sol.lcp is not None:
                 self.recorded_lcps.append((sol.lcp.M.copy(), sol.lcp.q.copy(),
                                            len(rec.contacts), rec.num_active))
-        self._q, self._v, self._tau, self._last = q1, v1, tau, rec
+        # Torque the implicit servos actually applied: evaluated at the end of the step.
+        applied = tau - arm / self.h * (v1 - self._v)
+        self._q, self._v, self._tau, self._last = q1, v1, applied, rec
         self.t += self.h
         self.world.forward(self._q, self._v)
         return StepInfo(self.t, len(rec.contacts), rec.num_active, status, method, pivots,
@@ -195,15 +199,16 @@ class Simulator(SimulatorViews):
 
     def _control(self):
         nv = self.world.model.nv
-        tau = np.zeros(nv)
+        tau, arm = np.zeros(nv), np.zeros(nv)
         pres_idx, pres_v = [], []
         for c in self.controls:
-            t_r, idx, vp = c.torques(self.t, self.h, self._q, self._v)
+            t_r, a_r, idx, vp = c.torques(self.t, self.h, self._q, self._v, self.free_motion.gravity)
             tau += t_r
+            arm += a_r
             pres_idx.extend(idx), pres_v.extend(vp)
         if not pres_idx:
-            return tau, None, None
-        return tau, np.array(pres_idx, dtype=int), np.array(pres_v)
+            return tau, arm, None, None
+        return tau, arm, np.array(pres_idx, dtype=int), np.array(pres_v)
 
     # --------------------------------------------------------------- commands
     def _split_joints(self, joints, n_values):

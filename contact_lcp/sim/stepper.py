@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from contact_lcp.contact.two_step import ContactSolve, solve_contact_step
-from contact_lcp.dynamics.reduced import free_motion
 
 
 @dataclass
@@ -80,19 +79,22 @@ def normal_bias(phi, h, gamma):
     return np.where(phi >= 0.0, phi, gamma * phi) / h
 
 
-def advance(world, detector, q, v, tau, h, contact, solver, *, prescribed=None,
-            v_prescribed=None, limit_activation=None):
+def advance(world, detector, free_motion, q, v, tau, h, contact, solver, *, armature=None,
+            prescribed=None, v_prescribed=None, limit_activation=None):
     """One time step.
 
     Parameters
     ----------
     world : contact_lcp.dynamics.World
     detector : contact_lcp.collision.ContactDetector
+    free_motion : contact_lcp.dynamics.reduced.FreeMotion
     q : (nq,) ndarray; v, tau : (nv,) ndarray
     h : float
         Time step [s].
     contact : contact_lcp.sim.scene.ContactSettings
     solver : contact_lcp.sim.scene.SolverSettings
+    armature : (nv,) ndarray, optional
+        Implicit servo terms ``h kd + h^2 kp`` (see :class:`FreeMotion`).
     prescribed : (p,) int ndarray, optional
         Velocity indices of prescribed joints, with ``v_prescribed`` (p,) their
         velocities over the step.
@@ -113,7 +115,7 @@ def advance(world, detector, q, v, tau, h, contact, solver, *, prescribed=None,
     pset = set() if prescribed is None else set(int(i) for i in prescribed)
     limits = (joint_limit_rows(world.robots, q, pset, limit_activation)
               if limit_activation is not None else LimitRows(np.zeros(0, int), np.zeros(0), np.zeros(0)))
-    v_free, K = free_motion(world, q, v, tau, h, prescribed, v_prescribed)
+    v_free, K = free_motion(q, v, tau, h, armature, prescribed, v_prescribed)
     k, l = len(contacts), limits.idx_v.size
     impulse_C = np.zeros((k, 3))
     limit_impulse = np.zeros(l)
