@@ -291,6 +291,19 @@ def headline(runs, summaries, set_name="contact"):
     return lines
 
 
+def failure_lines(runs, problems, set_name):
+    """Per variant, the problems it did not solve and how (for a small named set); an
+    infeasible problem answered by ``no_solution`` is marked as the right answer."""
+    infeasible = {p.name for p in problems if p.solvable is False}
+    by = {}
+    for r in runs:
+        if r["set"] == set_name and r["status"] not in (LCPStatus.SOLVED.value, "skipped"):
+            ok = r["problem"] in infeasible and r["status"] == LCPStatus.NO_SOLUTION.value
+            tag = " (infeasible: right)" if ok else " (infeasible)" if r["problem"] in infeasible else ""
+            by.setdefault(r["variant"], []).append(f"{r['problem']} {r['status']}{tag}")
+    return [f"  {v}: " + ", ".join(items) for v, items in by.items()]
+
+
 def print_table(title, summaries):
     """The Table I of one problem set."""
     print(f"\n{title}")
@@ -357,7 +370,7 @@ def main(argv=None):
     ap.add_argument("--methods", help="comma-separated variant or method names (default all)")
     ap.add_argument("--peers", default="quantecon,drake", help="installed peers to run ('' for none)")
     ap.add_argument("--drake-stride", type=int, default=None,
-                    help="run Drake on every k-th contact problem (default 20; quick: 1 with n <= 100)")
+                    help="run Drake on every k-th contact problem (default 10; quick: 1 with n <= 100)")
     ap.add_argument("--budget", type=float, default=None,
                     help="seconds of solving per method and set before skipping (default 240; quick 20)")
     ap.add_argument("--results-dir", default=common.RESULTS_DIR, help="where the CSVs go ('' for none)")
@@ -366,7 +379,7 @@ def main(argv=None):
     warnings.filterwarnings("ignore", message=".*[Ss]ingular matrix")
     load_start = os.getloadavg()[0]
     budget = args.budget if args.budget is not None else (20.0 if args.quick else 240.0)
-    stride = args.drake_stride or (1 if args.quick else 20)
+    stride = args.drake_stride or (1 if args.quick else 10)
     max_n = 100 if args.quick and args.drake_stride is None else None
 
     t0 = time.perf_counter()
@@ -394,6 +407,9 @@ def main(argv=None):
                  if s["total"] + s["skipped"] < len(sets[set_name])]
         if notes:
             print("  subsets: " + "; ".join(notes))
+        if set_name == "reference":
+            print("  not solved:")
+            print("\n".join("  " + line for line in failure_lines(runs, sets[set_name], set_name)))
         skipped = [f"{s['variant']} {s['skipped']}" for s in rows if s["skipped"]]
         if skipped:
             print(f"  skipped after {budget:.0f} s of solving: " + ", ".join(skipped))
