@@ -10,8 +10,14 @@ One process, same scene, alternating rounds (so machine load hits both alike):
   subscriber attached (DDS still serializes every message).
 
 Real-time factor = sim seconds advanced / wall seconds. Overhead = 1 - median(node) /
-median(plain); target <= 10 %. Rows go to
-``benchmarks/results/bench_node_<stamp>_<revision>.csv`` (``common.py``).
+median(plain); target <= 10 %. On a shared machine the wall figure moves with the other
+processes' load, so the same is also given per CPU second of this process
+(``rtf_cpu`` = sim seconds / process CPU seconds, all threads, DDS included): the cost of
+the node itself, whatever the load; and the physics thread's own CPU split
+(``publishing_share`` = its CPU time in publishing tasks and requests / its total),
+the most load-independent of the three. Rows go to
+``benchmarks/results/bench_node_<stamp>_<revision>.csv`` (``common.py``), with the
+1-minute load average.
 
 Usage::
 
@@ -23,6 +29,10 @@ import argparse
 import os
 import sys
 import time
+
+# One BLAS thread, as bench_sim.py (before numpy loads; an explicit value wins).
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -38,10 +48,11 @@ def plain_round(scene, seconds):
     sim = Simulator.from_file(scene)
     for _ in range(50):
         sim.step()
-    t0, w0 = sim.t, time.perf_counter()
+    t0, w0, c0 = sim.t, time.perf_counter(), time.process_time()
     while time.perf_counter() - w0 < seconds:
         sim.step()
-    return (sim.t - t0) / (time.perf_counter() - w0), sim.t - t0
+    sim_s = sim.t - t0
+    return sim_s / (time.perf_counter() - w0), sim_s / (time.process_time() - c0), sim_s
 
 
 def node_round(scene, seconds, publish_rate, context):
@@ -58,12 +69,16 @@ def node_round(scene, seconds, publish_rate, context):
     executor.add_node(node)
     try:
         while node.loop.time < 0.05:  # the same settle as the plain loop
-            executor.spin_once(timeout_sec=0.01)
-        t0, w0, n0 = node.loop.time, time.perf_counter(), node.publish_cycles
+            executor.spin_once(timeout_sec=0.05)
+        t0, w0, c0 = node.loop.time, time.perf_counter(), time.process_time()
+        n0, cpu0 = node.publish_cycles, dict(node.loop.cpu)
         while time.perf_counter() - w0 < seconds:
-            executor.spin_once(timeout_sec=0.01)
-        wall = time.perf_counter() - w0
-        return (node.loop.time - t0) / wall, node.loop.time - t0, (node.publish_cycles - n0) / wall
+            executor.spin_once(timeout_sec=0.25)
+        wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+        sim_s = node.loop.time - t0
+        used = {k: node.loop.cpu[k] - cpu0[k] for k in cpu0}
+        share = (used["tasks"] + used["ops"]) / sum(used.values())
+        return sim_s / wall, sim_s / cpu, sim_s, (node.publish_cycles - n0) / wall, share
     finally:
         node.shutdown()
         executor.shutdown()
@@ -76,8 +91,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scene", default=os.path.join(
         os.path.dirname(HERE), "config", "humanoid_stand.yaml"))
-    parser.add_argument("--seconds", type=float, default=5.0, help="wall seconds per round")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=3.0, help="wall seconds per round")
+    parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--publish-rate", type=float, default=100.0)
     args = parser.parse_args(argv)
 
@@ -90,32 +105,43 @@ def main(argv=None):
     rows = []
     try:
         for r in range(args.rounds):
-            rtf, sim_s = plain_round(scene, args.seconds)
-            rows.append(dict(mode="plain", round=r, rtf=rtf, sim_s=sim_s))
-            rtf, sim_s, hz = node_round(scene, args.seconds, args.publish_rate, context)
-            rows.append(dict(mode="node", round=r, rtf=rtf, sim_s=sim_s, joint_states_hz=hz))
-            print(f"round {r}: plain rtf {rows[-2]['rtf']:.3f}  node rtf {rtf:.3f}  "
-                  f"/joint_states {hz:.1f} Hz", flush=True)
+            rtf, rtf_cpu, sim_s = plain_round(scene, args.seconds)
+            rows.append(dict(mode="plain", round=r, rtf=rtf, rtf_cpu=rtf_cpu, sim_s=sim_s))
+            rtf, rtf_cpu, sim_s, hz, share = node_round(scene, args.seconds,
+                                                        args.publish_rate, context)
+            rows.append(dict(mode="node", round=r, rtf=rtf, rtf_cpu=rtf_cpu, sim_s=sim_s,
+                             joint_states_hz=hz, publishing_share=share))
+            print(f"round {r}: plain rtf {rows[-2]['rtf']:.3f} ({rows[-2]['rtf_cpu']:.3f}/cpu)"
+                  f"  node rtf {rtf:.3f} ({rtf_cpu:.3f}/cpu)  /joint_states {hz:.1f} Hz"
+                  f"  publishing {100 * share:.1f} % of the physics thread", flush=True)
     finally:
         rclpy.try_shutdown(context=context)
 
-    plain = common.median([x["rtf"] for x in rows if x["mode"] == "plain"])
-    node = common.median([x["rtf"] for x in rows if x["mode"] == "node"])
+    def med(mode, key):
+        return common.median([x[key] for x in rows if x["mode"] == mode])
+    plain, node = med("plain", "rtf"), med("node", "rtf")
     overhead = 1.0 - node / plain
+    overhead_cpu = 1.0 - med("node", "rtf_cpu") / med("plain", "rtf_cpu")
+    share = med("node", "publishing_share")
     load = os.getloadavg()[0]
     for x in rows:
         x.update(revision=revision, date=date, scene=os.path.basename(scene),
                  seconds=args.seconds, publish_rate=args.publish_rate, load_1min=load)
-    rows.append(dict(mode="overhead", rtf=overhead, revision=revision, date=date,
+    rows.append(dict(mode="overhead", rtf=overhead, rtf_cpu=overhead_cpu,
+                     publishing_share=share,
+                     revision=revision, date=date,
                      scene=os.path.basename(scene), seconds=args.seconds,
                      publish_rate=args.publish_rate, load_1min=load))
     columns = ["revision", "date", "scene", "mode", "round", "seconds", "publish_rate",
-               "rtf", "sim_s", "joint_states_hz", "load_1min"]
+               "rtf", "rtf_cpu", "sim_s", "joint_states_hz", "publishing_share", "load_1min"]
     path = common.write_csv(common.results_path("bench_node", revision, stamp), rows, columns)
-    print(common.format_table(rows, ["mode", "round", "rtf", "sim_s", "joint_states_hz"]))
+    print(common.format_table(rows, ["mode", "round", "rtf", "rtf_cpu", "sim_s",
+                                     "joint_states_hz", "publishing_share"]))
     verdict = "within" if overhead <= 0.10 else "ABOVE"
-    print(f"\nnode overhead {100 * overhead:.1f} % (median rtf plain {plain:.3f}, node "
-          f"{node:.3f}; target <= 10 %: {verdict}); load {load:.2f}; wrote {path}")
+    print(f"\nnode overhead {100 * overhead:.1f} % of the real-time factor (median plain "
+          f"{plain:.3f}, node {node:.3f}; target <= 10 %: {verdict}); per CPU second "
+          f"{100 * overhead_cpu:.1f} %; publishing and requests take {100 * share:.1f} % of "
+          f"the physics thread's CPU; load {load:.2f}; wrote {path}")
     return 0
 
 

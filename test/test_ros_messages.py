@@ -89,6 +89,20 @@ def test_contact_markers_shapes_arrows_and_stale_deletes():
     assert ground.pose.position.z == pytest.approx(0.8)  # shape origin 0.3 + d 0.5
 
 
+def test_shape_markers_are_refilled_not_rebuilt():
+    cache = []
+    shapes = [_shape("box", (0.2, 0.1, 0.05), "a"), _shape("sphere", (0.1,), "b")]
+    first, _ = messages.contact_markers(0.0, [], shapes, shape_cache=cache)
+    kept = list(cache)
+    shapes[0].X_W[2, 3] = 1.5
+    second, _ = messages.contact_markers(1.0, [], shapes, shape_cache=cache)
+    assert cache[0] is kept[0] and cache[0].pose.position.z == 1.5
+    assert cache[0].header.stamp.sec == 1 and cache[0].scale.x == 0.2
+    shapes[1] = _shape("capsule", (0.05, 0.3), "c")  # another shape at that index
+    messages.contact_markers(2.0, [], shapes, shape_cache=cache)
+    assert cache[1] is not kept[1] and cache[1].type == Marker.CYLINDER
+
+
 def test_halfspace_square_lies_on_a_tilted_plane():
     n = np.array([0.0, 0.6, 0.8])
     m = messages.shape_marker(messages.to_time(0), 0, _shape("halfspace", (*n, 0.0)))

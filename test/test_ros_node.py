@@ -368,7 +368,8 @@ def test_reset_restores_the_initial_joint_positions(obs, scene_facts):
     assert obs.call(SetBool, f"{NS}/set_paused", SetBool.Request(data=True)).success
     before = stamp_clock(obs.latest("/clock"))
     assert obs.call(Trigger, f"{NS}/reset", Trigger.Request()).success
-    obs.wait_for(lambda: stamp(obs.latest("/joint_states")) > before, 5, "joint states after reset")
+    obs.wait_for(lambda: stamp(obs.latest("/joint_states")) > before, 5,
+                 "joint states after reset")
     js = obs.latest("/joint_states")
     q = dict(zip(js.name, js.position))
     for name, q0 in scene_facts["q0"].items():

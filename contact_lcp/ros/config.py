@@ -93,7 +93,7 @@ class NodeConfig:
     paused: bool = False
 
     def with_values(self, values):
-        """A copy with ``values`` (name -> raw value, already :func:`check`-ed) applied."""
+        """Return a copy with ``values`` (name -> raw value, already checked) applied."""
         return replace(self, **{name: normalize(name, v) for name, v in values.items()})
 
     def gains(self):
@@ -102,7 +102,7 @@ class NodeConfig:
 
 
 def normalize(name, value):
-    """The NodeConfig field value for a raw parameter value (None -> empty tuple)."""
+    """Convert a raw parameter value to its NodeConfig field (None -> empty tuple)."""
     kind = SPECS[name].kind
     if kind is list:
         return tuple(value or ())
@@ -168,7 +168,7 @@ def check_names(name, names, valid):
 
 
 def package_config_dir():
-    """The package's ``config/`` folder: ament index (colcon install), else the source tree."""
+    """Find the package's ``config/``: ament index (colcon install), else the source tree."""
     try:
         from ament_index_python.packages import get_package_share_directory
 

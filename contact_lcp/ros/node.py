@@ -88,8 +88,12 @@ class ContactLCPNode(Node):
                                    "published; ~/contact_markers still shows the scene")
         self._pub_wrench = {}
         self._arrows = 0
+        self._shapes = []  # shape markers, refilled each time
         self._failures = 0
         self.publish_cycles = 0  # completed /joint_states cycles (for benchmarks)
+        # messages refilled every cycle by the physics thread (publish() serializes them)
+        self._out = {"clock": ClockMsg(), "joints": JointState(), "odom": Odometry()}
+        self._out_wrench = {}
         self._make_wrench_publishers()
         self._pub_description.publish(String(data=self._scene.robot_description))
 
@@ -115,6 +119,7 @@ class ContactLCPNode(Node):
 
     @property
     def loop(self):
+        """The :class:`PhysicsLoop` stepping the simulator."""
         return self._loop
 
     def shutdown(self):
@@ -214,24 +219,26 @@ class ContactLCPNode(Node):
     # -- publishing: periodic tasks run by the physics thread -------------------------
     def _publish(self, sim):
         snap = self._loop.take_snapshot(sim, self._wrench_links())
-        t, base_link = snap.time, self._scene.base_link
-        self._pub_clock.publish(messages.clock(t))
-        self._pub_joints.publish(messages.joint_state(t, snap.joints))
+        t, base_link, out = snap.time, self._scene.base_link, self._out
+        self._pub_clock.publish(messages.clock(t, out.get("clock")))
+        self._pub_joints.publish(messages.joint_state(t, snap.joints, out.get("joints")))
         if snap.base is not None:
-            self._pub_odom.publish(messages.odometry(t, snap.base, base_link))
+            self._pub_odom.publish(messages.odometry(t, snap.base, base_link, out.get("odom")))
             if self._pub_tf is not None:
                 self._pub_tf.publish(
                     TFMessage(transforms=[messages.transform(t, snap.base, base_link)]))
         for link, w in snap.wrenches.items():
             pub = self._pub_wrench.get(link)
             if pub is not None:
-                pub.publish(messages.wrench(t, link, w))
+                msg = messages.wrench(t, link, w, self._out_wrench.get(link))
+                self._out_wrench[link] = msg
+                pub.publish(msg)
         self.publish_cycles += 1
 
     def _publish_markers(self, sim):
         snap = self._loop.take_snapshot(sim, contacts=True, shapes=True)
         msg, self._arrows = messages.contact_markers(
-            snap.time, snap.contacts, snap.shapes, self._arrows)
+            snap.time, snap.contacts, snap.shapes, self._arrows, shape_cache=self._shapes)
         self._pub_markers.publish(msg)
 
     def _report(self, sim):

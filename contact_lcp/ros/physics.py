@@ -94,6 +94,8 @@ class PhysicsLoop:
         self._stepped = 0.0  # sim seconds stepped while running, for the achieved factor
         self._window = collections.deque(maxlen=64)
         self._tasks = []  # [next_due, period, fn], touched by the physics thread only
+        #: CPU seconds of the physics thread in steps, periodic tasks and submitted ops
+        self.cpu = {"steps": 0.0, "tasks": 0.0, "ops": 0.0}
         self._on_task_error = on_task_error
         self._thread = threading.Thread(target=self._run, name="contact_lcp_physics",
                                         daemon=True)
@@ -114,6 +116,7 @@ class PhysicsLoop:
 
     @property
     def paused(self):
+        """True while the physics is paused (by request or after a failed step)."""
         return self._paused
 
     @property
@@ -122,6 +125,7 @@ class PhysicsLoop:
         return self._thread.is_alive()
 
     def start(self):
+        """Start the physics thread."""
         self._now = self._offset + self._sim.t
         self._sample(force=True)
         self._thread.start()
@@ -154,9 +158,11 @@ class PhysicsLoop:
         return task
 
     def set_paused(self, paused):
+        """Future: pause or resume stepping."""
         return self.submit(lambda sim: self._set("_paused", bool(paused)))
 
     def set_real_time_factor(self, rtf):
+        """Future: a new target real-time factor (<= 0: as fast as possible)."""
         return self.submit(lambda sim: self._set("_rtf", float(rtf)))
 
     def step_once(self):
@@ -250,14 +256,17 @@ class PhysicsLoop:
         for entry in self._tasks:
             if now >= entry[0]:
                 entry[0] = max(entry[0] + entry[1], now)  # skip, never bunch, missed calls
+                c0 = time.thread_time()
                 try:
                     entry[2](self._sim)
                 except Exception as e:
                     if self._on_task_error is not None:
                         self._on_task_error(e)
+                self.cpu["tasks"] += time.thread_time() - c0
         return min((e[0] for e in self._tasks), default=float("inf"))
 
     def _step(self):
+        c0 = time.thread_time()
         try:
             self._info = self._sim.step()
         except Exception as e:  # the thread must not die; SimulationError is the usual one
@@ -266,6 +275,7 @@ class PhysicsLoop:
             if self._on_error is not None:
                 self._on_error(e)
             return None
+        self.cpu["steps"] += time.thread_time() - c0
         self._now = self._offset + self._sim.t
         self._stepped += self._sim.h
         if self._duration is not None and self.time >= self._duration - 1e-9:
@@ -273,8 +283,7 @@ class PhysicsLoop:
         return self._info
 
     def _serve(self, until):
-        """Run queued ops; with ``until`` (wall time), keep serving them (and running the
-        due tasks) until then."""
+        """Run queued ops; with ``until`` (wall time), serve them and due tasks until then."""
         while True:
             if until is None:
                 timeout = 0.0
@@ -293,10 +302,12 @@ class PhysicsLoop:
                 return
             fn, fut = item
             if fut.set_running_or_notify_cancel():
+                c0 = time.thread_time()
                 try:
                     fut.set_result(fn(self._sim))
                 except Exception as e:
                     fut.set_exception(e)
+                self.cpu["ops"] += time.thread_time() - c0
 
     def _sample(self, now=None, force=False):
         now = self._wall() if now is None else now

@@ -8,7 +8,7 @@ from contact_lcp.ros.config import resolve_scene
 
 
 def build_simulator(cfg):
-    """A new ``Simulator`` for NodeConfig ``cfg`` (0 / empty = the scene's values).
+    """Build a ``Simulator`` for NodeConfig ``cfg`` (0 / empty = the scene's values).
 
     Raises
     ------
