@@ -2,9 +2,9 @@
 
 Both load the same files as our simulator (example-robot-data's ``talos_reduced.urdf``,
 the SRDF's ``half_sitting`` posture), put Talos on a floor with a free-floating base and
-hold the posture with position servos on every actuated joint. Neither needs anything
-from ``contact_lcp``; each is optional and reports ``'not installed'`` when its package
-is missing.
+hold the posture with position servos on every actuated joint. Neither uses our
+simulator (only ``contact_lcp.dynamics.robot_data`` to find the files); each is optional
+and reports ``'not installed'`` when its package is missing.
 
 Settings that differ from our simulator, on purpose, and are written here once:
 
@@ -41,11 +41,7 @@ STAND_TOLERANCE = 0.05
 
 @dataclass(frozen=True)
 class TalosFiles:
-    """Where Talos lives: URDF, SRDF, and the folder ``package://`` URIs resolve in.
-
-    ``package_dir`` is a folder such that ``package://NAME/rest`` is ``package_dir/NAME/rest``
-    (or ``package_dir/rest`` when ``package_dir`` is the package itself).
-    """
+    """Where Talos lives: URDF, SRDF, and the folder ``package://NAME/rest`` is under."""
 
     urdf: str
     srdf: str
@@ -103,10 +99,7 @@ class PeerRun:
 
 
 def talos_files():
-    """Locate Talos in the installed example-robot-data.
-
-    Uses ``contact_lcp.dynamics.robot_data.talos_paths`` when it exists, else looks in
-    the wheel's ``cmeel.prefix/share/example-robot-data`` (6.x wheels have no Python module).
+    """Locate Talos in the installed example-robot-data (``contact_lcp.dynamics.robot_data``).
 
     Returns
     -------
@@ -117,24 +110,13 @@ def talos_files():
     FileNotFoundError
         example-robot-data is not installed or has no Talos.
     """
+    from contact_lcp.dynamics.robot_data import talos_paths
+
     try:
-        from contact_lcp.dynamics.robot_data import talos_paths
-    except ImportError:
-        talos_paths = None
-    if talos_paths is not None:
-        urdf, srdf, package_dir = talos_paths()
-        return TalosFiles(str(urdf), str(srdf), str(package_dir))
-    try:
-        dist = importlib.metadata.distribution("example-robot-data")
-    except importlib.metadata.PackageNotFoundError as e:
-        raise FileNotFoundError("example-robot-data is not installed (pip install example-robot-data)") from e
-    for f in dist.files or ():
-        if str(f).replace("\\", "/").endswith("talos_data/robots/" + TALOS_URDF):
-            urdf = Path(dist.locate_file(f)).resolve()
-            talos = urdf.parent.parent
-            return TalosFiles(str(urdf), str(talos / "srdf" / "talos.srdf"),
-                              str(talos.parent.parent.parent))
-    raise FileNotFoundError(f"example-robot-data {dist.version} has no talos_data/robots/{TALOS_URDF}")
+        urdf, srdf, package_dir = talos_paths(TALOS_URDF[: -len(".urdf")])
+    except Exception as e:  # SceneError: example-robot-data missing
+        raise FileNotFoundError(str(e)) from e
+    return TalosFiles(str(urdf), str(srdf), str(package_dir))
 
 
 def half_sitting(srdf):
@@ -157,23 +139,15 @@ def half_sitting(srdf):
 
 
 def resolved_urdf(files):
-    """The URDF text with every ``package://`` URI replaced by an absolute path."""
+    """The URDF text with every ``package://NAME/rest`` replaced by ``package_dir/NAME/rest``."""
     text = Path(files.urdf).read_text()
-    roots = [Path(files.package_dir)] + list(Path(files.urdf).parents)
-
-    def resolve(uri):
-        rest = uri[len("package://"):]
-        name, _, sub = rest.partition("/")
-        for root in roots:
-            for cand in (root / rest, root / sub, root.parent / rest):
-                if cand.is_file():
-                    return str(cand.resolve())
-        raise FileNotFoundError(f"cannot resolve {uri} from {files.package_dir}")
-
     out, pos = [], 0
     while (i := text.find("package://", pos)) >= 0:
         j = text.find('"', i)
-        out += [text[pos:i], resolve(text[i:j])]
+        path = Path(files.package_dir) / text[i + len("package://"):j]
+        if not path.is_file():
+            raise FileNotFoundError(f"{text[i:j]} is not {path}")
+        out += [text[pos:i], str(path)]
         pos = j
     return "".join(out) + text[pos:]
 
