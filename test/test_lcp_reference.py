@@ -17,6 +17,10 @@ DEGENERATE_CONTACT = ("box_landing_friction", "box_sliding_friction", "box_spinn
 #: (method, problem) -> the status it must end with, when that is not SOLVED.
 EXPECTED = {
     ("lemke", "cycling_example"): LCPStatus.CYCLE,
+    ("lemke", "lexicographic_ray_example"): LCPStatus.CYCLE,
+    ("lexicographic", "lexicographic_ray_example"): LCPStatus.NO_SOLUTION,
+    ("murty", "lexicographic_ray_example"): LCPStatus.CYCLE,
+    ("pgs", "lexicographic_ray_example"): LCPStatus.NUMERICAL_FAILURE,  # M[2, 2] < 0
     ("pgs", "cycling_example"): LCPStatus.NUMERICAL_FAILURE,  # M[1, 1] = 0
     ("robust", "murty_exponential_16"): LCPStatus.MAX_PIVOTS,  # 2^16 pivots > max_nodes
     ("lemke", "murty_exponential_16"): LCPStatus.MAX_PIVOTS,

@@ -12,6 +12,8 @@ Each flip factorises the block anew (O(k^3) for ``k = |alpha|``): this is the re
 principal pivoting method, not a fast one.
 """
 
+import warnings
+
 import numpy as np
 import scipy.linalg
 
@@ -26,7 +28,9 @@ def _block_solve(M, q, idx, singular_tol):
     if idx.size == 0:
         return z, 1.0
     block = M[np.ix_(idx, idx)]
-    lu, piv = scipy.linalg.lu_factor(block, check_finite=False)
+    with warnings.catch_warnings():  # a singular block is reported through rcond
+        warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+        lu, piv = scipy.linalg.lu_factor(block, check_finite=False)
     anorm = float(np.max(np.sum(np.abs(block), axis=0)))
     if anorm == 0.0:
         return None, 0.0

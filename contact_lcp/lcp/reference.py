@@ -90,6 +90,20 @@ def cycling_example():
                             z_expected=np.array([0.0, 0.0, 1.0]))
 
 
+def lexicographic_ray_example():
+    """A 3x3 LCP with the solution (0, 1, 0) on which single-path Lemke variants fail.
+
+    Found by the same search as :func:`cycling_example`: min-index Lemke cycles and
+    lexicographic Lemke ends on a secondary ray. ``M`` is not copositive-plus, so Lemke's
+    method has no guarantee here (Cottle, Pang & Stone 1992, sec. 4.4); a search over
+    pivot sequences (robust) reaches the solution after backtracking from the ray.
+    """
+    M = np.array([[1.0, 2.0, 2.0], [2.0, 1.0, -1.0], [-2.0, 1.0, -2.0]])
+    return ReferenceProblem("lexicographic_ray_example", M, -np.ones(3),
+                            "found by search; a ray for lexicographic Lemke",
+                            z_expected=np.array([0.0, 1.0, 0.0]))
+
+
 def infeasible():
     """``M = -I``, ``q = -1``: ``w = -z - 1 < 0`` for every ``z >= 0``; no solution."""
     n = 3
@@ -194,6 +208,37 @@ def box_on_plane(motion, friction=True):
                             "rigid box on a plane, build_contact_lcp (Stewart-Trinkle)")
 
 
+def rigid_box_contact(points, seed, friction=True):
+    """A random rigid box resting on the plane at ``points`` points of its bottom face.
+
+    For timing and property tests of the rank-deficient contact LCPs robust is made for:
+    ``G`` (3k x 3k) has rank <= 6 for any ``k``. Seeded: box of 0.5 to 20 kg and 0.1 to
+    0.6 m, points uniform on the bottom face (the first four at its corners), pressed
+    down by gravity over h = 5 ms plus a random velocity (up to 0.5 m/s, 1 rad/s) and a
+    random ``mu`` in [0.2, 1] per contact. With ``friction`` (d = 8) ``n = 10 k``, else
+    ``n = k``.
+    """
+    rng = np.random.default_rng(seed)
+    mass = rng.uniform(0.5, 20.0)
+    size = rng.uniform(0.1, 0.6, 3)
+    half = size / 2
+    xy = rng.uniform(-1.0, 1.0, (points, 2)) * half[:2]
+    xy[:4] = np.array([[-1, -1], [-1, 1], [1, -1], [1, 1]])[: min(points, 4)] * half[:2]
+    pts = np.column_stack([xy, np.full(points, -half[2])])
+    inertia = mass / 12 * np.array([size[1] ** 2 + size[2] ** 2, size[0] ** 2 + size[2] ** 2,
+                                    size[0] ** 2 + size[1] ** 2])
+    v = rng.uniform(-0.5, 0.5, 3) + np.array([0.0, 0.0, -GRAVITY * 0.005])
+    omega = rng.uniform(-1.0, 1.0, 3)
+    G, u = _rigid_body_contacts(pts, mass, inertia, v, omega)
+    if friction:
+        lcp = build_contact_lcp(G, u, rng.uniform(0.2, 1.0, points), num_directions=8)
+    else:
+        lcp = build_frictionless_lcp(G, u, num_contacts=points)
+    kind = "friction" if friction else "frictionless"
+    return ReferenceProblem(f"rigid_box_{points}pt_s{seed}_{kind}", lcp.M, lcp.q,
+                            "random rigid box on a plane, build_contact_lcp")
+
+
 def reference_problems():
     """Every reference problem, in a fixed order.
 
@@ -203,7 +248,7 @@ def reference_problems():
     """
     problems = [planted_p_matrix(n, seed) for n, seed in ((5, 0), (10, 1), (30, 2))]
     problems += [murty_exponential(8), murty_exponential(16), cycling_example(),
-                 infeasible(), copositive_plus(), trivial(), empty()]
+                 lexicographic_ray_example(), infeasible(), copositive_plus(), trivial(), empty()]
     problems += [legged_frame(legs) for legs in range(4, 9)]
     problems += [box_on_plane(m) for m in ("landing", "sliding", "spinning")]
     problems += [box_on_plane("landing", friction=False)]

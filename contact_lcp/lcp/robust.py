@@ -289,10 +289,14 @@ def _run(M, q, c, Binv, qbar, basis, where, keys, warm_pivots, eps, err_max, piv
          tie_tol, max_nodes, n_slots, dive, cold):
     """Step 0, the search and a refinement of the answer in one call.
 
-    With ``cold`` the state arguments are ignored and the slack basis (``c = 1``) is used.
-    Returns ``(status, stats, z, basis_residual)``.
+    With ``cold`` the state arguments are ignored and the slack basis (``c = 1``) is used
+    (and ``q >= 0`` returns ``z = 0`` with no node expanded). ``eps`` and ``err_max`` are
+    scaled by ``max(1, ||q||_inf)`` here. Returns ``(status, stats, z, basis_residual)``.
     """
     n = q.shape[0]
+    if cold and np.all(q >= 0.0):
+        return tb.SOLVED, np.zeros(len(_STATS), dtype=np.int64), np.zeros(n), 0.0
+    scale = max(1.0, np.max(np.abs(q)))
     cert_a, cert_b = certification_coefficients(M, q)
     MT = np.ascontiguousarray(M.T)
     if cold:
@@ -306,12 +310,15 @@ def _run(M, q, c, Binv, qbar, basis, where, keys, warm_pivots, eps, err_max, piv
     work = np.empty(n)
     leaving = tb.pivot(Binv, qbar, basis, where, -np.dot(Binv, c), r, 2 * n, work)
     code, stats = _search(MT, q, c, Binv, qbar, basis, where, keys, leaving, warm_pivots + 1,
-                          eps, err_max, pivot_tol, tie_tol, max_nodes, n_slots, cert_a,
+                          eps * scale, err_max * scale, pivot_tol, tie_tol, max_nodes, n_slots, cert_a,
                           cert_b, dive)
     stats[4] += warm_pivots + 1
     res = tb.refine(MT, q, c, Binv, qbar, basis) if code == tb.SOLVED else -1.0
     return code, stats, tb.extract_z(qbar, basis, n), res
 
+
+_NO_MATRIX, _NO_VECTOR = np.empty((0, 0)), np.empty(0)  # placeholders of a cold start
+_NO_INDEX = np.empty(0, dtype=np.int64)
 
 _REASONS = {
     tb.MAX_PIVOTS: "node limit max_nodes={max_nodes} reached",
@@ -406,13 +413,9 @@ def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=10000,
     """
     n = q.shape[0]
     info = {}
-    if initial_basis is None and np.all(q >= 0.0):
-        return MethodOutput(np.zeros(n), LCPStatus.SOLVED, 0, {"nodes": 0})
-    scale = max(1.0, float(np.max(np.abs(q))))
-    kept = np.zeros(0, dtype=np.int64)
+    kept = _NO_INDEX
     if initial_basis is None:
-        Binv, qbar, c = np.empty((0, 0)), np.empty(0), np.empty(0)
-        basis, where = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+        Binv, qbar, c, basis, where = _NO_MATRIX, _NO_VECTOR, _NO_VECTOR, _NO_INDEX, _NO_INDEX
     else:
         Binv, basis, where, kept, dropped = _principal_pivot(M, q, initial_basis, singular_tol)
         info["warm_start_kept"] = kept.tolist()
@@ -427,9 +430,11 @@ def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=10000,
             return MethodOutput(z, LCPStatus.SOLVED, int(kept.size), dict(info, nodes=0))
     code, stats, z, res = _run(
         M, q, c, Binv, qbar, basis, where, tb.zobrist_keys(n), kept.size,
-        epsilon * scale, max_error * scale, float(pivot_tol), float(tie_threshold),
+        float(epsilon), float(max_error), float(pivot_tol), float(tie_threshold),
         int(max_nodes), _cache_slots(n, cache_size), bool(dive), initial_basis is None,
     )
+    if code == tb.SOLVED and stats[0] == 0:  # q >= 0
+        return MethodOutput(z, LCPStatus.SOLVED, 0, {"nodes": 0})
     info.update(zip(_STATS, stats.tolist()))
     if code == tb.SOLVED:
         info["basis_residual"] = res

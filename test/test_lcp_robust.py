@@ -1,0 +1,122 @@
+"""The robust best-first pivot search (Yamane & Nakamura 2008)."""
+
+import numpy as np
+import pytest
+
+from contact_lcp.lcp import LCPStatus, default_tolerance, solve
+from contact_lcp.lcp.reference import (
+    box_on_plane, legged_frame, lexicographic_ray_example, murty_exponential,
+    planted_p_matrix, rigid_box_contact,
+)
+from contact_lcp.lcp.robust import certification_coefficients
+
+STATS = ("nodes", "queued", "max_queue", "depth", "total_pivots", "replayed")
+
+
+def certified(res):
+    return res.success and res.error <= res.info["tol"]
+
+
+def test_certification_coefficients_match_default_tolerance():
+    rng = np.random.default_rng(0)
+    for n in (1, 5, 40):
+        M, q, z = rng.standard_normal((n, n)), rng.standard_normal(n), rng.standard_normal(n)
+        a, b = certification_coefficients(M, q)
+        assert a * np.max(np.abs(z)) + b == pytest.approx(default_tolerance(M, q, z), rel=1e-12)
+
+
+def test_info_reports_the_search():
+    p = planted_p_matrix(30, 2)
+    res = solve(p.M, p.q, method="robust")
+    assert certified(res)
+    assert set(STATS) <= set(res.info)
+    assert res.pivots == res.info["depth"] <= res.info["total_pivots"]
+    assert res.info["nodes"] >= 1 and res.info["basis_residual"] < 1e-10
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("points", [8, 16])
+def test_certifies_rank_deficient_contact_lcps(points, seed):
+    """The point of the method: rigid boxes on 8-16 points have rank(G) <= 6."""
+    p = rigid_box_contact(points, seed)
+    res = solve(p.M, p.q, method="robust")
+    assert certified(res), (res.status, dict(res.info))
+
+
+def test_backtracks_from_a_dead_end():
+    p = lexicographic_ray_example()
+    assert solve(p.M, p.q, method="lexicographic").status is LCPStatus.NO_SOLUTION
+    res = solve(p.M, p.q, method="robust")
+    assert certified(res) and res.info["dead_ray"] >= 1 and res.info["replayed"] >= 1
+    np.testing.assert_allclose(res.z, p.z_expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("problem", [box_on_plane("spinning"), box_on_plane("sliding"),
+                                     legged_frame(8)], ids=lambda p: p.name)
+def test_pure_best_first_and_cache_size_do_not_change_the_answer(problem):
+    """dive=False is the plain best-first order; the cache only saves replays."""
+    cached = solve(problem.M, problem.q, method="robust", dive=False)
+    replay = solve(problem.M, problem.q, method="robust", dive=False, cache_size=0)
+    assert certified(cached) and certified(replay)
+    for key in ("nodes", "queued", "depth"):
+        assert cached.info[key] == replay.info[key]
+    assert replay.info["replayed"] >= cached.info["replayed"]
+    np.testing.assert_allclose(cached.z, replay.z, atol=1e-12)
+
+
+def test_node_limit_is_max_pivots():
+    p = murty_exponential(10)
+    res = solve(p.M, p.q, method="robust", max_nodes=50)
+    assert res.status is LCPStatus.MAX_PIVOTS and res.info["nodes"] == 50
+    assert "max_nodes=50" in res.info["reason"]
+
+
+def test_infeasible_reports_a_ray():
+    res = solve(-np.eye(4), -np.ones(4), method="robust")
+    assert res.status is LCPStatus.NO_SOLUTION and "ray" in res.info["reason"]
+
+
+def test_warm_start_on_the_support_needs_no_search():
+    p = planted_p_matrix(10, 1)
+    support = np.flatnonzero(p.z_expected)
+    res = solve(p.M, p.q, method="robust", initial_basis=support)
+    assert certified(res) and res.info["nodes"] == 0 and res.pivots == support.size
+    np.testing.assert_allclose(res.z, p.z_expected, atol=1e-10)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_warm_start_from_a_wrong_basis_reaches_the_same_solution(seed):
+    p = planted_p_matrix(12, seed)
+    wrong = np.flatnonzero(p.z_expected == 0)[:3]
+    res = solve(p.M, p.q, method="robust", initial_basis=wrong)
+    assert certified(res) and res.info["warm_start_kept"] == wrong.tolist()
+    np.testing.assert_allclose(res.z, p.z_expected, atol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_two_step_warm_start_from_the_frictionless_solution(seed):
+    """Frictional LCP started on the loaded contacts of the frictionless one."""
+    frictionless = rigid_box_contact(8, seed, friction=False)
+    first = solve(frictionless.M, frictionless.q, method="robust")
+    assert certified(first)
+    loaded = np.flatnonzero(first.z > 0)
+    p = rigid_box_contact(8, seed)
+    cold = solve(p.M, p.q, method="robust")
+    warm = solve(p.M, p.q, method="robust", initial_basis=loaded)
+    assert certified(cold) and certified(warm), dict(warm.info)
+
+
+def test_singular_warm_start_block_is_reduced_and_said():
+    p = legged_frame(6)  # rank 3: any 4 legs form a singular block
+    res = solve(p.M, p.q, method="robust", initial_basis=range(6))
+    assert certified(res)
+    assert len(res.info["warm_start_kept"]) <= 3 and res.info["warm_start_dropped"]
+
+
+def test_options_are_scaled_by_q():
+    """epsilon and max_error are relative to max(1, ||q||): scaling q changes nothing."""
+    p = rigid_box_contact(8, 3)
+    a = solve(p.M, p.q, method="robust")
+    b = solve(p.M, 1e3 * p.q, method="robust")
+    assert certified(a) and certified(b)
+    np.testing.assert_allclose(1e3 * a.z, b.z, rtol=1e-6, atol=1e-9)

@@ -1,0 +1,79 @@
+"""solve(): validation of the caller's input, dispatch, and the method table."""
+
+import numpy as np
+import pytest
+
+from contact_lcp.exceptions import InvalidProblem
+from contact_lcp.lcp import METHODS, LCPStatus, solve
+from contact_lcp.lcp.reference import planted_p_matrix
+
+M2 = np.array([[2.0, 1.0], [1.0, 2.0]])
+Q2 = np.array([-1.0, 1.0])
+
+
+def test_methods_table_has_every_method():
+    assert {"robust", "lemke", "lexicographic", "murty", "pgs"} <= set(METHODS)
+
+
+def test_default_method_is_robust():
+    assert solve(M2, Q2).method == "robust"
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_empty_problem(method):
+    res = solve(np.zeros((0, 0)), np.zeros(0), method=method)
+    assert res.status is LCPStatus.SOLVED and res.z.shape == (0,) and res.pivots == 0
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_nonnegative_q_gives_zero_in_zero_pivots(method):
+    res = solve(M2, np.array([1.0, 0.0]), method=method)
+    assert res.status is LCPStatus.SOLVED and res.pivots == 0
+    np.testing.assert_array_equal(res.z, 0.0)
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_result_is_certified(method):
+    res = solve(M2, Q2, method=method)
+    assert res.success and res.error <= res.info["tol"]
+    np.testing.assert_allclose(res.w, M2 @ res.z + Q2)
+    np.testing.assert_allclose(res.z, [0.5, 0.0], atol=1e-9)
+
+
+def test_unknown_method_is_a_value_error_naming_the_choices():
+    with pytest.raises(ValueError, match="'simplex'.*valid methods.*lemke.*robust"):
+        solve(M2, Q2, method="simplex")
+    assert issubclass(InvalidProblem, ValueError)
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_unknown_option_is_a_type_error_listing_valid_ones(method):
+    with pytest.raises(TypeError, match="unknown option.*'max_pivtos'.*valid options"):
+        solve(M2, Q2, method=method, max_pivtos=3)
+
+
+@pytest.mark.parametrize("M, q, match", [
+    (np.eye(2), np.ones((2, 1)), r"q must be a vector of shape \(n,\); received shape \(2, 1\)"),
+    (np.eye(3), np.ones(2), r"shape \(2, 2\).*received shape \(3, 3\)"),
+    (np.ones((2, 3)), np.ones(2), r"received shape \(2, 3\)"),
+    (np.array([[1.0, np.nan], [0.0, 1.0]]), np.ones(2), r"M must be finite; M\[0, 1\]"),
+    (np.eye(2), np.array([1.0, np.inf]), r"q must be finite; q\[1\]"),
+])
+@pytest.mark.parametrize("method", ["robust", "lemke"])
+def test_bad_input_raises_with_expected_and_received(M, q, match, method):
+    with pytest.raises(InvalidProblem, match=match):
+        solve(M, q, method=method)
+
+
+def test_bad_option_values_raise():
+    with pytest.raises(ValueError, match="tie_threshold"):
+        solve(M2, Q2, method="lexicographic", tie_threshold=-1.0)
+    with pytest.raises(ValueError, match="initial_basis"):
+        solve(M2, Q2, method="robust", initial_basis=[5])
+
+
+def test_user_tolerance_downgrades_a_claimed_solution():
+    p = planted_p_matrix(10, 1)
+    res = solve(p.M, p.q, method="pgs", tolerance=1e-3, tol=1e-12)
+    assert res.error > 1e-12
+    assert res.status is LCPStatus.ERROR and res.info["claimed"] == "SOLVED"
