@@ -228,7 +228,8 @@ def summarize(rows, variant, set_name, trivial_ms=()):
         version=getattr(variant.peer, "version", ""), total=len(done), success=success,
         success_rate=success / len(done) if done else float("nan"),
         failure=len(done) - success, **counts,
-        lied=sum(bool(r["lied"]) for r in done), false_fail=sum(bool(r["false_fail"]) for r in done),
+        lied=sum(bool(r["lied"]) for r in done),
+        false_fail=sum(bool(r["false_fail"]) for r in done),
         raised=sum(bool(r["raised"]) for r in done), skipped=len(rows) - len(done),
         median_ms=common.median(t), p95_ms=common.percentile(t, 95),
         sgm_ms=common.shifted_geometric_mean(t, 0.01),
@@ -263,10 +264,10 @@ def paired_ratio(runs, num, den, solved=False, bucket=None):
                 and r["status"] != "skipped" and (not solved or r["status"] == "solved")
                 and (bucket is None or bucket[0] < r["n"] <= bucket[1])}
     a, b = times(num), times(den)
-    common_ = sorted(set(a) & set(b))
-    if not common_:
+    both = sorted(set(a) & set(b))
+    if not both:
         return float("nan"), 0
-    return common.median([a[p] for p in common_]) / common.median([b[p] for p in common_]), len(common_)
+    return common.median([a[p] for p in both]) / common.median([b[p] for p in both]), len(both)
 
 
 def headline(runs, summaries, set_name="contact"):
@@ -280,21 +281,25 @@ def headline(runs, summaries, set_name="contact"):
                      f"{100 * s['success_rate']:.1f} %   (target 100 %)")
     if "robust" in by and "quantecon" in by:
         ratio, m = paired_ratio(runs, "robust", "quantecon")
-        lines.append(f"robust median / quantecon median: {ratio:.2f}x on {m} problems   (target <= 2x)")
+        lines.append(f"robust median / quantecon median: {ratio:.2f}x on {m} problems"
+                     "   (target <= 2x)")
         ratio, m = paired_ratio(runs, "robust", "quantecon", solved=True)
-        per = [paired_ratio(runs, "robust", "quantecon", bucket=b) for b in BUCKETS]
+        per = [(lo, hi) + paired_ratio(runs, "robust", "quantecon", bucket=(lo, hi))
+               for lo, hi in BUCKETS]
         lines.append(f"  on the {m} both certified: {ratio:.2f}x; by size "
-                     + ", ".join(f"{lo}<n<={hi}: {r:.2f}x ({c})" for (lo, hi), (r, c) in zip(BUCKETS, per)))
+                     + ", ".join(f"{lo}<n<={hi}: {r:.2f}x ({c})" for lo, hi, r, c in per))
     if "robust" in by and "drake" in by:
         ratio, m = paired_ratio(runs, "drake", "robust")
-        lines.append(f"drake median / robust median: {ratio:.1f}x on {m} problems   (target >= 10x)"
-                     f"; drake program build (untimed) median {by['drake']['median_setup_ms']:.3f} ms")
+        setup = by["drake"]["median_setup_ms"]
+        lines.append(f"drake median / robust median: {ratio:.1f}x on {m} problems"
+                     f"   (target >= 10x); drake program build (untimed) median {setup:.3f} ms")
         ratio, m = paired_ratio(runs, "drake", "robust", solved=True)
         lines.append(f"  on the {m} both certified: {ratio:.1f}x")
     fixed = [f"{s['variant']} {s['trivial_ms']:.3g}" for s in by.values()
              if np.isfinite(s["trivial_ms"])]
     if fixed:
-        lines.append("fixed cost of a call (same M, q >= 0 so z = 0; median ms): " + ", ".join(fixed))
+        lines.append("fixed cost of a call (same M, q >= 0 so z = 0; median ms): "
+                     + ", ".join(fixed))
     for name in ("quantecon", "drake"):
         if name in by and by[name]["total"]:
             s = by[name]
@@ -310,10 +315,13 @@ def failure_lines(runs, problems, set_name):
     infeasible = {p.name for p in problems if p.solvable is False}
     by = {}
     for r in runs:
-        if r["set"] == set_name and r["status"] not in (LCPStatus.SOLVED.value, "skipped"):
-            ok = r["problem"] in infeasible and r["status"] == LCPStatus.NO_SOLUTION.value
-            tag = " (infeasible: right)" if ok else " (infeasible)" if r["problem"] in infeasible else ""
-            by.setdefault(r["variant"], []).append(f"{r['problem']} {r['status']}{tag}")
+        if r["set"] != set_name or r["status"] in (LCPStatus.SOLVED.value, "skipped"):
+            continue
+        tag = ""
+        if r["problem"] in infeasible:
+            right = r["status"] == LCPStatus.NO_SOLUTION.value
+            tag = " (infeasible: right)" if right else " (infeasible)"
+        by.setdefault(r["variant"], []).append(f"{r['problem']} {r['status']}{tag}")
     return [f"  {v}: " + ", ".join(items) for v, items in by.items()]
 
 
@@ -351,7 +359,10 @@ def run_benchmark(sets, variants, budget_s=None, log=None):
 
 
 def write_results(runs, summaries, name, results_dir=None, extra=None):
-    """Write ``<name>_<stamp>_<rev>.csv`` (summaries) and ``<name>-runs_...csv``; return paths."""
+    """Write ``<name>_<stamp>_<rev>.csv`` (summaries) and ``<name>-runs_...csv``.
+
+    Returns the two paths.
+    """
     date, stamp = common.utc_stamp()
     rev = common.git_revision(ROOT)
     for row in summaries + runs:
@@ -374,19 +385,57 @@ def problem_sets(quick, count, seed):
     return sets
 
 
+LEGEND = """\
+lied: claimed success but failed our check;  false fail: reported failure on a point that
+passes it;  max resid: worst ||min(z, Mz+q)||_inf among claimed successes;  mean piv: over
+all runs;  times include our validation and certification for our methods, only the solve
+call for peers;  scipy's 'singular matrix' warnings are silenced (the status says it)."""
+
+
+def report(sets, variants, runs, summaries, budget):
+    """Print the table of each set, the size buckets of set (b) and the headline."""
+    titles = {"reference": "(a) reference problems",
+              "contact": "(b) contact LCPs with redundant contacts"}
+    for set_name, problems in sets.items():
+        rows = [s for s in summaries if s["set"] == set_name]
+        print_table(f"{titles.get(set_name, set_name)}: {len(problems)} problems", rows)
+        subsets = [f"{s['variant']}: {s['total']} of them" for s in rows
+                   if s["total"] + s["skipped"] < len(problems)]
+        if subsets:
+            print("  subsets: " + "; ".join(subsets))
+        if set_name == "reference":
+            print("  not solved:\n" + "\n".join(failure_lines(runs, problems, set_name)))
+        skipped = [f"{s['variant']} {s['skipped']}" for s in rows if s["skipped"]]
+        if skipped:
+            print(f"  skipped after {budget:.0f} s of solving: " + ", ".join(skipped))
+    if "contact" in sets:
+        print("\nmedian ms (certified / tried) by size on set (b):")
+        cols = ["variant"] + [f"{p}_{hi}" for lo, hi in BUCKETS for p in ("ms", "ok")]
+        heads = ["method"] + [f"{h} {lo}<n<={hi}" for lo, hi in BUCKETS for h in ("ms", "ok")]
+        contact = [r for r in runs if r["set"] == "contact"]
+        print(common.format_table(bucket_rows(contact, variants), cols, heads))
+    print("\n" + LEGEND)
+    print("\nheadline:")
+    for line in headline(runs, summaries):
+        print("  " + line)
+
+
 def main(argv=None):
     """The ``bench_lcp.py`` command; returns ``(runs, summaries)``."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="100 contact problems + the reference set")
-    ap.add_argument("--count", type=int, default=1000, help="random contact problems (full set)")
+    ap.add_argument("--quick", action="store_true",
+                    help="100 contact problems + the reference set")
+    ap.add_argument("--count", type=int, default=1000, help="random contact problems")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--methods", help="comma-separated variant or method names (default all)")
-    ap.add_argument("--peers", default="quantecon,drake", help="installed peers to run ('' for none)")
+    ap.add_argument("--peers", default="quantecon,drake",
+                    help="installed peers to run ('' for none)")
     ap.add_argument("--drake-stride", type=int, default=None,
-                    help="run Drake on every k-th contact problem (default 20; quick: 1 with n <= 100)")
+                    help="Drake on every k-th contact problem (default 20; quick 1 with n <= 100)")
     ap.add_argument("--budget", type=float, default=None,
-                    help="seconds of solving per method and set before skipping (default 600; quick 20)")
-    ap.add_argument("--results-dir", default=common.RESULTS_DIR, help="where the CSVs go ('' for none)")
+                    help="seconds of solving per method and set, then skip (600; quick 20)")
+    ap.add_argument("--results-dir", default=common.RESULTS_DIR,
+                    help="where the CSVs go ('' for none)")
     args = ap.parse_args(argv)
     # Singular principal blocks are an expected outcome here; the status records them.
     warnings.filterwarnings("ignore", message=".*[Ss]ingular matrix")
@@ -397,50 +446,20 @@ def main(argv=None):
 
     t0 = time.perf_counter()
     sets = problem_sets(args.quick, args.count, args.seed)
-    print(f"problems: " + ", ".join(f"{k} {len(v)}" for k, v in sets.items())
+    print("problems: " + ", ".join(f"{k} {len(v)}" for k, v in sets.items())
           + f"  (generated in {time.perf_counter() - t0:.1f} s; load average {load_start:.2f})")
     names = set(args.methods.split(",")) if args.methods else None
     variants, missing = our_variants(names=names)
     if missing:
         print(f"not registered yet (skipped): {', '.join(missing)}")
-    peer_names = [p for p in args.peers.split(",") if p]
-    if names is not None:
-        peer_names = [p for p in peer_names if p in names]
+    peer_names = [p for p in args.peers.split(",") if p and (names is None or p in names)]
     variants += peer_variants(peer_names, stride, max_n)
     print("variants: " + ", ".join(v.name for v in variants))
     runs, summaries = run_benchmark(sets, variants, budget, log=print)
     load_end = os.getloadavg()[0]
-
-    titles = {"reference": "(a) reference problems",
-              "contact": "(b) contact LCPs with redundant contacts"}
-    for set_name in sets:
-        rows = [s for s in summaries if s["set"] == set_name]
-        print_table(f"{titles[set_name]}: {len(sets[set_name])} problems", rows)
-        notes = [f"{s['variant']}: {s['total']} of them" for s in rows
-                 if s["total"] + s["skipped"] < len(sets[set_name])]
-        if notes:
-            print("  subsets: " + "; ".join(notes))
-        if set_name == "reference":
-            print("  not solved:")
-            print("\n".join("  " + line for line in failure_lines(runs, sets[set_name], set_name)))
-        skipped = [f"{s['variant']} {s['skipped']}" for s in rows if s["skipped"]]
-        if skipped:
-            print(f"  skipped after {budget:.0f} s of solving: " + ", ".join(skipped))
-    contact = [r for r in runs if r["set"] == "contact"]
-    print("\nmedian ms (certified / tried) by size on set (b):")
-    cols = ["variant"] + [f"{p}_{hi}" for lo, hi in BUCKETS for p in ("ms", "ok")]
-    heads = ["method"] + [f"{h} {lo}<n<={hi}" for lo, hi in BUCKETS for h in ("ms", "ok")]
-    print(common.format_table(bucket_rows(contact, variants), cols, heads))
-    print("\nlied: claimed success but failed our check;  false fail: reported failure on a "
-          "point that passes it;\nmax resid: worst ||min(z, Mz+q)||_inf among claimed "
-          "successes;  mean piv: over all runs;\ntimes include our validation and "
-          "certification for our methods, only the solve call for peers;\n"
-          "scipy's 'singular matrix' warnings are silenced (the status records the outcome).")
-    print("\nheadline:")
-    for line in headline(runs, summaries):
-        print("  " + line)
-    print(f"\nload average {load_start:.2f} at start, {load_end:.2f} at end "
-          f"(2 cores; > 1 means the timings shared the machine); total {time.perf_counter() - t0:.0f} s")
+    report(sets, variants, runs, summaries, budget)
+    print(f"\nload average {load_start:.2f} at start, {load_end:.2f} at end (2 cores; > 1 "
+          f"means the timings shared the machine); total {time.perf_counter() - t0:.0f} s")
     if args.results_dir:
         name = "lcp-quick" if args.quick else "lcp"
         paths = write_results(runs, summaries, name, args.results_dir,

@@ -253,7 +253,10 @@ def grounded_box(rng, x, y, count, mass=None):
     local = sole_points(rng, extents[:2] / 2, count)
     sole = np.column_stack([local, np.full(count, -extents[2] / 2)]) @ R.T + c
     sole[:, 2] = 0.0
-    mu = np.full(count, rng.uniform(0.2, 1.0)) if rng.random() < 0.5 else rng.uniform(0.2, 1.0, count)
+    if rng.random() < 0.5:
+        mu = np.full(count, rng.uniform(0.2, 1.0))  # one friction coefficient per body
+    else:
+        mu = rng.uniform(0.2, 1.0, count)
     return Body(c, R, mass, box_inertia(mass, extents), sole_W=sole, mu=mu)
 
 
@@ -285,7 +288,8 @@ def scene_bodies(rng, family, k):
             thigh_mass = rng.uniform(1.0, 10.0)
             thigh = Body(np.array([0.0, y, height / 2]), np.eye(3), thigh_mass,
                          box_inertia(thigh_mass, [0.08, 0.08, height / 2]), parent=0,
-                         joint_W=np.array([0.0, y, height - 0.05]), joint_dof=int(rng.integers(1, 4)))
+                         joint_W=np.array([0.0, y, height - 0.05]),
+                         joint_dof=int(rng.integers(1, 4)))
             bodies.append(thigh)
             foot = grounded_box(rng, rng.uniform(-0.1, 0.1), y, count, mass=rng.uniform(0.5, 3.0))
             foot.parent, foot.joint_dof = len(bodies) - 1, int(rng.integers(1, 4))

@@ -58,19 +58,20 @@ def test_table_and_csv(tmp_path, capsys):
     assert {r["variant"] for r in common.read_csv(paths[0])} == {v.name for v in variants}
 
 
-def fake_peer(answer, claimed):
-    return lcp_peers.Peer("fake", lambda M, q: (M, q),
-                          lambda s: lcp_peers.PeerOutput(answer(*s), claimed, LCPStatus.NO_SOLUTION))
+def fake_peer(name, answer, claimed):
+    """A peer variant that returns ``answer(M, q)`` and claims success or a secondary ray."""
+    def run(state):
+        return lcp_peers.PeerOutput(answer(*state), claimed, LCPStatus.NO_SOLUTION)
+
+    peer = lcp_peers.Peer(name, lambda M, q: (M, q), run)
+    return bench_lcp.Variant(name, name, kind="peer", peer=peer)
 
 
 def test_peer_flags_are_rechecked():
     spd = tiny_problems()[0]
-    liar = bench_lcp.Variant("liar", "fake", kind="peer", peer=fake_peer(lambda M, q: np.ones(4), True))
-    row = bench_lcp.run_once(liar, spd)
+    row = bench_lcp.run_once(fake_peer("liar", lambda M, q: np.ones(4), True), spd)
     assert row["lied"] and row["status"] == LCPStatus.ERROR.value
-    shy = bench_lcp.Variant("shy", "fake", kind="peer",
-                            peer=fake_peer(lambda M, q: spd.z_expected, False))
-    row = bench_lcp.run_once(shy, spd)
+    row = bench_lcp.run_once(fake_peer("shy", lambda M, q: spd.z_expected, False), spd)
     assert row["false_fail"] and row["status"] == LCPStatus.NO_SOLUTION.value
 
 
