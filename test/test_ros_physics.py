@@ -111,3 +111,32 @@ def test_duration_stops_stepping(make_loop):
     assert loop.finished.wait(2.0)
     time.sleep(0.05)
     assert sim.steps == 20
+
+
+def test_sim_clock_tasks_run_at_multiples_of_their_period(make_loop):
+    sim = CountingSim(h=0.001)
+    calls, wall_calls = [], []
+    loop = PhysicsLoop(sim, real_time_factor=0.0, duration=0.1)
+    loop.every(0.01, lambda s: calls.append(round(s.t, 9)), clock="sim")
+    loop.every(10.0, lambda s: wall_calls.append(s.t))
+    loop.start()
+    try:
+        assert loop.finished.wait(2.0)
+        time.sleep(0.05)
+    finally:
+        loop.stop()
+    steps = [round(0.01 * k, 9) for k in range(11)]
+    assert calls[:11] == steps  # then on the wall clock, once finished
+    assert wall_calls == [0.0]
+
+
+def test_sim_clock_tasks_follow_the_wall_clock_while_paused_and_run_after_a_step(make_loop):
+    sim = CountingSim(h=0.001)
+    calls = []
+    loop = make_loop(sim, paused=True)
+    loop.every(0.05, lambda s: calls.append(s.t), clock="sim")
+    time.sleep(0.3)
+    assert 3 <= len(calls) <= 9 and set(calls) == {0.0}  # ~0.3 / 0.05 + 1, loaded machine
+    loop.step_once().result(1.0)
+    loop.submit(lambda s: None).result(1.0)  # the loop has gone round once since
+    assert calls[-1] == pytest.approx(0.001)  # run at once, not 0.05 s later

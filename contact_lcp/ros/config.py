@@ -49,7 +49,9 @@ PARAMETERS = (
         "Target sim seconds per wall second. <= 0: as fast as possible."),
     ParameterSpec(
         "publish_rate", 100.0, float,
-        "Wall-clock rate [Hz] of /clock, /joint_states, /odom, /tf and the contact wrenches."),
+        "Rate [Hz] of /clock, /joint_states, /odom, /tf and the contact wrenches, in sim "
+        "time (every 1/rate s of /clock, as Gazebo's update_rate); on the wall clock "
+        "while paused."),
     ParameterSpec(
         "marker_rate", 10.0, float,
         "Wall-clock rate [Hz] of ~/contact_markers (heavier than the rest). 0: off."),

@@ -2,7 +2,8 @@
 
 All physics is in :mod:`contact_lcp.sim`; the stepping thread is
 :class:`contact_lcp.ros.physics.PhysicsLoop`, which also runs the publishers as periodic
-tasks on the wall clock (so they work with ``use_sim_time`` set: the node is the clock);
+tasks (state streams on sim time, markers and diagnostics on wall time; none on the
+node's ROS clock, so ``use_sim_time`` changes nothing: the node is the clock);
 message packing is in :mod:`contact_lcp.ros.messages`. The executor (single-threaded)
 serves subscriptions, services and parameters. Interfaces are listed in
 :mod:`contact_lcp.ros`.
@@ -211,7 +212,7 @@ class ContactLCPNode(Node):
     def _make_tasks(self):
         for task in self._tasks:
             task.cancel()
-        self._tasks = [self._loop.every(1.0 / self._config.publish_rate, self._publish)]
+        self._tasks = [self._loop.every(1.0 / self._config.publish_rate, self._publish, "sim")]
         if self._config.marker_rate > 0:
             self._tasks.append(
                 self._loop.every(1.0 / self._config.marker_rate, self._publish_markers))

@@ -5,15 +5,24 @@ Threading design
 The thread *owns* the simulator: no other thread calls it. ROS callbacks hand it work
 with :meth:`PhysicsLoop.submit` (a function of the simulator, run between two steps,
 answered through a ``concurrent.futures.Future``), and periodic work (the publishers)
-is registered with :meth:`PhysicsLoop.every` and run by the thread itself when due on
-the wall clock, between steps. Compared with a lock around the simulator this needs no
-fairness (a physics loop that re-takes a plain lock right after releasing it starves
-the publisher), every snapshot is of one single step, and the loop serves requests
-while it waits for the wall clock, so a paused simulator still answers at once.
+is registered with :meth:`PhysicsLoop.every` and run by the thread itself between
+steps when due, on sim time (state streams) or wall time (markers, diagnostics).
+Compared with a lock around the simulator this needs no fairness (a physics loop that
+re-takes a plain lock right after releasing it starves the publisher), every snapshot
+is of one single step, and the loop serves requests while it waits for the wall clock,
+so a paused simulator still answers at once.
 Stepping is CPU-bound Python holding the GIL, so a MultiThreadedExecutor (or a publish
 timer in another thread) adds no parallelism, only hand-offs: measured on the legged
 frame, a 100 Hz executor timer that fetched snapshots from this thread cost ~14 % of a
 core, publishing from here ~5 % (benchmarks/bench_node.py).
+
+Sim-time rates
+--------------
+The state streams are published every ``1/publish_rate`` s of *sim* time, as Gazebo's
+``update_rate``: a node on ``use_sim_time`` sees them at that rate whatever the speed,
+the samples are the same on any machine, and publishing costs a fixed share of the
+stepping (a wall-clock rate would publish after nearly every step of a simulation
+running at a tenth of real time, and sample a fast one too sparsely).
 
 Time
 ----
@@ -93,7 +102,7 @@ class PhysicsLoop:
         self._error = ""
         self._stepped = 0.0  # sim seconds stepped while running, for the achieved factor
         self._window = collections.deque(maxlen=64)
-        self._tasks = []  # [next_due, period, fn], touched by the physics thread only
+        self._tasks = []  # Task objects, touched by the physics thread only
         #: CPU seconds of the physics thread in steps, periodic tasks and submitted ops
         self.cpu = {"steps": 0.0, "tasks": 0.0, "ops": 0.0}
         self._on_task_error = on_task_error
@@ -146,15 +155,21 @@ class PhysicsLoop:
             self._ops.put((fn, fut))
         return fut
 
-    def every(self, period, fn):
-        """Call ``fn(sim)`` in the physics thread every ``period`` wall seconds.
+    def every(self, period, fn, clock="wall"):
+        """Call ``fn(sim)`` in the physics thread every ``period`` seconds.
 
-        Runs between steps and while paused; a call is late by at most one step, and
-        periods missed during a long step are skipped, not made up. Returns a
+        ``clock='wall'``: on the wall clock, between steps and while paused; a call is
+        late by at most one step, and periods missed in a long step are skipped, not
+        made up. ``clock='sim'``: after the step that reaches each multiple of
+        ``period`` of sim time (so the same states on any machine, at any speed), and
+        on the wall clock while paused or finished, so the stream goes on; after a
+        reset, a new simulator or a single step it runs at once. Returns a
         :class:`Task` whose ``cancel()`` stops it (it may run once more meanwhile).
         """
-        task = Task(self, [self._wall() + period, float(period), fn])
-        self.submit(lambda sim: self._tasks.append(task.entry))
+        if clock not in ("wall", "sim"):
+            raise ValueError(f"clock must be 'wall' or 'sim', got {clock!r}")
+        task = Task(self, fn, float(period), clock)
+        self.submit(lambda sim: self._tasks.append(task))
         return task
 
     def set_paused(self, paused):
@@ -172,7 +187,9 @@ class PhysicsLoop:
                 raise RuntimeError("not paused: ~/step works only while paused")
             if self.finished.is_set():
                 raise RuntimeError("the requested duration has been simulated")
-            return self._step()
+            info = self._step()
+            self._state_changed()
+            return info
         return self.submit(op)
 
     def reset(self):
@@ -223,12 +240,21 @@ class PhysicsLoop:
         self._error = ""
         self._now = self._offset + self._sim.t  # one assignment: readers never see a dip
         self._anchor = None
+        self._state_changed()
+
+    def _state_changed(self):
+        """Let sim-clock tasks run at once (a reset, a new simulator, a single step)."""
+        for task in self._tasks:
+            if task.clock == "sim":
+                task.due, task.due_wall = self._now, -float("inf")
 
     def _idle(self):
         return self._paused or self.finished.is_set()
 
     def _run(self):
         self._anchor = None  # (wall, time) from which the target factor is kept
+        self._serve(None)  # tasks registered before start: run them on the initial state
+        self._run_tasks()
         while not self._stop.is_set():
             if self._idle():
                 self._anchor = None
@@ -251,19 +277,36 @@ class PhysicsLoop:
         self._fail_pending()
 
     def _run_tasks(self):
+        """Run the due tasks; return the wall time at which the next one is due."""
         now = self._wall()
         self._sample(now)
-        for entry in self._tasks:
-            if now >= entry[0]:
-                entry[0] = max(entry[0] + entry[1], now)  # skip, never bunch, missed calls
-                c0 = time.thread_time()
-                try:
-                    entry[2](self._sim)
-                except Exception as e:
-                    if self._on_task_error is not None:
-                        self._on_task_error(e)
-                self.cpu["tasks"] += time.thread_time() - c0
-        return min((e[0] for e in self._tasks), default=float("inf"))
+        idle = self._idle()
+        next_wall = float("inf")
+        for task in self._tasks:
+            if task.clock == "sim" and not idle:
+                if self._now >= task.due - 1e-9:
+                    task.due += task.period
+                    if task.due <= self._now + 1e-9:  # period < h, or time jumped
+                        task.due = self._now + task.period
+                    task.due_wall = now + task.period
+                    self._run_task(task)
+                continue
+            if now >= task.due_wall:
+                task.due_wall += task.period
+                if task.due_wall <= now:  # late by a period or more: skip, never bunch
+                    task.due_wall = now + task.period
+                self._run_task(task)
+            next_wall = min(next_wall, task.due_wall)
+        return next_wall
+
+    def _run_task(self, task):
+        c0 = time.thread_time()
+        try:
+            task.fn(self._sim)
+        except Exception as e:
+            if self._on_task_error is not None:
+                self._on_task_error(e)
+        self.cpu["tasks"] += time.thread_time() - c0
 
     def _step(self):
         c0 = time.thread_time()
@@ -330,14 +373,16 @@ class PhysicsLoop:
 
 
 class Task:
-    """Handle of a periodic task of a :class:`PhysicsLoop`."""
+    """A periodic task of a :class:`PhysicsLoop` (see :meth:`PhysicsLoop.every`)."""
 
-    def __init__(self, loop, entry):
-        self._loop, self.entry = loop, entry
+    def __init__(self, loop, fn, period, clock):
+        self._loop, self.fn, self.period, self.clock = loop, fn, period, clock
+        self.due = loop.time  # sim time of the next call (clock 'sim')
+        self.due_wall = -float("inf")  # wall time of the next call: at once
 
     def cancel(self):
         """Future done once the task is off the schedule."""
         def op(sim):
             tasks = self._loop._tasks
-            tasks[:] = [e for e in tasks if e is not self.entry]
+            tasks[:] = [t for t in tasks if t is not self]
         return self._loop.submit(op)
