@@ -69,7 +69,8 @@ def _shape(kind, size, name="s"):
 
 
 def test_contact_markers_shapes_arrows_and_stale_deletes():
-    contacts = [SimpleNamespace(p_W=np.zeros(3), force_W=np.array([0, 0, 100.0]))]
+    contacts = [SimpleNamespace(p_W=np.zeros(3), force_W=np.array([0, 0, 100.0])),
+                SimpleNamespace(p_W=np.ones(3), force_W=np.zeros(3))]  # no arrow
     shapes = [_shape("box", (0.2, 0.1, 0.05)), _shape("sphere", (0.1,)),
               _shape("capsule", (0.05, 0.3)), _shape("halfspace", (0.0, 0.0, 1.0, 0.5))]
     msg, n = messages.contact_markers(1.0, contacts, shapes, previous_arrows=3)
@@ -80,6 +81,7 @@ def test_contact_markers_shapes_arrows_and_stale_deletes():
         assert m.header.frame_id == "world"
     arrow = by_ns["contact_forces"][0]
     assert arrow.action == Marker.ADD and arrow.points[1].z == pytest.approx(0.1)
+    assert len(by_ns["contact_points"][0].points) == 2
     assert [m.id for m in by_ns["contact_forces"] if m.action == Marker.DELETE] == [1, 2]
     box, sphere, capsule, ground = by_ns["shapes"]
     assert (box.type, box.scale.x, box.pose.position.z) == (Marker.CUBE, 0.2, 0.3)

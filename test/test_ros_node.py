@@ -35,6 +35,8 @@ from rosgraph_msgs.msg import Clock  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 from std_srvs.srv import SetBool, Trigger  # noqa: E402
+from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
+from visualization_msgs.msg import Marker, MarkerArray  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -70,6 +72,8 @@ class Observer:
             self._record(topic, kind, 50)
         for link in self.wrench_links:
             self._record(f"{NS}/contact_wrenches/{link}", WrenchStamped, 50)
+        self._record("/diagnostics", DiagnosticArray, 10)
+        self._record(f"{NS}/contact_markers", MarkerArray, 5)
         self._record("/robot_description", String,
                      QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
         self.commands = self.node.create_publisher(Float64MultiArray, f"{NS}/commands", 10)
@@ -239,6 +243,24 @@ def test_joint_states_carry_the_urdf_joints_at_the_publish_rate(obs):
     assert np.median(gaps) == pytest.approx(1.0 / PUBLISH_RATE, abs=1e-6)
 
 
+def test_publish_rate_and_wrench_links_change_at_runtime(obs):
+    assert obs.set_parameter("publish_rate", 25.0).successful
+    assert obs.set_parameter("wrench_links", ["l_foot"]).successful
+    try:
+        time.sleep(0.1)
+        since = time.monotonic()
+        obs.sim_time_passes(0.2)
+        stamps = sorted({stamp(m) for m in obs.messages("/joint_states", since)})
+        assert np.median(np.diff(stamps)) == pytest.approx(0.04, abs=1e-6)
+        assert obs.messages(f"{NS}/contact_wrenches/l_foot", since)
+        late = time.monotonic()
+        obs.sim_time_passes(0.1)
+        assert not obs.messages(f"{NS}/contact_wrenches/r_foot", late)
+    finally:
+        assert obs.set_parameter("publish_rate", PUBLISH_RATE).successful
+        assert obs.set_parameter("wrench_links", list(obs.wrench_links)).successful
+
+
 def test_clock_advances_and_stamps_follow_it(obs):
     since = time.monotonic()
     obs.sim_time_passes(0.05)
@@ -295,6 +317,28 @@ def test_feet_carry_the_weight(obs, sim_node):
     print(f"feet: mean world-z force {np.mean(fz):.2f} N over {len(fz)} samples "
           f"({times[-1] - times[0]:.2f} s); m g = {mg:.2f} N")
     assert np.mean(fz) == pytest.approx(mg, rel=0.02)
+
+
+def test_markers_and_diagnostics_describe_the_scene(obs):
+    markers = obs.wait_for(lambda: obs.latest(f"{NS}/contact_markers"), 10, "markers")
+    by_ns = {}
+    for m in markers.markers:
+        assert m.header.frame_id == "world"
+        by_ns.setdefault(m.ns, []).append(m)
+    arrows = [m for m in by_ns["contact_forces"] if m.action == Marker.ADD]
+    assert len(arrows) >= 3  # two flat feet: >= 3 loaded points
+    assert all(m.type == Marker.ARROW and m.points[1].z > m.points[0].z for m in arrows)
+    shapes = {m.text: m for m in by_ns["shapes"]}  # one marker per collision shape
+    assert shapes["ground"].type == Marker.CUBE and abs(shapes["ground"].pose.position.z) < 1e-9
+    for foot in obs.wrench_links:
+        box = next(m for name, m in shapes.items() if name.startswith(foot))
+        assert box.type == Marker.CUBE and box.pose.position.z < 0.05  # on the ground
+    diag = obs.wait_for(lambda: obs.latest("/diagnostics"), 10, "/diagnostics").status[0]
+    values = {kv.key: kv.value for kv in diag.values}
+    for key in ("solver_method", "pivots", "pivots_total", "lcp_failures", "fallbacks",
+                "real_time_factor", "contacts"):
+        assert key in values, key
+    assert values["solver_method"].startswith("robust")
 
 
 def test_invalid_parameters_are_rejected_with_a_reason(obs):
@@ -371,6 +415,18 @@ def test_paused_clock_stops_and_step_advances_one_time_step(obs, scene_facts):
     assert obs.call(SetBool, f"{NS}/set_paused", SetBool.Request(data=False)).success
     assert not obs.call(Trigger, f"{NS}/step", Trigger.Request()).success  # running
     obs.sim_time_passes(0.02)
+
+
+def test_a_new_time_step_rebuilds_the_simulator(obs, scene_facts):
+    assert obs.set_parameter("paused", True).successful
+    assert obs.set_parameter("time_step", 0.002).successful
+    for h in (0.002, scene_facts["h"]):
+        time.sleep(0.2)
+        t1 = stamp_clock(obs.latest("/clock"))
+        assert obs.call(Trigger, f"{NS}/step", Trigger.Request()).success
+        obs.wait_for(lambda: stamp_clock(obs.latest("/clock")) > t1, 5, "the stepped clock")
+        assert stamp_clock(obs.latest("/clock")) - t1 == pytest.approx(h, abs=1e-9)
+        assert obs.set_parameter("time_step", 0.0).successful  # back to the scene's
 
 
 def test_reset_restores_the_initial_joint_positions(obs, scene_facts):

@@ -219,8 +219,8 @@ def contact_markers(t, contacts, shapes, previous_arrows=0, force_scale=FORCE_SC
                     shape_cache=None):
     """``(MarkerArray, n_arrows)``: contact points, force arrows and collision shapes.
 
-    Arrows go from the contact point along the force on body B (``force_scale`` m/N);
-    arrows left over from a previous message with more contacts (``previous_arrows``)
+    Arrows go from the contact point along the force on body B (``force_scale`` m/N),
+    for the contacts that carry a force; arrows left over from a previous message with more contacts (``previous_arrows``)
     are deleted by id. ``shape_cache``: a list kept by the caller, holding the shape
     markers between calls (see :func:`shape_marker`).
     """
@@ -228,17 +228,21 @@ def contact_markers(t, contacts, shapes, previous_arrows=0, force_scale=FORCE_SC
     out = MarkerArray()
     points = _marker(stamp, "contact_points", 0, Marker.SPHERE_LIST, _POINT_COLOR)
     points.scale = Vector3(x=0.02, y=0.02, z=0.02)
-    for i, c in enumerate(contacts):
+    arrows = 0
+    for c in contacts:
         p = [float(x) for x in c.p_W]
         f = [float(x) for x in c.force_W]
         points.points.append(Point(x=p[0], y=p[1], z=p[2]))
-        arrow = _marker(stamp, "contact_forces", i, Marker.ARROW, _FORCE_COLOR)
+        if max(abs(x) for x in f) < 1e-9:
+            continue  # a contact point without force: rviz draws a 0-length arrow badly
+        arrow = _marker(stamp, "contact_forces", arrows, Marker.ARROW, _FORCE_COLOR)
+        arrows += 1
         arrow.scale = Vector3(x=0.005, y=0.01, z=0.01)  # shaft and head diameters, head
         arrow.points = [Point(x=p[0], y=p[1], z=p[2]),
                         Point(x=p[0] + force_scale * f[0], y=p[1] + force_scale * f[1],
                               z=p[2] + force_scale * f[2])]
         out.markers.append(arrow)
-    for i in range(len(contacts), previous_arrows):
+    for i in range(arrows, previous_arrows):
         gone = _marker(stamp, "contact_forces", i, Marker.ARROW, _FORCE_COLOR)
         gone.action = Marker.DELETE
         out.markers.append(gone)
@@ -248,7 +252,7 @@ def contact_markers(t, contacts, shapes, previous_arrows=0, force_scale=FORCE_SC
              for i, s in enumerate(shapes)]
     cache[:] = drawn
     out.markers.extend(drawn)
-    return out, len(contacts)
+    return out, arrows
 
 
 def diagnostics(t, snap, *, target_rtf, scene, new_failures):
