@@ -220,9 +220,9 @@ def contact_markers(t, contacts, shapes, previous_arrows=0, force_scale=FORCE_SC
     """``(MarkerArray, n_arrows)``: contact points, force arrows and collision shapes.
 
     Arrows go from the contact point along the force on body B (``force_scale`` m/N),
-    for the contacts that carry a force; arrows left over from a previous message with more contacts (``previous_arrows``)
-    are deleted by id. ``shape_cache``: a list kept by the caller, holding the shape
-    markers between calls (see :func:`shape_marker`).
+    for the contacts that carry a force; arrows left over from a previous message with
+    more of them (``previous_arrows``) are deleted by id. ``shape_cache``: a list kept
+    by the caller, holding the shape markers between calls (see :func:`shape_marker`).
     """
     stamp = to_time(t)
     out = MarkerArray()
