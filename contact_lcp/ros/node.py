@@ -12,6 +12,7 @@ serves subscriptions, services and parameters. Interfaces are listed in
 from concurrent.futures import TimeoutError as FutureTimeout
 
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy.exceptions import InvalidParameterValueException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
@@ -59,9 +60,13 @@ class ContactLCPNode(Node):
         self._throttle = Throttle(self.get_logger())
         self.add_on_set_parameters_callback(self._validate)
         self.add_post_set_parameters_callback(self._apply)
+        self._rejected = ""
         for spec in config.PARAMETERS:
-            self.declare_parameter(spec.name, spec.default, ParameterDescriptor(
-                description=spec.description, dynamic_typing=True))
+            try:
+                self.declare_parameter(spec.name, spec.default, ParameterDescriptor(
+                    description=spec.description, dynamic_typing=True))
+            except InvalidParameterValueException as e:
+                raise ValueError(f"parameter {spec.name}: {self._rejected}") from e
 
         sim = build_simulator(self._config)
         self._scene = SceneInfo.of(sim, self._config)
@@ -130,6 +135,13 @@ class ContactLCPNode(Node):
 
     # -- parameters -------------------------------------------------------------------
     def _validate(self, params):
+        """On-set-parameters callback: every rule of config.check, then the scene's."""
+        result = self._check(params)
+        if not result.successful:
+            self._rejected = result.reason  # for the start-up error message
+        return result
+
+    def _check(self, params):
         for p in params:
             reason = config.check(p.name, p.value)
             if reason:
@@ -249,7 +261,7 @@ class ContactLCPNode(Node):
         self._pub_diag.publish(messages.diagnostics(
             snap.time, snap, target_rtf=self._config.real_time_factor,
             scene=self._scene.path, new_failures=new_failures))
-        if self._status is not None:
+        if self._status is not None and not snap.finished:  # the caller prints the last
             self._status(status_line(snap))
 
     def _on_task_error(self, exc):
