@@ -32,7 +32,7 @@ import coal
 import numpy as np
 
 from contact_lcp.collision.contact_point import ContactPoint, tangent_basis
-from contact_lcp.collision.reduction import combine_friction, hull_vertices, remove_close
+from contact_lcp.collision.reduction import combine_friction, remove_close, support_vertices
 from contact_lcp.collision.support import (
     ground_points,
     local_halfspaces,
@@ -72,6 +72,12 @@ class ContactDetector:
     patch_tolerance : float or None
         Tolerance of coal's contact patches [m]; None for ``activation_distance``
         (at least 1e-4).
+    flat_tolerance : float
+        Points of one pair whose distance is within this of the pair's deepest point are
+        treated as one flat patch at the deepest distance [m] (0, the default: exact
+        distances). For nearly flat soles (a mesh hull flat to 0.5 mm) it gives a steady
+        support polygon instead of rocking from vertex to vertex; the body then rests up to
+        ``flat_tolerance`` higher than its exact geometry would.
     segments : int
         Samples per rim of cylinders and cones, and per curved shape in patches.
     max_contacts_mesh : int
@@ -81,11 +87,12 @@ class ContactDetector:
     def __init__(self, world, *, activation_distance, reduction_distance=1e-3,
                  remove_interior=False, friction_of=None, default_friction=0.8,
                  ground_friction=0.8, self_collision=False, patch_tolerance=None,
-                 segments=8, max_contacts_mesh=16):
+                 flat_tolerance=0.0, segments=8, max_contacts_mesh=16):
         for name, val in (("activation_distance", activation_distance),
                           ("reduction_distance", reduction_distance),
                           ("default_friction", default_friction),
-                          ("ground_friction", ground_friction)):
+                          ("ground_friction", ground_friction),
+                          ("flat_tolerance", flat_tolerance)):
             if not (np.isfinite(val) and val >= 0):
                 raise SceneError(f"{name} must be finite and >= 0; received {val!r}")
         if int(segments) < 3:
@@ -95,6 +102,7 @@ class ContactDetector:
         self.reduction_distance = float(reduction_distance)
         self.remove_interior = bool(remove_interior)
         self.self_collision = bool(self_collision)
+        self.flat_tolerance = float(flat_tolerance)
         self.segments = int(segments)
         self.patch_tolerance = (max(self.activation_distance, 1e-4) if patch_tolerance is None
                                 else float(patch_tolerance))
@@ -265,10 +273,12 @@ class ContactDetector:
         if found is None:
             return []
         P, N, d = found
-        keep = remove_close(P, self.reduction_distance)
+        if self.flat_tolerance > 0.0:
+            d = np.where(d <= d.min() + self.flat_tolerance, d.min(), d)
+        keep = remove_close(P, self.reduction_distance, d)
         if self.remove_interior and len(keep) > 3:
             xy = P[keep] @ tangent_basis(N[0])[:, 1:]
-            keep = [keep[k] for k in hull_vertices(xy)]
+            keep = [keep[k] for k in support_vertices(xy, d[keep])]
         P = P[keep]
         N = N[keep] / np.linalg.norm(N[keep], axis=1)[:, None]
         P.setflags(write=False)

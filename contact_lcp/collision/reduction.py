@@ -3,8 +3,12 @@
 import numpy as np
 
 
-def remove_close(P, reduction_distance):
-    """Indices of the points kept when dropping points close to an earlier kept one.
+def remove_close(P, reduction_distance, d=None):
+    """Indices of the points kept when dropping points close to a kept one.
+
+    Points are visited deepest first (smallest signed distance ``d``; detection order
+    among equals), so every cluster is represented by its deepest point: dropping a
+    deeper point than the one kept would let it penetrate unconstrained.
 
     Parameters
     ----------
@@ -12,21 +16,60 @@ def remove_close(P, reduction_distance):
         Contact points of one pair, in detection order [m].
     reduction_distance : float
         A point within this distance of an already kept point is dropped [m].
+    d : (k,) ndarray, optional
+        Signed distances of the points [m]; default all equal (detection order).
 
     Returns
     -------
     keep : list of int
-        Increasing indices into ``P`` (the first point of every cluster is kept).
+        Increasing indices into ``P``.
     """
     P = np.asarray(P, dtype=float)
     diff = P[:, None, :] - P[None, :, :]
     close = np.einsum("ijk,ijk->ij", diff, diff) <= reduction_distance**2
+    order = range(len(P)) if d is None else np.argsort(np.asarray(d, dtype=float), kind="stable")
     keep, dropped = [], np.zeros(len(P), dtype=bool)
-    for i in range(len(P)):
+    for i in order:
         if not dropped[i]:
-            keep.append(i)
+            keep.append(int(i))
             dropped |= close[i]
-    return keep
+    return sorted(keep)
+
+
+def support_vertices(xy, d, flat_tol=1e-9):
+    """Indices of the points that can carry load: vertices of the lower convex hull of
+    ``(x, y, d)`` (increasing order).
+
+    For a rigid body moving a little, the gap of each of its points changes by an affine
+    function of its position in the contact plane; a point on or above the lower hull of
+    the others (over their 2-D hull) therefore cannot close its gap before them, and is
+    dropped. On a flat patch (``d`` all equal, or affine in x, y) this is exactly the 2-D
+    convex hull of the points; on a nearly flat sole it also keeps interior points that
+    lie deeper than their neighbours.
+
+    Parameters
+    ----------
+    xy : (k, 2) ndarray
+        Coordinates in the contact plane [m].
+    d : (k,) ndarray
+        Signed distances [m].
+    """
+    from scipy.spatial import ConvexHull, QhullError
+
+    xy = np.asarray(xy, dtype=float)
+    d = np.asarray(d, dtype=float)
+    if len(xy) <= 3 or np.ptp(d) <= flat_tol:
+        return hull_vertices(xy)
+    pts = np.column_stack([xy, d])
+    try:
+        hull = ConvexHull(pts)
+    except QhullError:  # coplanar points: d is affine in (x, y)
+        return hull_vertices(xy)
+    lower = hull.equations[:, 2] < -1e-12  # outward normal pointing to smaller d
+    keep = set(np.unique(hull.simplices[lower]).tolist())
+    # The rim of the lower hull is the 2-D hull; keep it whole so the support polygon stays.
+    keep.update(hull_vertices(xy))
+    return sorted(keep)
 
 
 def hull_vertices(xy, tol=1e-12):

@@ -73,6 +73,9 @@ class ContactSettings:
     ``activation_distance`` [m]: a contact enters the LCP when its signed distance is at
     most this (Anitescu & Hart's epsilon-hat); ``None`` means ``max_approach_speed * h``.
     ``max_approach_speed`` [m/s]: the fastest approach the activation covers in one step.
+    ``reduction_distance`` [m]: points of a pair closer than this merge (deepest kept);
+    ``remove_interior``: keep only points that can carry load (lower hull);
+    ``flat_tolerance`` [m]: a pair's points within this of its deepest are one flat patch.
     ``stabilization``: gain gamma in [0, 1] of the ``gamma * phi / h`` term on penetrating
     normal rows (1 = Anitescu & Hart, 0 = off: penetration then persists).
     """
@@ -82,6 +85,7 @@ class ContactSettings:
     friction: float = 0.8
     reduction_distance: float = 1e-3
     remove_interior: bool = False
+    flat_tolerance: float = 0.0
     activation_distance: Optional[float] = None
     max_approach_speed: float = 5.0
     stabilization: float = 1.0

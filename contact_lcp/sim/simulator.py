@@ -97,6 +97,7 @@ class Simulator(SimulatorViews):
         self.detector = ContactDetector(
             self.world, activation_distance=c.activation(self.h),
             reduction_distance=c.reduction_distance, remove_interior=c.remove_interior,
+            flat_tolerance=c.flat_tolerance,
             ground_friction=0.0 if scene.ground is None else scene.ground.friction,
             default_friction=c.friction)
         self.free_motion = FreeMotion(self.world)
