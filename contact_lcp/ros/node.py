@@ -186,18 +186,21 @@ class ContactLCPNode(Node):
 
     def _apply(self, params):
         old = self._config
-        self._config = old.with_values({p.name: p.value for p in params
-                                        if p.name in config.SPECS})
+        new = old.with_values({p.name: p.value for p in params if p.name in config.SPECS})
+        if self._loop is None or self._pending_sim is None:
+            self._config = new
+        else:  # the publishers (physics thread) see the new scene with the new simulator
+            sim, scene = self._pending_sim
+            self._pending_sim = None
+
+            def adopt():
+                self._config, self._scene = new, scene
+            self._loop.replace_simulator(sim, then=adopt).result(WAIT)
+            self._pub_description.publish(String(data=scene.robot_description))
+            self.get_logger().info(f"rebuilt the simulator: scene {scene.path}, "
+                                   f"h = {scene.h:g} s")
         if self._loop is None:
             return
-        new = self._config
-        if self._pending_sim is not None:
-            sim, self._scene = self._pending_sim
-            self._pending_sim = None
-            self._loop.replace_simulator(sim)
-            self._pub_description.publish(String(data=self._scene.robot_description))
-            self.get_logger().info(f"rebuilt the simulator: scene {self._scene.path}, "
-                                   f"h = {self._scene.h:g} s")
         if new.paused != old.paused:
             self._loop.set_paused(new.paused)
         if new.real_time_factor != old.real_time_factor:

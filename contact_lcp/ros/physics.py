@@ -200,11 +200,16 @@ class PhysicsLoop:
             self._restart()
         return self.submit(op)
 
-    def replace_simulator(self, new_sim):
-        """Future: carry on with ``new_sim`` (rebuilt scene), the clock moving forward."""
+    def replace_simulator(self, new_sim, then=None):
+        """Future: carry on with ``new_sim`` (rebuilt scene), the clock moving forward.
+
+        ``then()`` runs in the same op, before any task sees the new simulator.
+        """
         def op(sim):
             self._offset += sim.t + sim.h
             self._sim = new_sim
+            if then is not None:
+                then()
             self._restart()
         return self.submit(op)
 
