@@ -155,9 +155,10 @@ class ContactLCPNode(Node):
                for n in mine):
             try:
                 sim = build_simulator(new)
-            except ValueError as e:  # SceneError, CommandError, FileNotFoundError-free
-                return SetParametersResult(successful=False, reason=str(e))
-            scene = SceneInfo.of(sim, new)
+                scene = SceneInfo.of(sim, new)
+            except Exception as e:  # SceneError says why; anything else must not kill us
+                reason = str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}"
+                return SetParametersResult(successful=False, reason=reason)
         reason = self._check_names(new, scene, sim)
         if reason:
             return SetParametersResult(successful=False, reason=reason)
