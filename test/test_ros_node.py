@@ -345,7 +345,9 @@ def test_invalid_parameters_are_rejected_with_a_reason(obs):
     for name, value, words in [("time_step", -1.0, "time_step must be in"),
                                ("command_mode", "banana", "effort, position, velocity"),
                                ("joints", ["no_such_joint"], "unknown no_such_joint"),
-                               ("publish_rate", "fast", "must be a number")]:
+                               ("publish_rate", "fast", "must be a number"),
+                               ("solver_method", "nope", "expected one of"),
+                               ("robot_description", "<robot name='x'", "cannot build")]:
         result = obs.set_parameter(name, value)
         assert not result.successful and words in result.reason, (name, result.reason)
     assert obs.set_parameter("command_mode", "position").successful
