@@ -111,6 +111,10 @@ def time_simulator(sim, *, steps, settle, chunks):
             infos.append(sim.step())
         chunk_means.append((time.perf_counter() - t0) / per)
     step = common.median(chunk_means)
+    sim.record_lcps = True  # one more, untimed step for the size of the frictional LCP
+    sim.step()
+    lcp_size = len(sim.recorded_lcps[-1][1]) if sim.recorded_lcps else 0
+    sim.record_lcps = False
     h = float(sim.h)
     stages = {s + "_us": 1e6 * float(np.mean([i.timings.get(s, 0.0) for i in infos])) for s in STAGES}
     solved = [str(getattr(i.lcp_status, "name", i.lcp_status)).upper() in ("SOLVED", "NO_CONTACT")
@@ -121,6 +125,7 @@ def time_simulator(sim, *, steps, settle, chunks):
         extra = dict(base_height=z1, stands=abs(z1 - z0) < sim_peers.STAND_TOLERANCE)
     return dict(
         status="ok", time_step=h, steps=per * chunks, step_us=1e6 * step, steps_per_s=1.0 / step,
+        lcp_size=lcp_size,
         rtf=h / step, num_contacts=float(np.mean([i.num_contacts for i in infos])),
         num_active=float(np.mean([i.num_active for i in infos])), **extra,
         lcp_solved=float(np.mean(solved)),
@@ -131,13 +136,17 @@ def time_simulator(sim, *, steps, settle, chunks):
     )
 
 
-def bench_scene(name, path, Simulator, *, steps, settle, chunks):
-    """One row for a standing scene; a missing scene or a failing simulator is a status."""
+def bench_scene(name, path, Simulator, *, steps, settle, chunks, method=None):
+    """One row for a scene file; a missing scene or a failing simulator is a status.
+
+    ``method`` replaces the scene's LCP method (``Simulator.from_file(solver_method=...)``).
+    """
     if not os.path.isfile(path):
         return dict(name=name, status=f"no scene file {os.path.relpath(path, ROOT)}")
+    print(f"[bench_sim] {name}: {steps} steps", file=sys.stderr, flush=True)
     try:
         t0 = time.perf_counter()
-        sim = Simulator.from_file(path)
+        sim = Simulator.from_file(path, solver_method=method)
         load_s = time.perf_counter() - t0
         row = time_simulator(sim, steps=steps, settle=settle, chunks=chunks)
     except Exception as e:  # report, keep benchmarking the rest
@@ -156,7 +165,7 @@ def box_scene(num_boxes, *, h=1e-3, friction=0.8):
                 ground=dict(height=0.0, friction=friction), robots=[], bodies=bodies)
 
 
-def bench_scaling_sim(Simulator, points, *, steps, settle, chunks):
+def bench_scaling_sim(Simulator, points, *, steps, settle, chunks, method=None):
     """Scaling rows from full simulator steps on resting-box scenes."""
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -164,7 +173,8 @@ def bench_scaling_sim(Simulator, points, *, steps, settle, chunks):
             path = os.path.join(tmp, f"boxes_{n}.yaml")
             with open(path, "w") as f:
                 yaml.safe_dump(box_scene(n // 4), f)
-            row = bench_scene(f"{n // 4} boxes", path, Simulator, steps=steps, settle=settle, chunks=chunks)
+            row = bench_scene(f"{n // 4} boxes", path, Simulator, steps=steps, settle=settle, chunks=chunks,
+                              method=method)
             rows.append(dict(row, points=n, notes="full sim.step() on resting boxes"))
     return rows
 
@@ -237,10 +247,10 @@ def report(peers, ours, scaling, load1):
                                 ["peer", "status", "version", "steps/s", "RTF", "base z [m]", "stands", "contacts"])]
     out += [] if not ours else ["", "Ours: standing, h = 1 ms",
             common.format_table(ours, ["name", "status", "steps_per_s", "rtf", "step_us", "load_s", "num_contacts",
-                                       "num_active", "lcp_solved", "pivots", "fallbacks", "max_penetration",
+                                       "num_active", "lcp_size", "lcp_solved", "pivots", "fallbacks", "max_penetration",
                                        "base_height", "stands"],
                                 ["scene", "status", "steps/s", "RTF", "step [us]", "load [s]", "contacts",
-                                 "active", "LCP ok", "pivots", "fallbacks", "max pen [m]", "base z [m]",
+                                 "active", "LCP n", "LCP ok", "pivots", "fallbacks", "max pen [m]", "base z [m]",
                                  "stands"])]
     ok = [r for r in ours if r.get("status") == "ok"]
     if ok:
@@ -272,12 +282,14 @@ def main(argv=None):
                     help="comma-separated peers to run ('' for none); default all")
     ap.add_argument("--scenes", default=",".join(SCENES), help="comma-separated standing scenes")
     ap.add_argument("--points", default=",".join(map(str, SCALING_POINTS)), help="scaling contact counts")
+    ap.add_argument("--method", default=None, help="LCP method for every scene (default: the scene's)")
     ap.add_argument("--synthetic", action="store_true", help="scaling on the LCP alone even if the sim exists")
     ap.add_argument("--results-dir", default=common.RESULTS_DIR, help="where the CSV goes ('' for none)")
     args = ap.parse_args(argv)
     steps, settle, chunks, peer_s = (20, 5, 2, 0.02) if args.quick else (3000, 200, 5, 5.0)
     load1 = os.getloadavg()[0]
 
+    print(f"[bench_sim] peers: {args.peers or 'none'}", file=sys.stderr, flush=True)
     peers = sim_peers.run_peers([p for p in args.peers.split(",") if p], duration=peer_s,
                                 settle=0.01 if args.quick else 0.5, chunks=chunks)
     Simulator = simulator_class()
@@ -287,12 +299,13 @@ def main(argv=None):
             ours.append(dict(name=name, status="contact_lcp.sim not available"))
         else:
             ours.append(bench_scene(name, os.path.join(ROOT, SCENES[name]), Simulator,
-                                    steps=steps, settle=settle, chunks=chunks))
+                                    steps=steps, settle=settle, chunks=chunks, method=args.method))
     points = [int(p) for p in args.points.split(",") if p]
     if Simulator is None or args.synthetic:
         scaling = bench_scaling_lcp(points, repeats=3 if args.quick else 20)
     else:
-        scaling = bench_scaling_sim(Simulator, points, steps=steps // 3, settle=settle, chunks=chunks)
+        scaling = bench_scaling_sim(Simulator, points, steps=steps // 3, settle=settle, chunks=chunks,
+                                    method=args.method)
     report(peers, ours, scaling, load1)
 
     if args.results_dir:
