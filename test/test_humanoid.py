@@ -57,3 +57,16 @@ def test_wrench_links_must_exist():
     bad = scene.replace(output=dataclasses.replace(scene.output, wrench_links=("l_fot",)))
     with pytest.raises(FrameNotFound, match="l_fot.*l_foot"):
         Simulator(bad)
+
+
+def test_joint_limit_holds_against_an_effort():
+    # l_elbow's range is [-2.5, 0]; 10 N.m towards +q must stop at the limit, not past it.
+    sim = Simulator.from_file(default_scene_path())
+    i = sim.joint_names.index("l_elbow")
+    upper = sim.world.robots[0].upper[i]
+    sim.set_command("effort", [10.0], joints=["l_elbow"])
+    for _ in range(800):
+        sim.step()
+        assert sim.joint_state().position[i] <= upper + 1e-6
+    assert sim.joint_state().position[i] == pytest.approx(upper, abs=1e-4)
+    assert sim._last.limit_impulse.max() > 0  # the limit row carries the torque

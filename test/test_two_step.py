@@ -88,3 +88,19 @@ def test_drop_unloaded_contacts_gives_the_same_velocities():
     dropped = solve_contact_step(G, u, np.full(4, 0.5), normal_bias=bias, drop_unloaded=True)
     assert full.applied == dropped.applied == "frictional"
     np.testing.assert_allclose(Minv @ J.T @ dropped.f, Minv @ J.T @ full.f, atol=1e-9)
+
+
+def test_joint_limit_rows_activate_near_finite_limits_only():
+    from types import SimpleNamespace
+
+    from contact_lcp.sim.stepper import joint_limit_rows
+
+    r = SimpleNamespace(idx_q=np.array([7, 8, 9]), idx_v=np.array([6, 7, 8]),
+                        lower=np.array([-1.0, -np.inf, 0.0]), upper=np.array([1.0, np.inf, 2.0]))
+    q = np.zeros(10)
+    q[7], q[8], q[9] = 0.999, 5.0, 0.001
+    rows = joint_limit_rows([r], q, None, 0.005)
+    # joint 0 near its upper limit (sign -1, gap 1e-3), joint 2 near its lower (sign +1).
+    assert sorted(zip(rows.idx_v.tolist(), rows.sign.tolist())) == [(6, -1.0), (8, 1.0)]
+    np.testing.assert_allclose(sorted(rows.gap), [1e-3, 1e-3])
+    assert joint_limit_rows([r], q, np.array([6, 8]), 0.005).idx_v.size == 0  # prescribed

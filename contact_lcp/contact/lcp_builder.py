@@ -179,30 +179,26 @@ def build_contact_lcp(G, u, mu, *, num_directions=8, num_unilateral=0, normal_bi
     if mu.shape != (k,) or not np.all(np.isfinite(mu)) or np.any(mu < 0):
         raise InvalidProblem(f"mu must be {k} finite values >= 0; received {mu!r}")
     G, u, bias, nr = _check(G, u, k, l, normal_bias)
-    cos, sin = pyramid_directions(d)
-    # Columns of C: the pyramid edges in contact coordinates.
-    C = np.zeros((3 * k + l, k * d))
-    for i in range(k):
-        C[3 * i + 1, i * d : (i + 1) * d] = cos
-        C[3 * i + 2, i * d : (i + 1) * d] = sin
-    GN = G[:, nr]
-    NGN = GN[nr]
-    CGN = C.T @ GN
-    CGC = C.T @ G @ C
-    E = np.kron(np.eye(k), np.ones((d, 1)))
-    Mu = np.zeros((k, k + l))
-    Mu[np.arange(k), np.arange(k)] = mu
+    D = np.stack(pyramid_directions(d))  # (2, d): edge j = D[0, j] t1 + D[1, j] t2
+    tr = np.stack([np.arange(1, 3 * k, 3), np.arange(2, 3 * k, 3)], axis=1).ravel()
     nn, nb = k + l, k * d
+    # C is zero outside the tangent rows tr, where it is T = I_k (x) D: contact i's d edge
+    # impulses map to its (t1, t2). So C'GC = T' G_tt T, C'GN = T' G_tn, C'u = T' u_t.
+    T = np.kron(np.eye(k), D)
+    Gt = G[tr]
+    CGC = T.T @ Gt[:, tr] @ T
+    CGN = T.T @ Gt[:, nr]
     n = nn + nb + k
     M = np.zeros((n, n))
-    M[:nn, :nn] = NGN
+    M[:nn, :nn] = G[np.ix_(nr, nr)]
     M[:nn, nn : nn + nb] = CGN.T
     M[nn : nn + nb, :nn] = CGN
     M[nn : nn + nb, nn : nn + nb] = CGC
+    E = np.repeat(np.eye(k), d, axis=0)  # (k d, k): edge rows of each contact
     M[nn : nn + nb, nn + nb :] = E
-    M[nn + nb :, :nn] = Mu
+    M[nn + nb :, :k] = np.diag(mu)
     M[nn + nb :, nn : nn + nb] = -E.T
     q = np.zeros(n)
     q[:nn] = u[nr] + bias
-    q[nn : nn + nb] = C.T @ u
+    q[nn : nn + nb] = T.T @ u[tr]
     return ContactLCP(M, q, k, l, d)

@@ -45,28 +45,37 @@ class StepRecord:
         return int(np.count_nonzero(self.impulse_C[:, 0] > 0.0)) if len(self.contacts) else 0
 
 
-def joint_limit_rows(robots, q, prescribed, activation):
+def joint_limit_rows(robots, q, prescribed, activation, v_free=None, h=0.0):
     """Joint limits within ``activation`` of being reached, as unilateral rows.
+
+    A limit is active when its gap, or the gap it would have after a step of ``h`` at the
+    free velocity ``v_free`` (nv,), is at most ``activation``: a joint approaching faster
+    than ``activation / h`` is still caught before it passes the limit.
 
     Parameters
     ----------
     robots : list of RobotInfo
     q : (nq,) ndarray
-    prescribed : set of int
+    prescribed : (p,) int ndarray or None
         Velocity indices that are prescribed (their limits are not constraints).
     activation : float
         Gap [rad or m] below which a limit row is active.
     """
-    idx, sign, gap = [], [], []
-    for r in robots:
-        for iq, iv, lo, hi in zip(r.idx_q, r.idx_v, r.lower, r.upper):
-            if iv in prescribed:
-                continue
-            if np.isfinite(lo) and q[iq] - lo <= activation:
-                idx.append(iv), sign.append(1.0), gap.append(q[iq] - lo)
-            if np.isfinite(hi) and hi - q[iq] <= activation:
-                idx.append(iv), sign.append(-1.0), gap.append(hi - q[iq])
-    return LimitRows(np.array(idx, dtype=int), np.array(sign), np.array(gap))
+    if not robots:
+        return LimitRows(np.zeros(0, int), np.zeros(0), np.zeros(0))
+    iq = np.concatenate([r.idx_q for r in robots]).astype(int)
+    iv = np.concatenate([r.idx_v for r in robots]).astype(int)
+    lo = np.concatenate([r.lower for r in robots])
+    hi = np.concatenate([r.upper for r in robots])
+    free = ~np.isin(iv, prescribed) if prescribed is not None else np.ones(iv.size, bool)
+    gap_lo, gap_hi = q[iq] - lo, hi - q[iq]
+    step = np.zeros(iv.size) if v_free is None else h * v_free[iv]
+    # inf limits give inf gaps: never active
+    at_lo = free & (np.minimum(gap_lo, gap_lo + step) <= activation)
+    at_hi = free & (np.minimum(gap_hi, gap_hi - step) <= activation)
+    return LimitRows(np.concatenate([iv[at_lo], iv[at_hi]]),
+                     np.concatenate([np.ones(at_lo.sum()), -np.ones(at_hi.sum())]),
+                     np.concatenate([gap_lo[at_lo], gap_hi[at_hi]]))
 
 
 def normal_bias(phi, h, gamma):
@@ -112,10 +121,9 @@ def advance(world, detector, free_motion, q, v, tau, h, contact, solver, *, arma
     contacts = detector.detect(q)
     t1 = time.perf_counter()
     timings["collision"] = t1 - t0
-    pset = set() if prescribed is None else set(int(i) for i in prescribed)
-    limits = (joint_limit_rows(world.robots, q, pset, limit_activation)
-              if limit_activation is not None else LimitRows(np.zeros(0, int), np.zeros(0), np.zeros(0)))
     v_free, K = free_motion(q, v, tau, h, armature, prescribed, v_prescribed)
+    limits = (joint_limit_rows(world.robots, q, prescribed, limit_activation, v_free, h)
+              if limit_activation is not None else LimitRows(np.zeros(0, int), np.zeros(0), np.zeros(0)))
     k, l = len(contacts), limits.idx_v.size
     impulse_C = np.zeros((k, 3))
     limit_impulse = np.zeros(l)
