@@ -30,15 +30,20 @@ def parse_method(spec):
 
 
 def _progress(sim, info, wall0, last_print, end=False):
+    """Progress on stderr: redrawn in place on a terminal, one line a second otherwise."""
     now = time.perf_counter()
-    if not end and now - last_print < 0.25:
+    tty = sys.stderr.isatty()
+    if not end and now - last_print < (0.25 if tty else 1.0):
         return last_print
     rtf = sim.t / max(now - wall0, 1e-9)
     s = sim.stats
     line = (f"t={sim.t:7.3f}s  rtf={rtf:5.2f}x  contacts={info.num_contacts:3d} "
             f"active={info.num_active:3d}  pivots={info.pivots:4d}  failures={s.lcp_failures} "
             f"fallbacks={s.fallbacks}")
-    sys.stderr.write("\r" + line + ("\n" if end else ""))
+    if tty:
+        sys.stderr.write("\r" + line + ("\n" if end else ""))
+    elif not end:
+        sys.stderr.write(line + "\n")
     sys.stderr.flush()
     return now
 
