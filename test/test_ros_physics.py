@@ -38,6 +38,9 @@ class CountingSim:
     def link_wrench(self, link, frame):
         return [0.0] * 6
 
+    def link_wrenches(self, links, frame):
+        return {link: self.link_wrench(link, frame) for link in links}
+
     def contacts(self):
         return []
 

@@ -224,7 +224,7 @@ class PhysicsLoop:
             time=self.time,
             joints=sim.joint_state(),
             base=sim.base_state(),
-            wrenches={link: sim.link_wrench(link, "local") for link in wrench_links},
+            wrenches=sim.link_wrenches(wrench_links, "local"),
             contacts=sim.contacts() if contacts else [],
             shapes=sim.collision_shapes() if shapes else [],
             info=self._info,

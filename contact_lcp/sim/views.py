@@ -75,20 +75,35 @@ class SimulatorViews:
         (6,) ndarray
             [fx fy fz tx ty tz] [N, N.m]; zeros when the link had no contact.
         """
+        return self.link_wrenches([link], frame)[link]
+
+    def link_wrenches(self, links, frame="world"):
+        """:meth:`link_wrench` of several links at once: ``{link: (6,) ndarray}``."""
         if frame not in ("world", "local"):
             raise ValueError(f"frame must be 'world' or 'local'; got {frame!r}")
-        X = self.world.frame_placement(link)
-        o, R = X[:3, 3], X[:3, :3]
-        wrench = np.zeros(6)
-        for c in self.contacts():
-            sign = 1.0 if c.body_b == link else (-1.0 if c.body_a == link else 0.0)
-            if sign:
-                F = sign * c.force_W
-                wrench[:3] += F
-                wrench[3:] += np.cross(c.p_W - o, F)
-        if frame == "local":
-            wrench = np.concatenate([R.T @ wrench[:3], R.T @ wrench[3:]])
-        return wrench
+        out = {}
+        rec = self._last
+        if rec is not None and rec.contacts:
+            k = len(rec.contacts)
+            P = np.array([c.p_W for c in rec.contacts])
+            R = np.stack([c.frame() for c in rec.contacts])
+            F = np.einsum("kij,kj->ki", R, rec.impulse_C) / self.h  # force on B, in W
+            A = np.array([c.body_a for c in rec.contacts])
+            B = np.array([c.body_b for c in rec.contacts])
+        for link in links:
+            X = self.world.frame_placement(link)
+            o, Rl = X[:3, 3], X[:3, :3]
+            wrench = np.zeros(6)
+            if rec is not None and rec.contacts:
+                sign = (B == link).astype(float) - (A == link).astype(float)
+                if sign.any():
+                    Fs = sign[:, None] * F
+                    wrench[:3] = Fs.sum(axis=0)
+                    wrench[3:] = np.cross(P - o, Fs).sum(axis=0)
+            if frame == "local":
+                wrench = np.concatenate([Rl.T @ wrench[:3], Rl.T @ wrench[3:]])
+            out[link] = wrench
+        return out
 
     def contact_force_total(self):
         """Sum of the contact forces on every robot link [N] in W (last step)."""
