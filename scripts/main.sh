@@ -4,4 +4,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CONTACT_LCP_EXTRAS=test bash "$here/scripts/bootstrap.sh"
 cd "$here"
-exec "$here/.venv/bin/python" benchmarks/bench_lcp.py --quick "$@"
+# The ROS 2 node on the default humanoid scene (config/humanoid_stand.yaml); it prints one
+# status line per second until Ctrl-C or --duration S. No ROS installation is needed.
+export ROS_AUTOMATIC_DISCOVERY_RANGE="${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}"
+exec "$here/.venv/bin/python" -m contact_lcp.ros "$@"
