@@ -76,6 +76,9 @@ class ContactSettings:
     ``reduction_distance`` [m]: points of a pair closer than this merge (deepest kept);
     ``remove_interior``: keep only points that can carry load (lower hull);
     ``flat_tolerance`` [m]: a pair's points within this of its deepest are one flat patch.
+    ``meshes``: 'convex' (collision meshes become convex hulls) or 'exact' (triangle BVHs).
+    ``self_collision``: robot links also collide with each other (adjacent links and SRDF
+    disabled pairs excluded).
     ``stabilization``: gain gamma in [0, 1] of the ``gamma * phi / h`` term on penetrating
     normal rows (1 = Anitescu & Hart, 0 = off: penetration then persists).
     """
@@ -86,6 +89,8 @@ class ContactSettings:
     reduction_distance: float = 1e-3
     remove_interior: bool = False
     flat_tolerance: float = 0.0
+    meshes: str = "convex"
+    self_collision: bool = False
     activation_distance: Optional[float] = None
     max_approach_speed: float = 5.0
     stabilization: float = 1.0

@@ -92,12 +92,13 @@ class Simulator(SimulatorViews):
         self.h = float(scene.time_step)
         self.world = World(
             [r.robot for r in scene.robots], scene.bodies, gravity=scene.gravity,
-            ground_height=None if scene.ground is None else scene.ground.height)
+            ground_height=None if scene.ground is None else scene.ground.height,
+            mesh_mode=scene.contact.meshes)
         c = scene.contact
         self.detector = ContactDetector(
             self.world, activation_distance=c.activation(self.h),
             reduction_distance=c.reduction_distance, remove_interior=c.remove_interior,
-            flat_tolerance=c.flat_tolerance,
+            flat_tolerance=c.flat_tolerance, self_collision=c.self_collision,
             ground_friction=0.0 if scene.ground is None else scene.ground.friction,
             default_friction=c.friction)
         self.free_motion = FreeMotion(self.world)
