@@ -83,7 +83,7 @@ SCALING_POINTS = (8, 16, 32, 64)
 TARGET_RTF = 5.0
 BOX_SIZE = (0.2, 0.2, 0.1)
 BOX_MASS = 1.0
-COLUMNS = ("revision", "date", "load1", "section", "name", "status", "version", "time_step", "steps",
+COLUMNS = ("revision", "date", "load1", "load1_end", "section", "name", "status", "version", "time_step", "steps",
            "step_us", "steps_per_s", "rtf", "load_s", "points", "num_contacts", "num_active",
            "lcp_size", "lcp_solved", "lcp_method", "pivots", "fallbacks", "max_penetration",
            "base_height", "stands") + tuple(s + "_us" for s in STAGES) + ("other_us", "notes")
@@ -236,10 +236,11 @@ def _ratio(a, b):
     return a / b if a and b and np.isfinite(a) and np.isfinite(b) else float("nan")
 
 
-def report(peers, ours, scaling, load1):
+def report(peers, ours, scaling, load1, load1_end):
     """Print the four tables and the comparisons; returns the text."""
-    out = [f"machine load (1 min): {load1:.2f} on {os.cpu_count()} cores"
-           + ("  -- NOISY: other processes are running" if load1 > 0.5 else "")]
+    noisy = load1 > 0.7 or load1_end > 1.7  # by the end this run itself adds about 1
+    out = [f"machine load (1 min) at start / end: {load1:.2f} / {load1_end:.2f} on {os.cpu_count()} cores"
+           + ("  -- NOISY: other processes were running" if noisy else "")]
     out += [] if not peers else ["", "Peers: Talos standing, h = 1 ms",
             common.format_table([p.as_row() for p in peers],
                                 ["name", "status", "version", "steps_per_s", "rtf", "base_height", "stands",
@@ -306,7 +307,8 @@ def main(argv=None):
     else:
         scaling = bench_scaling_sim(Simulator, points, steps=steps // 3, settle=settle, chunks=chunks,
                                     method=args.method)
-    report(peers, ours, scaling, load1)
+    load1_end = os.getloadavg()[0]
+    report(peers, ours, scaling, load1, load1_end)
 
     if args.results_dir:
         date, stamp = common.utc_stamp()
@@ -314,7 +316,7 @@ def main(argv=None):
         rows = [dict(section="peers", step_us=1e6 * p.step_time, **p.as_row()) for p in peers]
         rows += [dict(section="ours", **r) for r in ours] + [dict(section="scaling", **r) for r in scaling]
         for r in rows:
-            r.update(revision=rev, date=date, load1=load1)
+            r.update(revision=rev, date=date, load1=load1, load1_end=load1_end)
         path = common.write_csv(common.results_path("bench_sim", rev, stamp, args.results_dir), rows, COLUMNS)
         print(f"\nwrote {os.path.relpath(path, os.getcwd())}")
     return peers, ours, scaling
