@@ -27,6 +27,7 @@ Usage::
 """
 
 import argparse
+import importlib.metadata
 import os
 import sys
 import tempfile
@@ -232,6 +233,14 @@ def bench_scaling_lcp(points, *, repeats, mu=0.8):
     return rows
 
 
+def _installed(dist):
+    try:
+        importlib.metadata.distribution(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
 def _ratio(a, b):
     return a / b if a and b and np.isfinite(a) and np.isfinite(b) else float("nan")
 
@@ -298,6 +307,8 @@ def main(argv=None):
     for name in [s for s in args.scenes.split(",") if s]:
         if Simulator is None:
             ours.append(dict(name=name, status="contact_lcp.sim not available"))
+        elif name == "talos" and not _installed("example-robot-data"):
+            ours.append(dict(name=name, status="not installed (example-robot-data)"))
         else:
             ours.append(bench_scene(name, os.path.join(ROOT, SCENES[name]), Simulator,
                                     steps=steps, settle=settle, chunks=chunks, method=args.method))
