@@ -46,9 +46,11 @@ def test_certifies_rank_deficient_contact_lcps(points, seed):
 def test_backtracks_from_a_dead_end():
     p = lexicographic_ray_example()
     assert solve(p.M, p.q, method="lexicographic").status is LCPStatus.NO_SOLUTION
-    res = solve(p.M, p.q, method="robust")
-    assert certified(res) and res.info["dead_ray"] >= 1 and res.info["replayed"] >= 1
-    np.testing.assert_allclose(res.z, p.z_expected, atol=1e-12)
+    for offset in (1.0, 0.0):  # 0: the paper's total cost, which meets the ray first
+        res = solve(p.M, p.q, method="robust", cost_offset=offset)
+        assert certified(res) and res.info["replayed"] >= 1
+        assert res.info["dead_ray"] + res.info["dead_revisit"] >= 1
+        np.testing.assert_allclose(res.z, p.z_expected, atol=1e-12)
 
 
 @pytest.mark.parametrize("problem", [box_on_plane("spinning"), box_on_plane("sliding"),
@@ -62,6 +64,19 @@ def test_pure_best_first_and_cache_size_do_not_change_the_answer(problem):
         assert cached.info[key] == replay.info[key]
     assert replay.info["replayed"] >= cached.info["replayed"]
     np.testing.assert_allclose(cached.z, replay.z, atol=1e-12)
+
+
+def test_cost_offset_keeps_the_search_near_a_late_failure():
+    """A deep dive that fails near its end is repaired locally with the default offset.
+
+    With the paper's total cost (offset 0) every degenerate pivot costs 1, the search is
+    breadth-first and the same problem needs many more nodes.
+    """
+    p = lexicographic_ray_example()
+    near = solve(p.M, p.q, method="robust")
+    literal = solve(p.M, p.q, method="robust", cost_offset=0.0)
+    assert certified(near) and certified(literal)
+    assert near.info["nodes"] <= literal.info["nodes"]
 
 
 def test_node_limit_is_max_pivots():

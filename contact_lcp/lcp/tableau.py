@@ -62,6 +62,15 @@ def initial_state(n):
 
 
 @njit(cache=True)
+def norm_inf(x):
+    """``||x||_inf`` without a temporary (0 for an empty vector)."""
+    m = 0.0
+    for v in x:
+        m = max(m, abs(v))
+    return m
+
+
+@njit(cache=True)
 def complement(v, n):
     """Complement of variable ``v < 2n`` (w_i <-> z_i)."""
     return v + n if v < n else v - n
@@ -142,7 +151,8 @@ def add_basic_columns(MT, c, basis, x, out):
 @njit(cache=True)
 def basic_residual(MT, q, c, basis, x, out):
     """``out = A_B x - q = w - M z - c z0 - q`` from the original data; O(n k)."""
-    out[:] = -q
+    for i in range(q.shape[0]):
+        out[i] = -q[i]
     add_basic_columns(MT, c, basis, x, out)
 
 
@@ -151,7 +161,7 @@ def residual(MT, q, c, basis, x):
     """``||A_B x - q||_inf``, i.e. ``||w - M z - c z0 - q||_inf``; O(n k)."""
     out = np.empty(q.shape[0])
     basic_residual(MT, q, c, basis, x, out)
-    return np.max(np.abs(out)) if out.shape[0] else 0.0
+    return norm_inf(out)
 
 
 @njit(cache=True)
@@ -296,7 +306,7 @@ def complementary_path(MT, q, c, Binv, qbar, basis, where, keys, entering, rule,
         if pivots >= max_pivots:
             return MAX_PIVOTS, pivots, entering
         entering_column(Binv, MT, c, entering, d)
-        tol = pivot_tol * np.max(np.abs(d))
+        tol = pivot_tol * norm_inf(d)
         if rule == RULE_LEXICOGRAPHIC:
             r, tiny = lexicographic_row(qbar, d, Binv, basis, tol, delta, z0, rows)
         else:
