@@ -44,10 +44,8 @@ cache, round robin).
 """
 
 import numpy as np
-import scipy.linalg
 from numba import njit
 
-from contact_lcp.exceptions import InvalidProblem
 from contact_lcp.lcp import tableau as tb
 from contact_lcp.lcp.lemke import STATUS
 from contact_lcp.lcp.residual import default_tolerance
@@ -55,56 +53,6 @@ from contact_lcp.lcp.result import LCPStatus, MethodOutput
 
 _STATS = ("nodes", "queued", "max_queue", "depth", "total_pivots", "replayed",
           "dead_ray", "dead_small_pivot", "dead_revisit", "dead_error")
-
-
-@njit(cache=True)
-def _grow(a):
-    b = np.empty(2 * a.shape[0], dtype=a.dtype)
-    b[: a.shape[0]] = a
-    return b
-
-
-@njit(cache=True)
-def _before(a, b, cost, depth):
-    """Heap order: lower cost first, then deeper, then newer."""
-    if cost[a] != cost[b]:
-        return cost[a] < cost[b]
-    if depth[a] != depth[b]:
-        return depth[a] > depth[b]
-    return a > b
-
-
-@njit(cache=True)
-def _push(heap, size, x, cost, depth):
-    if size == heap.shape[0]:
-        heap = _grow(heap)
-    i = size
-    heap[i] = x
-    while i > 0:
-        p = (i - 1) // 2
-        if not _before(heap[i], heap[p], cost, depth):
-            break
-        heap[i], heap[p] = heap[p], heap[i]
-        i = p
-    return heap
-
-
-@njit(cache=True)
-def _pop(heap, size, cost, depth):
-    top = heap[0]
-    size -= 1
-    heap[0] = heap[size]
-    i = 0
-    while True:
-        a, b, m = 2 * i + 1, 2 * i + 2, i
-        if a < size and _before(heap[a], heap[m], cost, depth):
-            m = a
-        if b < size and _before(heap[b], heap[m], cost, depth):
-            m = b
-        if m == i:
-            return top
-        heap[i], heap[m] = heap[m], heap[i]
-        i = m
 
 
 @njit(cache=True)
@@ -116,7 +64,7 @@ def _restore(p, root, slot_of, parent, prow, leave, MT, c, Binv, qbar, basis, wh
     a, m = p, 0
     while a != 0 and slot_of[a] < 0:
         if m == path.shape[0]:
-            path = _grow(path)
+            path = tb.grow(path)
         path[m] = a
         m += 1
         a = parent[a]
@@ -183,7 +131,7 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
         if nxt >= 0:
             x, nxt = nxt, -1
         else:
-            x = _pop(heap, size, cost, depth)
+            x = tb.heap_pop(heap, size, cost, depth)
             size -= 1
         group = leave[x] < 0
         p = parent[x]
@@ -283,8 +231,9 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
                 if not fresh:
                     continue
                 if count + 1 >= parent.shape[0]:
-                    parent, prow, leave = _grow(parent), _grow(prow), _grow(leave)
-                    depth, nhash, slot_of, cost = _grow(depth), _grow(nhash), _grow(slot_of), _grow(cost)
+                    parent, prow, leave = tb.grow(parent), tb.grow(prow), tb.grow(leave)
+                    depth, nhash = tb.grow(depth), tb.grow(nhash)
+                    slot_of, cost = tb.grow(slot_of), tb.grow(cost)
                 parent[count], prow[count], leave[count] = y, r, basis[r]
                 depth[count], nhash[count], slot_of[count] = depth[y] + 1, h, -1
                 cost[count] = cost[y] + np.exp(-qmin) - cost_offset
@@ -298,7 +247,7 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
                 if m > 1:  # the siblings, under y's cost: a lower bound of theirs
                     parent[count], prow[count], leave[count] = y, cand[0], -1
                     depth[count], slot_of[count], cost[count] = depth[y], -1, cost[y]
-                    heap = _push(heap, size, count, cost, depth)
+                    heap = tb.heap_push(heap, size, count, cost, depth)
                     size += 1
                     count += 1
                 nxt = kids[0]
@@ -312,7 +261,7 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
                 if dive and kids[a] == dive_kid:
                     nxt = dive_kid
                 else:
-                    heap = _push(heap, size, kids[a], cost, depth)
+                    heap = tb.heap_push(heap, size, kids[a], cost, depth)
                     size += 1
             break
         stats[2] = max(stats[2], size)
@@ -391,36 +340,6 @@ _REASONS = {
 }
 
 
-def _principal_pivot(M, q, indices, singular_tol):
-    """Basis with ``z_i`` basic in row ``i`` for ``i`` in ``indices`` (a block pivot).
-
-    Returns ``(Binv, basis, where, kept, dropped)``. A numerically singular block
-    (condition number above ``1 / singular_tol``) is reduced to a well-conditioned subset
-    chosen by a rank-revealing QR with column pivoting.
-    """
-    n = q.shape[0]
-    idx = np.unique(np.asarray(indices, dtype=np.int64))
-    if idx.size and (idx[0] < 0 or idx[-1] >= n):
-        raise InvalidProblem(f"initial_basis must hold indices in [0, {n}); received {idx}")
-    kept = idx
-    if idx.size and np.linalg.cond(M[np.ix_(idx, idx)]) > 1.0 / singular_tol:
-        R, perm = scipy.linalg.qr(M[np.ix_(idx, idx)], mode="r", pivoting=True)
-        diag = np.abs(np.diag(R))
-        rank = int(np.sum(diag > singular_tol * diag[0])) if diag.size and diag[0] > 0 else 0
-        kept = np.sort(idx[perm[:rank]])
-        while kept.size and np.linalg.cond(M[np.ix_(kept, kept)]) > 1.0 / singular_tol:
-            kept = kept[:-1]
-    Binv, basis, where = tb.initial_state(n)
-    if kept.size:
-        B = np.eye(n)
-        B[:, kept] = -M[:, kept]
-        Binv = np.linalg.inv(B)
-        basis[kept] = n + kept
-        where[kept] = -1
-        where[n + kept] = kept
-    return Binv, basis, where, kept, np.setdiff1d(idx, kept)
-
-
 def _cache_slots(n, cache_size):
     if cache_size is not None:
         return max(0, int(cache_size))
@@ -490,7 +409,8 @@ def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=10000,
     if initial_basis is None:
         Binv, qbar, c, basis, where = _NO_MATRIX, _NO_VECTOR, _NO_VECTOR, _NO_INDEX, _NO_INDEX
     else:
-        Binv, basis, where, kept, dropped = _principal_pivot(M, q, initial_basis, singular_tol)
+        Binv, basis, where, kept, dropped = tb.principal_pivot_basis(M, q, initial_basis,
+                                                                     singular_tol)
         info["warm_start_kept"] = kept.tolist()
         if dropped.size:
             info["warm_start_dropped"] = dropped.tolist()

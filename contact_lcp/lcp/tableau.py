@@ -23,13 +23,17 @@ bases live in an open-addressing table (collisions have probability ~ N^2 / 2^64
 
 The kernels are plain loops over arrays so that ``NUMBA_DISABLE_JIT=1`` runs the same code
 as readable Python/numpy (the dense reference in ``test/test_lcp_tableau.py`` cross-checks
-them pivot by pivot).
+them pivot by pivot). Also here: the warm-start basis of a principal pivot, and the binary
+heap of node ids that the robust search orders by cost.
 """
 
 import functools
 
 import numpy as np
+import scipy.linalg
 from numba import njit
+
+from contact_lcp.exceptions import InvalidProblem
 
 # Status codes returned by the kernels; methods map them onto LCPStatus.
 SOLVED, NO_SOLUTION, CYCLE, ERROR, MAX_PIVOTS, NUMERICAL_FAILURE, RUNNING = range(7)
@@ -356,3 +360,88 @@ def lemke_run(M, q, keys, rule, delta, pivot_tol, max_pivots):
                                             max_pivots - 1)
     res = refine(MT, q, c, Binv, qbar, basis) if code == SOLVED else -1.0
     return code, pivots + 1, last, extract_z(qbar, basis, n), res
+
+
+def principal_pivot_basis(M, q, indices, singular_tol):
+    """Basis with ``z_i`` basic in row ``i`` for ``i`` in ``indices`` (a block pivot).
+
+    Returns ``(Binv, basis, where, kept, dropped)``. A numerically singular block
+    (condition number above ``1 / singular_tol``) is reduced to a well-conditioned subset
+    chosen by a rank-revealing QR with column pivoting.
+    """
+    n = q.shape[0]
+    idx = np.unique(np.asarray(indices, dtype=np.int64))
+    if idx.size and (idx[0] < 0 or idx[-1] >= n):
+        raise InvalidProblem(f"initial_basis must hold indices in [0, {n}); received {idx}")
+    kept = idx
+    if idx.size and np.linalg.cond(M[np.ix_(idx, idx)]) > 1.0 / singular_tol:
+        R, perm = scipy.linalg.qr(M[np.ix_(idx, idx)], mode="r", pivoting=True)
+        diag = np.abs(np.diag(R))
+        rank = int(np.sum(diag > singular_tol * diag[0])) if diag.size and diag[0] > 0 else 0
+        kept = np.sort(idx[perm[:rank]])
+        while kept.size and np.linalg.cond(M[np.ix_(kept, kept)]) > 1.0 / singular_tol:
+            kept = kept[:-1]
+    Binv, basis, where = initial_state(n)
+    if kept.size:
+        B = np.eye(n)
+        B[:, kept] = -M[:, kept]
+        Binv = np.linalg.inv(B)
+        basis[kept] = n + kept
+        where[kept] = -1
+        where[n + kept] = kept
+    return Binv, basis, where, kept, np.setdiff1d(idx, kept)
+
+
+# --- the priority queue of the robust search: node ids ordered by (cost, -depth, -id) ---
+
+@njit(cache=True)
+def grow(a):
+    """``a`` copied into an array twice as long (the tail uninitialised)."""
+    b = np.empty(2 * a.shape[0], dtype=a.dtype)
+    b[: a.shape[0]] = a
+    return b
+
+
+@njit(cache=True)
+def heap_before(a, b, cost, depth):
+    """Heap order: lower cost first, then deeper, then newer."""
+    if cost[a] != cost[b]:
+        return cost[a] < cost[b]
+    if depth[a] != depth[b]:
+        return depth[a] > depth[b]
+    return a > b
+
+
+@njit(cache=True)
+def heap_push(heap, size, x, cost, depth):
+    """Push node ``x`` on the binary heap ``heap[:size]``; returns the (maybe grown) heap."""
+    if size == heap.shape[0]:
+        heap = grow(heap)
+    i = size
+    heap[i] = x
+    while i > 0:
+        p = (i - 1) // 2
+        if not heap_before(heap[i], heap[p], cost, depth):
+            break
+        heap[i], heap[p] = heap[p], heap[i]
+        i = p
+    return heap
+
+
+@njit(cache=True)
+def heap_pop(heap, size, cost, depth):
+    """Pop the first node of ``heap[:size]`` (the caller decrements ``size``)."""
+    top = heap[0]
+    size -= 1
+    heap[0] = heap[size]
+    i = 0
+    while True:
+        a, b, m = 2 * i + 1, 2 * i + 2, i
+        if a < size and heap_before(heap[a], heap[m], cost, depth):
+            m = a
+        if b < size and heap_before(heap[b], heap[m], cost, depth):
+            m = b
+        if m == i:
+            return top
+        heap[i], heap[m] = heap[m], heap[i]
+        i = m
