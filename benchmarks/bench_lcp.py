@@ -322,7 +322,7 @@ def failure_lines(runs, problems, set_name):
             right = r["status"] == LCPStatus.NO_SOLUTION.value
             tag = " (infeasible: right)" if right else " (infeasible)"
         by.setdefault(r["variant"], []).append(f"{r['problem']} {r['status']}{tag}")
-    return [f"  {v}: " + ", ".join(items) for v, items in by.items()]
+    return [f"    {v}: " + ", ".join(items) for v, items in by.items()]
 
 
 def print_table(title, summaries):
