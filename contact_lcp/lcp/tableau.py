@@ -383,9 +383,12 @@ def principal_pivot_basis(M, q, indices, singular_tol):
             kept = kept[:-1]
     Binv, basis, where = initial_state(n)
     if kept.size:
-        B = np.eye(n)
-        B[:, kept] = -M[:, kept]
-        Binv = np.linalg.inv(B)
+        # With z_K basic in rows K, B = [[-M_KK, 0], [-M_NK, I]] (rows and columns K, N):
+        # B^-1 = [[-M_KK^-1, 0], [-M_NK M_KK^-1, I]], so only the |K| x |K| block is solved.
+        X = np.linalg.solve(M[np.ix_(kept, kept)], np.eye(kept.size))  # M_KK^-1
+        Binv[np.ix_(kept, kept)] = -X
+        rest = np.setdiff1d(np.arange(n), kept)
+        Binv[np.ix_(rest, kept)] = -M[np.ix_(rest, kept)] @ X
         basis[kept] = n + kept
         where[kept] = -1
         where[n + kept] = kept
