@@ -6,7 +6,7 @@ import inspect
 import numpy as np
 
 from contact_lcp.exceptions import InvalidProblem
-from contact_lcp.lcp.residual import default_tolerance, lcp_error
+from contact_lcp.lcp.residual import certify
 from contact_lcp.lcp.result import LCPResult, LCPStatus, MethodOutput
 from contact_lcp.lcp import lemke, lexicographic, murty, pgs, robust
 
@@ -31,10 +31,12 @@ def _validate(M, q):
             f"M must be square with shape ({n}, {n}) to match q of length {n}; "
             f"received shape {M.shape}"
         )
-    if not np.all(np.isfinite(M)):
+    # A finite sum means finite entries; only a non-finite sum needs the entry-wise look
+    # (a sum can also overflow from huge finite entries, which are then accepted).
+    if not np.isfinite(M.sum()) and not np.all(np.isfinite(M)):
         bad = np.argwhere(~np.isfinite(M))[0]
         raise InvalidProblem(f"M must be finite; M[{bad[0]}, {bad[1]}] = {M[tuple(bad)]}")
-    if not np.all(np.isfinite(q)):
+    if not np.isfinite(q.sum()) and not np.all(np.isfinite(q)):
         bad = int(np.flatnonzero(~np.isfinite(q))[0])
         raise InvalidProblem(f"q must be finite; q[{bad}] = {q[bad]}")
     return np.ascontiguousarray(M), np.ascontiguousarray(q)
@@ -101,11 +103,11 @@ def solve(M, q, method="robust", *, tol=None, **options):
     if z.shape != (n,) or not np.all(np.isfinite(z)):
         status = LCPStatus.NUMERICAL_FAILURE if out.status is LCPStatus.SOLVED else out.status
         z = np.where(np.isfinite(z), z, 0.0) if z.shape == (n,) else np.zeros(n)
-        err, w = lcp_error(M, q, z)
+        err, w, _ = certify(M, q, z)
         info = dict(out.info, reason="method returned a non-finite point")
         return LCPResult(z, w, status, method, out.pivots, err, info)
-    err, w = lcp_error(M, q, z)
-    tol_used = default_tolerance(M, q, z) if tol is None else float(tol)
+    err, w, tol_default = certify(M, q, z)
+    tol_used = tol_default if tol is None else float(tol)
     status = out.status
     info = dict(out.info)
     info["tol"] = float(tol_used)
