@@ -362,37 +362,71 @@ def lemke_run(M, q, keys, rule, delta, pivot_tol, max_pivots):
     return code, pivots + 1, last, extract_z(qbar, basis, n), res
 
 
+def _block_condition(A):
+    """1-norm condition number of a small square block (inf when singular)."""
+    try:
+        X = np.linalg.inv(A)
+    except np.linalg.LinAlgError:
+        return np.inf, None
+    return np.abs(A).sum(axis=0).max() * np.abs(X).sum(axis=0).max(), X
+
+
+@njit(cache=True)
+def _fill_block_pivot(Binv, M, kept, X):
+    """Binv of the basis with ``z_kept`` basic in rows ``kept``, from ``X = M_KK^-1``.
+
+    ``B = [[-M_KK, 0], [-M_NK, I]]`` (rows and columns K, N) has
+    ``B^-1 = [[-M_KK^-1, 0], [-M_NK M_KK^-1, I]]``.
+    """
+    n = Binv.shape[0]
+    in_k = np.zeros(n, dtype=np.bool_)
+    for a in range(kept.shape[0]):
+        in_k[kept[a]] = True
+    for a in range(kept.shape[0]):
+        ka = kept[a]
+        Binv[ka, ka] = 0.0
+        for b in range(kept.shape[0]):
+            Binv[kept[b], ka] = -X[b, a]
+        for i in range(n):
+            if not in_k[i]:
+                s = 0.0
+                for b in range(kept.shape[0]):
+                    s += M[i, kept[b]] * X[b, a]
+                Binv[i, ka] = -s
+
+
 def principal_pivot_basis(M, q, indices, singular_tol):
     """Basis with ``z_i`` basic in row ``i`` for ``i`` in ``indices`` (a block pivot).
 
     Returns ``(Binv, basis, where, kept, dropped)``. A numerically singular block
-    (condition number above ``1 / singular_tol``) is reduced to a well-conditioned subset
-    chosen by a rank-revealing QR with column pivoting.
+    (1-norm condition number above ``1 / singular_tol``) is reduced to a well-conditioned
+    subset chosen by a rank-revealing QR with column pivoting. Only the |K| x |K| block is
+    inverted (the loaded contacts of a two-step solve: a handful).
     """
     n = q.shape[0]
     idx = np.unique(np.asarray(indices, dtype=np.int64))
     if idx.size and (idx[0] < 0 or idx[-1] >= n):
         raise InvalidProblem(f"initial_basis must hold indices in [0, {n}); received {idx}")
     kept = idx
-    if idx.size and np.linalg.cond(M[np.ix_(idx, idx)]) > 1.0 / singular_tol:
+    cond, X = _block_condition(M[np.ix_(kept, kept)]) if kept.size else (1.0, None)
+    if cond > 1.0 / singular_tol:
         R, perm = scipy.linalg.qr(M[np.ix_(idx, idx)], mode="r", pivoting=True)
         diag = np.abs(np.diag(R))
         rank = int(np.sum(diag > singular_tol * diag[0])) if diag.size and diag[0] > 0 else 0
         kept = np.sort(idx[perm[:rank]])
-        while kept.size and np.linalg.cond(M[np.ix_(kept, kept)]) > 1.0 / singular_tol:
+        while kept.size:
+            cond, X = _block_condition(M[np.ix_(kept, kept)])
+            if cond <= 1.0 / singular_tol:
+                break
             kept = kept[:-1]
     Binv, basis, where = initial_state(n)
     if kept.size:
-        # With z_K basic in rows K, B = [[-M_KK, 0], [-M_NK, I]] (rows and columns K, N):
-        # B^-1 = [[-M_KK^-1, 0], [-M_NK M_KK^-1, I]], so only the |K| x |K| block is solved.
-        X = np.linalg.solve(M[np.ix_(kept, kept)], np.eye(kept.size))  # M_KK^-1
-        Binv[np.ix_(kept, kept)] = -X
-        rest = np.setdiff1d(np.arange(n), kept)
-        Binv[np.ix_(rest, kept)] = -M[np.ix_(rest, kept)] @ X
+        _fill_block_pivot(Binv, M, kept, np.ascontiguousarray(X))
         basis[kept] = n + kept
         where[kept] = -1
         where[n + kept] = kept
-    return Binv, basis, where, kept, np.setdiff1d(idx, kept)
+    dropped = idx[~np.isin(idx, kept)] if kept.size < idx.size else idx[:0]
+    return Binv, basis, where, kept, dropped
 
 
 # --- the priority queue of the robust search: node ids ordered by (cost, -depth, -id) ---
