@@ -58,5 +58,14 @@ class ContactPoint:
     mu: float
 
     def frame(self):
-        """(3, 3) ``R_WC``, columns (n, t1, t2); see :func:`tangent_basis` for the rule."""
-        return tangent_basis(self.n_W)
+        """(3, 3) ``R_WC``, columns (n, t1, t2); see :func:`tangent_basis` for the rule.
+
+        Computed once per contact (read-only): the Jacobian, the LCP and every wrench
+        query of a step use the same frame.
+        """
+        R = self.__dict__.get("_R_WC")
+        if R is None:
+            R = tangent_basis(self.n_W)
+            R.setflags(write=False)
+            object.__setattr__(self, "_R_WC", R)
+        return R
