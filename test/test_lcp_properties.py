@@ -1,7 +1,7 @@
 """Invariants of every method on random PSD and contact-structured LCPs (hypothesis)."""
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from contact_lcp.contact.lcp_builder import build_contact_lcp, build_frictionless_lcp
 from contact_lcp.lcp import METHODS, LCPStatus, solve
@@ -42,7 +42,11 @@ def check_invariants(M, q, res):
     factor is at most ``max(|z_i|, |w_i|)``, so ``|z_i w_i| <= tol (|z_i| + |w_i|)``.
     """
     z, w = res.z, res.w
-    np.testing.assert_allclose(w, M @ z + q, rtol=1e-12, atol=1e-12)
+    # w is M z + q up to summation order: two orders differ by at most
+    # 2 n eps sum_j |M_ij z_j| + eps |q_i| per row (z can be ~1e4 on near-singular M).
+    eps = np.finfo(float).eps
+    bound = 2 * len(q) * eps * (np.abs(M) @ np.abs(z)) + eps * np.abs(q) + 1e-300
+    assert np.all(np.abs(w - (M @ z + q)) <= bound), (res.method, np.abs(w - (M @ z + q)).max())
     if res.status is LCPStatus.SOLVED:
         tol = res.info["tol"]
         assert np.all(z >= -tol) and np.all(w >= -tol), (res.method, res.error, tol)
@@ -55,6 +59,7 @@ def check_invariants(M, q, res):
 
 @SETTINGS
 @given(seeds, st.integers(1, 12), st.integers(1, 12), st.sampled_from([0.0, 1e-3, 1.0]))
+@example(seed=11036543, n=12, rank=8, shift=0.0)  # z ~ 4e4: w's round-off ~ 5e-11
 def test_every_method_on_random_psd_lcps(seed, n, rank, shift):
     M, q = psd_lcp(seed, n, min(rank, n), shift)
     for method in METHODS:
