@@ -325,7 +325,8 @@ def main(argv=None):
     if args.results_dir:
         date, stamp = common.utc_stamp()
         rev = common.git_revision(ROOT)
-        rows = [dict(section="peers", step_us=1e6 * p.step_time, **p.as_row()) for p in peers]
+        rows = [dict(section="peers", step_us=1e6 * p.step_time, **p.as_row(),
+                     steps=round(p.sim_time / p.time_step) if p.status == "ok" else None) for p in peers]
         rows += [dict(section="ours", **r) for r in ours] + [dict(section="scaling", **r) for r in scaling]
         for r in rows:
             r.update(revision=rev, date=date, load1=load1, load1_end=load1_end)
