@@ -46,38 +46,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
+import common  # noqa: E402  (revision stamp, CSV, stats, tables)
 import sim_peers  # noqa: E402
-
-try:
-    import common  # noqa: E402  (benchmarks/common.py: revision stamp, CSV, stats, tables)
-except ImportError:  # tiny stand-in until common.py is in the tree
-    import csv
-    import datetime
-    import subprocess
-    import types
-
-    def _git(*a):
-        return subprocess.run(["git", *a], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-
-    def _table(rows, columns, headers=None):
-        cells = [list(headers or columns)] + [[str(r.get(c, "-")) for c in columns] for r in rows]
-        return "\n".join("  ".join(x.rjust(12) for x in row) for row in cells)
-
-    def _write(path, rows, columns):
-        with open(path, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(columns), extrasaction="ignore")
-            w.writeheader()
-            w.writerows(rows)
-        return path
-
-    common = types.SimpleNamespace(
-        RESULTS_DIR=os.path.join(HERE, "results"), median=lambda x: float(np.median(x)),
-        git_revision=lambda cwd=None: _git("rev-parse", "--short", "HEAD")
-        + ("-dirty" if _git("status", "--porcelain", "--untracked-files=no") else ""),
-        utc_stamp=lambda: (datetime.date.today().isoformat(),
-                           datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")),
-        results_path=lambda name, rev, stamp, d: os.path.join(d, f"{name}_{stamp}_{rev}.csv"),
-        write_csv=_write, format_table=_table)
 
 STAGES = ("collision", "dynamics", "lcp_build", "solve", "integrate")
 SCENES = {"humanoid": "config/humanoid_stand.yaml", "talos": "config/talos_stand.yaml"}

@@ -87,8 +87,6 @@ def test_quick_run_writes_csv(tmp_path):
     assert peers == [] and len(ours) == 1 and [r["points"] for r in scaling] == [8]
     assert not ours[0]["status"].startswith("failed"), ours[0]
     (csv_path,) = tmp_path.glob("bench_sim_*.csv")
-    common = sys.modules["common"] if "common" in sys.modules else None
-    rows = common.read_csv(csv_path) if common and hasattr(common, "read_csv") else None
-    if rows is not None:
-        assert {r["section"] for r in rows} == {"ours", "scaling"}
-        assert all(r["revision"] and r["revision"] != "unknown" for r in rows)
+    rows = sys.modules["common"].read_csv(csv_path)
+    assert {r["section"] for r in rows} == {"ours", "scaling"}
+    assert all(r["revision"] and r["revision"] != "unknown" for r in rows)
