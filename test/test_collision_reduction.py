@@ -26,3 +26,24 @@ def test_deeper_interior_point_is_kept_and_higher_one_dropped():
     high = np.array([0, 0, 0, 0, 1e-4])
     assert 4 in support_vertices(xy, deep)
     assert 4 not in support_vertices(xy, high)
+
+
+def test_qhull_and_monotone_chain_agree():
+    rng = np.random.default_rng(3)
+    from contact_lcp.collision.reduction import _monotone_chain, hull_vertices
+
+    for _ in range(20):
+        xy = rng.uniform(-1, 1, (rng.integers(4, 40), 2))
+        assert hull_vertices(xy) == _monotone_chain(xy, 1e-12)
+    line = np.array([[0, 0], [1, 1], [2, 2], [3, 3]], dtype=float)  # qhull refuses this
+    assert hull_vertices(line) == [0, 3]
+
+
+def test_spread_subset_keeps_the_deepest_and_the_extent():
+    from contact_lcp.collision.reduction import spread_subset
+
+    xy = np.array([[0, 0], [1, 0], [1, 1], [0, 1], [0.5, 0.02], [0.98, 0.5]], dtype=float)
+    d = np.array([0, 0, 0, 0, -1e-5, 0])
+    keep = spread_subset(xy, d, 4)
+    assert 4 in keep and len(keep) == 4  # the deepest point is always kept
+    assert {2, 3} <= set(keep)  # the far corners come next

@@ -32,7 +32,12 @@ import coal
 import numpy as np
 
 from contact_lcp.collision.contact_point import ContactPoint, tangent_basis
-from contact_lcp.collision.reduction import combine_friction, remove_close, support_vertices
+from contact_lcp.collision.reduction import (
+    combine_friction,
+    remove_close,
+    spread_subset,
+    support_vertices,
+)
 from contact_lcp.collision.support import (
     ground_points,
     local_halfspaces,
@@ -78,6 +83,10 @@ class ContactDetector:
         distances). For nearly flat soles (a mesh hull flat to 0.5 mm) it gives a steady
         support polygon instead of rocking from vertex to vertex; the body then rests up to
         ``flat_tolerance`` higher than its exact geometry would.
+    max_points_per_pair : int or None
+        Keep at most this many points per pair after reduction: the deepest, then the
+        points farthest from those kept (None: no limit). A flat Talos sole gives about
+        10 hull points of which a handful carry load; 4 to 6 keep the support polygon.
     segments : int
         Samples per rim of cylinders and cones, and per curved shape in patches.
     max_contacts_mesh : int
@@ -87,7 +96,8 @@ class ContactDetector:
     def __init__(self, world, *, activation_distance, reduction_distance=1e-3,
                  remove_interior=False, friction_of=None, default_friction=0.8,
                  ground_friction=0.8, self_collision=False, patch_tolerance=None,
-                 flat_tolerance=0.0, segments=8, max_contacts_mesh=16):
+                 flat_tolerance=0.0, max_points_per_pair=None, segments=8,
+                 max_contacts_mesh=16):
         for name, val in (("activation_distance", activation_distance),
                           ("reduction_distance", reduction_distance),
                           ("default_friction", default_friction),
@@ -103,6 +113,9 @@ class ContactDetector:
         self.remove_interior = bool(remove_interior)
         self.self_collision = bool(self_collision)
         self.flat_tolerance = float(flat_tolerance)
+        if max_points_per_pair is not None and int(max_points_per_pair) < 1:
+            raise SceneError(f"max_points_per_pair must be >= 1 or None; received {max_points_per_pair!r}")
+        self.max_points_per_pair = None if max_points_per_pair is None else int(max_points_per_pair)
         self.segments = int(segments)
         self.patch_tolerance = (max(self.activation_distance, 1e-4) if patch_tolerance is None
                                 else float(patch_tolerance))
@@ -279,6 +292,9 @@ class ContactDetector:
         if self.remove_interior and len(keep) > 3:
             xy = P[keep] @ tangent_basis(N[0])[:, 1:]
             keep = [keep[k] for k in support_vertices(xy, d[keep])]
+        if self.max_points_per_pair is not None and len(keep) > self.max_points_per_pair:
+            xy = P[keep] @ tangent_basis(N[0])[:, 1:]
+            keep = [keep[k] for k in spread_subset(xy, d[keep], self.max_points_per_pair)]
         P = P[keep]
         N = N[keep] / np.linalg.norm(N[keep], axis=1)[:, None]
         P.setflags(write=False)

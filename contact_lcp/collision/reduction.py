@@ -75,10 +75,22 @@ def support_vertices(xy, d, flat_tol=1e-9):
 def hull_vertices(xy, tol=1e-12):
     """Indices of the vertices of the 2-D convex hull of ``xy`` (k, 2), in increasing order.
 
-    Andrew's monotone chain; points on hull edges and duplicates are not vertices. With
-    fewer than 3 distinct points every distinct point is returned.
+    qhull when the points span an area, else Andrew's monotone chain (collinear or
+    repeated points); points on hull edges and duplicates are not vertices. With fewer
+    than 3 distinct points every distinct point is returned.
     """
     xy = np.asarray(xy, dtype=float)
+    if len(xy) >= 4:
+        from scipy.spatial import ConvexHull, QhullError
+
+        try:
+            return sorted(ConvexHull(xy).vertices.tolist())
+        except QhullError:
+            pass
+    return _monotone_chain(xy, tol)
+
+
+def _monotone_chain(xy, tol):
     order = sorted(range(len(xy)), key=lambda i: (xy[i, 0], xy[i, 1]))
 
     def cross(o, a, b):
@@ -96,6 +108,34 @@ def hull_vertices(xy, tol=1e-12):
     lower, upper = chain(order), chain(order[::-1])
     hull = set(lower[:-1] + upper[:-1]) if len(order) > 2 else set(order)
     return sorted(hull)
+
+
+def spread_subset(xy, d, count):
+    """At most ``count`` indices: the deepest point, then farthest-point sampling in xy.
+
+    Each next point is the one farthest (in the contact plane) from those already chosen,
+    which keeps the support polygon's extent while bounding the LCP size. Increasing order.
+
+    Parameters
+    ----------
+    xy : (k, 2) ndarray
+        Coordinates in the contact plane [m].
+    d : (k,) ndarray
+        Signed distances [m] (the smallest is always kept).
+    count : int
+        Maximum number of points, >= 1.
+    """
+    xy = np.asarray(xy, dtype=float)
+    k = len(xy)
+    if k <= count:
+        return list(range(k))
+    chosen = [int(np.argmin(d))]
+    gap = np.linalg.norm(xy - xy[chosen[0]], axis=1)
+    while len(chosen) < count:
+        i = int(np.argmax(gap))
+        chosen.append(i)
+        gap = np.minimum(gap, np.linalg.norm(xy - xy[i], axis=1))
+    return sorted(chosen)
 
 
 def combine_friction(mu_a, mu_b):

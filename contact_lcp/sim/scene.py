@@ -76,6 +76,7 @@ class ContactSettings:
     ``reduction_distance`` [m]: points of a pair closer than this merge (deepest kept);
     ``remove_interior``: keep only points that can carry load (lower hull);
     ``flat_tolerance`` [m]: a pair's points within this of its deepest are one flat patch.
+    ``max_points_per_pair``: keep the deepest and the most spread points, at most this many.
     ``meshes``: 'convex' (collision meshes become convex hulls) or 'exact' (triangle BVHs).
     ``self_collision``: robot links also collide with each other (adjacent links and SRDF
     disabled pairs excluded).
@@ -89,6 +90,7 @@ class ContactSettings:
     reduction_distance: float = 1e-3
     remove_interior: bool = False
     flat_tolerance: float = 0.0
+    max_points_per_pair: Optional[int] = None
     meshes: str = "convex"
     self_collision: bool = False
     activation_distance: Optional[float] = None

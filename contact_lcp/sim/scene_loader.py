@@ -222,6 +222,8 @@ def scene_from_dict(data, base_dir=".", path=None):
         reduction_distance=c.number("reduction_distance", 1e-3, nonneg=True),
         remove_interior=c.flag("remove_interior", False),
         flat_tolerance=c.number("flat_tolerance", 0.0, nonneg=True),
+        max_points_per_pair=(None if not c.has("max_points_per_pair")
+                             else int(c.number("max_points_per_pair", positive=True))),
         meshes=c.text("meshes", "convex", choices=("convex", "exact")),
         self_collision=c.flag("self_collision", False),
         activation_distance=c.number("activation_distance", None, nonneg=True),

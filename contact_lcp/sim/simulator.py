@@ -99,6 +99,7 @@ class Simulator(SimulatorViews):
             self.world, activation_distance=c.activation(self.h),
             reduction_distance=c.reduction_distance, remove_interior=c.remove_interior,
             flat_tolerance=c.flat_tolerance, self_collision=c.self_collision,
+            max_points_per_pair=c.max_points_per_pair,
             ground_friction=0.0 if scene.ground is None else scene.ground.friction,
             default_friction=c.friction)
         self.free_motion = FreeMotion(self.world)
