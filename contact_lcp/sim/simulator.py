@@ -6,7 +6,7 @@ from typing import Optional
 
 import numpy as np
 
-from contact_lcp.exceptions import ContactLCPError, FrameNotFound, SceneError
+from contact_lcp.exceptions import ContactLCPError, InvalidProblem, SceneError
 from contact_lcp.dynamics.reduced import FreeMotion
 from contact_lcp.sim.control import CommandError, RobotControl
 from contact_lcp.sim.scene_loader import load_scene
@@ -170,13 +170,19 @@ class Simulator(SimulatorViews):
         """
         tau, arm, pres_idx, pres_v = self._control()
         lim = self.scene.contact.activation(self.h) if self.scene.contact.joint_limits else None
-        q1, v1, rec = advance(self.world, self.detector, self.free_motion, self._q, self._v,
-                              tau, self.h, self.scene.contact, self.scene.solver, armature=arm,
-                              prescribed=pres_idx, v_prescribed=pres_v, limit_activation=lim)
+        message = (f"the state after t = {self.t:.4f} s would not be finite; the simulator "
+                   "keeps the last finite state")
+        try:
+            q1, v1, rec = advance(self.world, self.detector, self.free_motion, self._q, self._v,
+                                  tau, self.h, self.scene.contact, self.scene.solver,
+                                  armature=arm, prescribed=pres_idx, v_prescribed=pres_v,
+                                  limit_activation=lim)
+        except InvalidProblem as e:  # NaN or inf met inside the step: the numerics blew up
+            self.world.forward(self._q, self._v)
+            raise SimulationError(f"{message} ({e})") from e
         if not (np.all(np.isfinite(q1)) and np.all(np.isfinite(v1))):
             self.world.forward(self._q, self._v)
-            raise SimulationError(f"the state after t = {self.t:.4f} s would not be finite; "
-                                  "the simulator keeps the last finite state")
+            raise SimulationError(message)
         sol = rec.solve
         self.stats.steps += 1
         status, method, pivots, fallbacks = "NO_CONTACT", "none", 0, 0
