@@ -28,6 +28,7 @@ so that ``w = [normal velocity; edge velocity + lam; mu a - sum(b)]``.
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from contact_lcp.exceptions import InvalidProblem
 
@@ -89,6 +90,55 @@ def pyramid_directions(d):
     """Cosines and sines of the ``d`` pyramid edges, ``(d,)`` each (edge 0 along t1)."""
     angles = 2.0 * np.pi * np.arange(d) / d
     return np.cos(angles), np.sin(angles)
+
+
+@njit(cache=True)
+def _assemble(G, u, mu, bias, k, l, d, cos, sin):
+    """Fill M and q of the frictional LCP (see the module docstring) in one pass.
+
+    Row/column groups: a (k + l normals: contact i's is row 3i of G, unilateral j's is row
+    3k + j), b (k d edges: edge e of contact i is cos_e t1_i + sin_e t2_i), lam (k).
+    """
+    nn, nb = k + l, k * d
+    n = nn + nb + k
+    M = np.zeros((n, n))
+    q = np.zeros(n)
+    nr = np.empty(nn, dtype=np.int64)
+    for i in range(k):
+        nr[i] = 3 * i
+    for j in range(l):
+        nr[k + j] = 3 * k + j
+    # N'GN and the normal part of q
+    for r in range(nn):
+        for c in range(nn):
+            M[r, c] = G[nr[r], nr[c]]
+        q[r] = u[nr[r]] + bias[r]
+    # C'GN (and its transpose), C'u: an edge row is cos * (t1 row) + sin * (t2 row)
+    for i in range(k):
+        t1, t2 = 3 * i + 1, 3 * i + 2
+        for e in range(d):
+            row = nn + i * d + e
+            for c in range(nn):
+                v = cos[e] * G[t1, nr[c]] + sin[e] * G[t2, nr[c]]
+                M[row, c] = v
+                M[c, row] = v
+            q[row] = cos[e] * u[t1] + sin[e] * u[t2]
+            M[row, nn + nb + i] = 1.0  # E
+            M[nn + nb + i, row] = -1.0  # -E'
+        M[nn + nb + i, i] = mu[i]
+    # C'GC
+    for i in range(k):
+        for j in range(k):
+            a11 = G[3 * i + 1, 3 * j + 1]
+            a12 = G[3 * i + 1, 3 * j + 2]
+            a21 = G[3 * i + 2, 3 * j + 1]
+            a22 = G[3 * i + 2, 3 * j + 2]
+            for e in range(d):
+                x1 = cos[e] * a11 + sin[e] * a21
+                x2 = cos[e] * a12 + sin[e] * a22
+                for f in range(d):
+                    M[nn + i * d + e, nn + j * d + f] = x1 * cos[f] + x2 * sin[f]
+    return M, q
 
 
 def _check(G, u, k, l, normal_bias):
@@ -179,26 +229,6 @@ def build_contact_lcp(G, u, mu, *, num_directions=8, num_unilateral=0, normal_bi
     if mu.shape != (k,) or not np.all(np.isfinite(mu)) or np.any(mu < 0):
         raise InvalidProblem(f"mu must be {k} finite values >= 0; received {mu!r}")
     G, u, bias, nr = _check(G, u, k, l, normal_bias)
-    D = np.stack(pyramid_directions(d))  # (2, d): edge j = D[0, j] t1 + D[1, j] t2
-    tr = np.stack([np.arange(1, 3 * k, 3), np.arange(2, 3 * k, 3)], axis=1).ravel()
-    nn, nb = k + l, k * d
-    # C is zero outside the tangent rows tr, where it is T = I_k (x) D: contact i's d edge
-    # impulses map to its (t1, t2). So C'GC = T' G_tt T, C'GN = T' G_tn, C'u = T' u_t.
-    T = np.kron(np.eye(k), D)
-    Gt = G[tr]
-    CGC = T.T @ Gt[:, tr] @ T
-    CGN = T.T @ Gt[:, nr]
-    n = nn + nb + k
-    M = np.zeros((n, n))
-    M[:nn, :nn] = G[np.ix_(nr, nr)]
-    M[:nn, nn : nn + nb] = CGN.T
-    M[nn : nn + nb, :nn] = CGN
-    M[nn : nn + nb, nn : nn + nb] = CGC
-    E = np.repeat(np.eye(k), d, axis=0)  # (k d, k): edge rows of each contact
-    M[nn : nn + nb, nn + nb :] = E
-    M[nn + nb :, :k] = np.diag(mu)
-    M[nn + nb :, nn : nn + nb] = -E.T
-    q = np.zeros(n)
-    q[:nn] = u[nr] + bias
-    q[nn : nn + nb] = T.T @ u[tr]
+    cos, sin = pyramid_directions(d)
+    M, q = _assemble(np.ascontiguousarray(G), u, mu, bias, k, l, d, cos, sin)
     return ContactLCP(M, q, k, l, d)
