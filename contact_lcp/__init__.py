@@ -26,10 +26,18 @@ Time stepping
 """
 
 import os
+import sys
+import warnings
 
 # The matrices of a contact step are small (n <= a few hundred): BLAS threads only add
 # synchronisation (measured: J M^-1 J' for Talos 0.1 ms on one thread, 10-20 ms with
-# OpenBLAS threads on 2 busy cores). Set before numpy loads; an explicit setting wins.
+# OpenBLAS threads on 2 busy cores; a humanoid step 1.0 ms vs 1.5 ms). It only works
+# before numpy loads its BLAS; an explicit setting wins.
+if "numpy" in sys.modules and "OPENBLAS_NUM_THREADS" not in os.environ:
+    warnings.warn(
+        "contact_lcp was imported after numpy, so numpy's BLAS may run several threads, "
+        "which makes a contact step about 1.5x slower; set OPENBLAS_NUM_THREADS=1 before "
+        "starting Python (or import contact_lcp first)", RuntimeWarning, stacklevel=2)
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 

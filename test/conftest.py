@@ -7,7 +7,10 @@ Examples it once found are pinned with ``@example`` in the tests themselves.
 
 import os
 
-from hypothesis import settings
+# One BLAS thread, as contact_lcp sets it for its own processes (before numpy loads).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+from hypothesis import settings  # noqa: E402
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):

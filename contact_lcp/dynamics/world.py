@@ -269,17 +269,22 @@ class World:
         # Row 3i+j is a^T (J_lin - [r]x J_ang) = a^T J_lin + (r x a)^T J_ang with a the
         # axis, r = p_W - (origin of the joint), J_lin, J_ang the joint's LOCAL_WORLD_ALIGNED
         # Jacobian (velocity of its origin, angular velocity, in W).
-        axes = np.stack([c.frame().T for c in contacts]).reshape(3 * k, 3)
-        points = np.repeat(np.array([c.p_W for c in contacts], dtype=float), 3, axis=0)
-        for sign, attr in ((1.0, "joint_b"), (-1.0, "joint_a")):
-            joints = np.repeat(np.array([getattr(c, attr) for c in contacts], dtype=int), 3)
-            for jid in np.unique(joints):
-                if jid == 0:
-                    continue
-                rows = joints == jid
-                J6 = pin.getJointJacobian(self.model, self._data_jac, int(jid),
-                                          pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
-                a = axes[rows]
-                r = points[rows] - self._data_jac.oMi[int(jid)].translation
-                J[rows] += sign * (a @ J6[:3] + np.cross(r, a) @ J6[3:])
+        axes = np.empty((3 * k, 3))
+        points = np.empty((3 * k, 3))
+        groups = {}  # joint id -> (row indices, sign): the rows of every contact it moves
+        for i, c in enumerate(contacts):
+            axes[3 * i : 3 * i + 3] = c.frame().T
+            points[3 * i : 3 * i + 3] = c.p_W
+            for sign, jid in ((1.0, c.joint_b), (-1.0, c.joint_a)):
+                if jid:
+                    groups.setdefault((int(jid), sign), []).extend((3 * i, 3 * i + 1, 3 * i + 2))
+        for (jid, sign), rows in groups.items():
+            J6 = pin.getJointJacobian(self.model, self._data_jac, jid,
+                                      pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+            a = axes[rows]
+            r = points[rows] - self._data_jac.oMi[jid].translation
+            rxa = np.column_stack((r[:, 1] * a[:, 2] - r[:, 2] * a[:, 1],
+                                   r[:, 2] * a[:, 0] - r[:, 0] * a[:, 2],
+                                   r[:, 0] * a[:, 1] - r[:, 1] * a[:, 0]))
+            J[rows] += sign * (a @ J6[:3] + rxa @ J6[3:])
         return J
