@@ -18,6 +18,7 @@ contact Jacobian and the collision detector read.
 import coal
 import numpy as np
 import pinocchio as pin
+from numba import njit
 
 from contact_lcp.dynamics.loading import load_body, load_robot, names_of, prefix_names
 from contact_lcp.dynamics.specs import BodyInfo, RobotInfo, check_pose
@@ -31,6 +32,36 @@ def _finite_or_inf(x):
     x = np.asarray(x, dtype=float).copy()
     x[np.abs(x) >= 1e300] = np.inf * np.sign(x[np.abs(x) >= 1e300])
     return x
+
+
+@njit(cache=True)
+def _fill_contact_rows(J, frames, points, sides, J6s, origins):
+    """Row 3i + j of J: axis j of contact i's frame dotted with v_B - v_A at its point.
+
+    For a joint with LOCAL_WORLD_ALIGNED Jacobian (J_lin; J_ang) and origin o, the
+    velocity at p along a is a'J_lin + (r x a)'J_ang with r = p - o. ``sides[i]`` holds
+    the J6s slots of B and A (-1: fixed to the world).
+    """
+    nv = J.shape[1]
+    for i in range(frames.shape[0]):
+        for side in range(2):
+            s = sides[i, side]
+            if s < 0:
+                continue
+            sign = 1.0 if side == 0 else -1.0
+            r0 = points[i, 0] - origins[s, 0]
+            r1 = points[i, 1] - origins[s, 1]
+            r2 = points[i, 2] - origins[s, 2]
+            for j in range(3):
+                a0, a1, a2 = frames[i, 0, j], frames[i, 1, j], frames[i, 2, j]
+                c0 = r1 * a2 - r2 * a1
+                c1 = r2 * a0 - r0 * a2
+                c2 = r0 * a1 - r1 * a0
+                row = 3 * i + j
+                for col in range(nv):
+                    J[row, col] += sign * (a0 * J6s[s, 0, col] + a1 * J6s[s, 1, col]
+                                           + a2 * J6s[s, 2, col] + c0 * J6s[s, 3, col]
+                                           + c1 * J6s[s, 4, col] + c2 * J6s[s, 5, col])
 
 
 class World:
@@ -269,22 +300,22 @@ class World:
         # Row 3i+j is a^T (J_lin - [r]x J_ang) = a^T J_lin + (r x a)^T J_ang with a the
         # axis, r = p_W - (origin of the joint), J_lin, J_ang the joint's LOCAL_WORLD_ALIGNED
         # Jacobian (velocity of its origin, angular velocity, in W).
-        axes = np.empty((3 * k, 3))
-        points = np.empty((3 * k, 3))
-        groups = {}  # joint id -> (row indices, sign): the rows of every contact it moves
+        slots, jids = {}, []  # each moving joint once: its slot in J6s
+        sides = np.full((k, 2), -1, dtype=np.int64)  # slot of (B, A) per contact, -1 fixed
         for i, c in enumerate(contacts):
-            axes[3 * i : 3 * i + 3] = c.frame().T
-            points[3 * i : 3 * i + 3] = c.p_W
-            for sign, jid in ((1.0, c.joint_b), (-1.0, c.joint_a)):
+            for side, jid in enumerate((int(c.joint_b), int(c.joint_a))):
                 if jid:
-                    groups.setdefault((int(jid), sign), []).extend((3 * i, 3 * i + 1, 3 * i + 2))
-        for (jid, sign), rows in groups.items():
-            J6 = pin.getJointJacobian(self.model, self._data_jac, jid,
-                                      pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
-            a = axes[rows]
-            r = points[rows] - self._data_jac.oMi[jid].translation
-            rxa = np.column_stack((r[:, 1] * a[:, 2] - r[:, 2] * a[:, 1],
-                                   r[:, 2] * a[:, 0] - r[:, 0] * a[:, 2],
-                                   r[:, 0] * a[:, 1] - r[:, 1] * a[:, 0]))
-            J[rows] += sign * (a @ J6[:3] + rxa @ J6[3:])
+                    if jid not in slots:
+                        slots[jid] = len(jids)
+                        jids.append(jid)
+                    sides[i, side] = slots[jid]
+        J6s = np.empty((len(jids), 6, nv))
+        origins = np.empty((len(jids), 3))
+        for s_, jid in enumerate(jids):
+            J6s[s_] = pin.getJointJacobian(self.model, self._data_jac, jid,
+                                           pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+            origins[s_] = self._data_jac.oMi[jid].translation
+        frames = np.array([c.frame() for c in contacts])
+        points = np.array([c.p_W for c in contacts], dtype=float)
+        _fill_contact_rows(J, frames, points, sides, J6s, origins)
         return J
