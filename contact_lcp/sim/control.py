@@ -45,6 +45,8 @@ class RobotControl:
         self.kd = _per_joint(spec.kd, names, "kd")
         self.q_init = np.asarray(q0, dtype=float)[info.idx_q].copy()
         self.reference = self._reference(spec.trajectory, names)
+        lim = np.asarray(info.effort_limit, dtype=float)
+        self.limit = np.where(np.isfinite(lim) & (lim > 0), lim, np.inf)  # 0 or none: no limit
         self.clear_commands()
 
     def _reference(self, traj, names):
@@ -71,6 +73,7 @@ class RobotControl:
         self.cmd_kp = self.kp.copy()
         self.cmd_kd = self.kd.copy()
         self.tracks = []
+        self.commanded = False  # any external command or trajectory set
 
     def command(self, mode, idx, values, kp=None, kd=None):
         """Set an external command on joints ``idx`` (indices into the robot's joints)."""
@@ -80,6 +83,7 @@ class RobotControl:
             raise CommandError(f"robot {self.info.name!r} is prescribed: its joints follow the "
                                "scene's reference and take no commands")
         self.mode[idx] = mode
+        self.commanded = True
         self.value[idx] = values
         if kp is not None:
             self.cmd_kp[idx] = kp
@@ -94,6 +98,7 @@ class RobotControl:
         self.tracks = [(i, r) for i, r in self.tracks if not np.isin(i, idx).any()]
         self.tracks.append((np.asarray(idx), SampledReference(times, positions, velocities)))
         self.mode[idx] = "trajectory"
+        self.commanded = True
 
     def torques(self, t, h, q, v, gravity):
         """Generalized force of this robot's joints over the step starting at ``t``.
@@ -139,6 +144,25 @@ class RobotControl:
             q_ref, v_ref, _ = self.reference(t + h)
             kp, kd = self.kp.copy(), self.kd.copy()
             tj = kp * (q_ref - q_pred) + kd * (v_ref - vj)
+        if self.commanded:
+            tj = self._external(t, h, qj, vj, q_pred, tj, kp, kd)
+        if self.spec.gravity_compensation:
+            if not self.commanded:
+                servo = np.full(n, self.spec.kind == "pd")
+            else:
+                servo = (self.mode == None) if self.spec.kind == "pd" else np.zeros(n, bool)  # noqa: E711
+                servo |= np.isin(self.mode, ("position", "trajectory"))
+            if servo.any():
+                tj[servo] += gravity(q)[info.idx_v][servo]
+        lim = self.limit
+        clamped = np.abs(tj) > lim
+        tau[info.idx_v] = np.clip(tj, -lim, lim)
+        arm[info.idx_v] = np.where(clamped, 0.0, h * kd + h * h * kp)
+        return tau, arm, [], []
+
+    def _external(self, t, h, qj, vj, q_pred, tj, kp, kd):
+        """Apply the external commands and trajectories over the scene controller's
+        torques ``tj``; their gains go into ``kp``, ``kd`` (in place)."""
         for i in np.flatnonzero(self.mode == "effort"):
             tj[i], kp[i], kd[i] = self.value[i], 0.0, 0.0
         i = np.flatnonzero(self.mode == "position")
@@ -151,13 +175,4 @@ class RobotControl:
             qr, vr, _ = ref(t + h)
             kp[i], kd[i] = self.cmd_kp[i], self.cmd_kd[i]
             tj[i] = kp[i] * (qr - q_pred[i]) + kd[i] * (vr - vj[i])
-        if self.spec.gravity_compensation:
-            servo = (self.mode == None) if self.spec.kind == "pd" else np.zeros(n, bool)  # noqa: E711
-            servo |= np.isin(self.mode, ("position", "trajectory"))
-            if servo.any():
-                tj[servo] += gravity(q)[info.idx_v][servo]
-        lim = np.where(np.isfinite(info.effort_limit) & (info.effort_limit > 0), info.effort_limit, np.inf)
-        clamped = np.abs(tj) > lim
-        tau[info.idx_v] = np.clip(tj, -lim, lim)
-        arm[info.idx_v] = np.where(clamped, 0.0, h * kd + h * h * kp)
-        return tau, arm, [], []
+        return tj
