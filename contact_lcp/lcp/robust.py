@@ -414,11 +414,8 @@ def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=10000,
         info["warm_start_kept"] = kept.tolist()
         if dropped.size:
             info["warm_start_dropped"] = dropped.tolist()
-        c = np.ones(n)  # covering vector B 1: the z0 column is -1 in the basis coordinates
-        c[kept] = 0.0
-        c -= M[:, kept].sum(axis=1)
-        qbar = Binv @ q
-        if np.all(qbar >= -default_tolerance(M, q, np.zeros(n))):
+        c, qbar = tb.warm_start_vectors(M, q, Binv, kept)
+        if qbar.min() >= -default_tolerance(M, q, np.zeros(n)):
             z = tb.extract_z(qbar, basis, n)
             return MethodOutput(z, LCPStatus.SOLVED, int(kept.size), dict(info, nodes=0))
     code, stats, z, res = _run(

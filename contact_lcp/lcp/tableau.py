@@ -419,14 +419,48 @@ def principal_pivot_basis(M, q, indices, singular_tol):
             if cond <= 1.0 / singular_tol:
                 break
             kept = kept[:-1]
-    Binv, basis, where = initial_state(n)
-    if kept.size:
-        _fill_block_pivot(Binv, M, kept, np.ascontiguousarray(X))
-        basis[kept] = n + kept
-        where[kept] = -1
-        where[n + kept] = kept
+    X = np.zeros((0, 0)) if X is None else np.ascontiguousarray(X)
+    Binv, basis, where = _block_pivot_state(M, kept, X)
     dropped = idx[~np.isin(idx, kept)] if kept.size < idx.size else idx[:0]
     return Binv, basis, where, kept, dropped
+
+
+@njit(cache=True)
+def _block_pivot_state(M, kept, X):
+    """The slack basis with ``z_kept`` pivoted in: ``Binv, basis, where`` (one pass)."""
+    n = M.shape[0]
+    Binv = np.eye(n)
+    basis = np.arange(n)
+    where = -np.ones(2 * n + 1, dtype=np.int64)
+    where[:n] = basis
+    if kept.shape[0]:
+        _fill_block_pivot(Binv, M, kept, X)
+        for a in range(kept.shape[0]):
+            i = kept[a]
+            basis[i] = n + i
+            where[i] = -1
+            where[n + i] = i
+    return Binv, basis, where
+
+
+@njit(cache=True)
+def warm_start_vectors(M, q, Binv, kept):
+    """Covering vector ``c = B 1`` (so the z0 column is -1 in basis coordinates) and
+    ``qbar = B^-1 q`` of a block-pivoted basis, in one pass."""
+    n = q.shape[0]
+    c = np.ones(n)
+    for a in range(kept.shape[0]):
+        c[kept[a]] = 0.0
+    for i in range(n):
+        for a in range(kept.shape[0]):
+            c[i] -= M[i, kept[a]]
+    qbar = np.zeros(n)
+    for i in range(n):
+        s = 0.0
+        for j in range(n):
+            s += Binv[i, j] * q[j]
+        qbar[i] = s
+    return c, qbar
 
 
 # --- the priority queue of the robust search: node ids ordered by (cost, -depth, -id) ---
