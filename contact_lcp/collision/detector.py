@@ -201,9 +201,9 @@ class ContactDetector:
         w = self.world
         w.ensure_forward(q)
         oMg = w.collision_data.oMg
-        placements = [(np.array(oMg[i].rotation), np.array(oMg[i].translation))
-                      for i in range(len(self._shapes))]
-        centers = np.array([R @ c + t for (R, t), c in zip(placements, self._centers)])
+        X = np.array([oMg[i].homogeneous for i in range(len(self._shapes))])  # one read each
+        placements = [(x[:3, :3], x[:3, 3]) for x in X]
+        centers = np.einsum("kij,kj->ki", X[:, :3, :3], self._centers) + X[:, :3, 3]
         eps = self.activation_distance
         h = w.ground_height
         contacts = []

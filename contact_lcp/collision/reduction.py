@@ -1,6 +1,7 @@
 """Contact reduction (Yamane & Nakamura 2008, section 5.1) and friction combination."""
 
 import numpy as np
+from numba import njit
 
 
 def remove_close(P, reduction_distance, d=None):
@@ -24,16 +25,28 @@ def remove_close(P, reduction_distance, d=None):
     keep : list of int
         Increasing indices into ``P``.
     """
-    P = np.asarray(P, dtype=float)
-    diff = P[:, None, :] - P[None, :, :]
-    close = np.einsum("ijk,ijk->ij", diff, diff) <= reduction_distance**2
-    order = range(len(P)) if d is None else np.argsort(np.asarray(d, dtype=float), kind="stable")
-    keep, dropped = [], np.zeros(len(P), dtype=bool)
-    for i in order:
-        if not dropped[i]:
-            keep.append(int(i))
-            dropped |= close[i]
-    return sorted(keep)
+    P = np.ascontiguousarray(P, dtype=float)
+    order = (np.arange(len(P)) if d is None
+             else np.argsort(np.asarray(d, dtype=float), kind="stable"))
+    return _remove_close(P, float(reduction_distance) ** 2, order).tolist()
+
+
+@njit(cache=True)
+def _remove_close(P, r2, order):
+    """Greedy in ``order``: keep a point unless within sqrt(r2) of a kept one; sorted."""
+    k = P.shape[0]
+    dropped = np.zeros(k, dtype=np.bool_)
+    kept = np.zeros(k, dtype=np.bool_)
+    for a in range(k):
+        i = order[a]
+        if dropped[i]:
+            continue
+        kept[i] = True
+        for j in range(k):
+            dx, dy, dz = P[i, 0] - P[j, 0], P[i, 1] - P[j, 1], P[i, 2] - P[j, 2]
+            if dx * dx + dy * dy + dz * dz <= r2:
+                dropped[j] = True
+    return np.flatnonzero(kept)
 
 
 def support_vertices(xy, d, flat_tol=1e-9):
