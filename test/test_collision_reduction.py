@@ -28,15 +28,18 @@ def test_deeper_interior_point_is_kept_and_higher_one_dropped():
     assert 4 not in support_vertices(xy, high)
 
 
-def test_qhull_and_monotone_chain_agree():
-    rng = np.random.default_rng(3)
-    from contact_lcp.collision.reduction import _monotone_chain, hull_vertices
+def test_monotone_chain_agrees_with_qhull():
+    from scipy.spatial import ConvexHull
 
+    from contact_lcp.collision.reduction import hull_vertices
+
+    rng = np.random.default_rng(3)
     for _ in range(20):
         xy = rng.uniform(-1, 1, (rng.integers(4, 40), 2))
-        assert hull_vertices(xy) == _monotone_chain(xy, 1e-12)
+        assert hull_vertices(xy) == sorted(ConvexHull(xy).vertices.tolist())
     line = np.array([[0, 0], [1, 1], [2, 2], [3, 3]], dtype=float)  # qhull refuses this
     assert hull_vertices(line) == [0, 3]
+    assert hull_vertices(np.array([[0.0, 0.0], [1.0, 0.0]])) == [0, 1]
 
 
 def test_spread_subset_keeps_the_deepest_and_the_extent():
@@ -47,3 +50,21 @@ def test_spread_subset_keeps_the_deepest_and_the_extent():
     keep = spread_subset(xy, d, 4)
     assert 4 in keep and len(keep) == 4  # the deepest point is always kept
     assert {2, 3} <= set(keep)  # the far corners come next
+
+
+def test_direct_lower_hull_test_agrees_with_qhull():
+    from scipy.spatial import ConvexHull
+
+    from contact_lcp.collision.reduction import _above_lower_hull, hull_vertices
+
+    rng = np.random.default_rng(11)
+    for _ in range(40):
+        k = int(rng.integers(5, 16))
+        xy = rng.uniform(-0.1, 0.1, (k, 2))
+        d = rng.uniform(0.0, 1e-3, k)
+        hull = ConvexHull(np.column_stack([xy, d]))
+        lower = set(np.unique(hull.simplices[hull.equations[:, 2] < -1e-12]).tolist())
+        lower.update(hull_vertices(xy))
+        direct = set(np.flatnonzero(~_above_lower_hull(xy, d, 1e-12)).tolist())
+        direct.update(hull_vertices(xy))
+        assert direct == lower
