@@ -65,6 +65,6 @@ def test_direct_lower_hull_test_agrees_with_qhull():
         hull = ConvexHull(np.column_stack([xy, d]))
         lower = set(np.unique(hull.simplices[hull.equations[:, 2] < -1e-12]).tolist())
         lower.update(hull_vertices(xy))
-        direct = set(np.flatnonzero(~_above_lower_hull(xy, d, 1e-12)).tolist())
+        direct = set(np.flatnonzero(~_above_lower_hull(xy, d, 1e-12, np.zeros(k, bool))).tolist())
         direct.update(hull_vertices(xy))
         assert direct == lower

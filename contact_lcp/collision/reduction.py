@@ -74,9 +74,10 @@ def support_vertices(xy, d, flat_tol=1e-9):
     if len(xy) <= 3 or np.ptp(d) <= flat_tol:
         return hull_vertices(xy)
     if len(xy) <= _SMALL:
-        keep = set(np.flatnonzero(~_above_lower_hull(xy, d, 1e-12)).tolist())
-        keep.update(hull_vertices(xy))
-        return sorted(keep)
+        rim = hull_vertices(xy)  # kept in any case: only interior points are tested
+        skip = np.zeros(len(xy), dtype=np.bool_)
+        skip[rim] = True
+        return sorted(set(np.flatnonzero(~_above_lower_hull(xy, d, 1e-12, skip)).tolist()))
     pts = np.column_stack([xy, d])
     try:
         hull = ConvexHull(pts)
@@ -93,8 +94,10 @@ _SMALL = 24  # up to this many points the direct test beats qhull (23: 50 vs 93 
 
 
 @njit(cache=True)
-def _above_lower_hull(xy, d, tol):
+def _above_lower_hull(xy, d, tol, skip):
     """Points that lie on or above the lower hull of the others in (x, y, d).
+
+    Points with ``skip`` set are not tested (reported False).
 
     Point p is such a point when a segment or triangle of other points covers p's (x, y)
     with an interpolated d <= d_p + tol (Caratheodory: three points suffice in 2-D).
@@ -103,6 +106,8 @@ def _above_lower_hull(xy, d, tol):
     k = xy.shape[0]
     out = np.zeros(k, dtype=np.bool_)
     for p in range(k):
+        if skip[p]:
+            continue
         px, py = xy[p, 0], xy[p, 1]
         for a in range(k):
             if a == p or out[p]:
