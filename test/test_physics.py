@@ -16,7 +16,7 @@ G = 9.81
 
 
 def box_scene(theta=0.0, psi=0.0, mu=0.5, h=1e-3, z=0.05, stabilization=1.0, velocity=None,
-              directions=8):
+              directions=8, max_correction_speed=None):
     """A 1 kg box on the ground; gravity tilted by ``theta`` towards azimuth ``psi``.
 
     Tilting gravity by theta is exactly an incline of slope theta whose downhill direction
@@ -31,7 +31,8 @@ def box_scene(theta=0.0, psi=0.0, mu=0.5, h=1e-3, z=0.05, stabilization=1.0, vel
     return scene_from_dict({
         "time_step": h, "gravity": g, "ground": {"height": 0.0, "friction": mu},
         "bodies": [body],
-        "contact": {"stabilization": stabilization, "friction_directions": directions},
+        "contact": {"stabilization": stabilization, "friction_directions": directions,
+                    "max_correction_speed": max_correction_speed},
         "output": {"wrench_links": ["box"]},
     })
 
@@ -129,3 +130,17 @@ def test_stabilization_pushes_a_penetrating_box_out(gamma, removed):
         # Anitescu-Hart remove gamma * phi per step: out within a bounded number of steps.
     else:
         assert info.max_penetration == pytest.approx(5e-3, abs=2e-4)
+
+
+def test_capped_correction_removes_penetration_gently():
+    # 5 mm deep, push-out capped at 0.1 m/s: out in about 50 steps, leaving at <= 0.1 m/s
+    # (uncapped Anitescu-Hart leaves at 5 m/s).
+    sim = Simulator(box_scene(z=0.045, mu=0.8, max_correction_speed=0.1))
+    speeds, out_at = [], None
+    for k in range(80):
+        info = sim.step()
+        speeds.append(sim.body_state("box").twist[2])
+        if out_at is None and info.max_penetration < 1e-4:
+            out_at = k + 1
+    assert out_at is not None and 45 <= out_at <= 55
+    assert max(speeds) <= 0.1 + 1e-6

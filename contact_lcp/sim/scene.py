@@ -82,6 +82,8 @@ class ContactSettings:
     disabled pairs excluded).
     ``stabilization``: gain gamma in [0, 1] of the ``gamma * phi / h`` term on penetrating
     normal rows (1 = Anitescu & Hart, 0 = off: penetration then persists).
+    ``max_correction_speed`` [m/s]: cap on the push-out speed of a penetration (None: no
+    cap, Anitescu & Hart's scheme; a body started 5 mm deep then leaves at 5 m/s).
     """
 
     model: str = "stewart_trinkle"
@@ -96,6 +98,7 @@ class ContactSettings:
     activation_distance: Optional[float] = None
     max_approach_speed: float = 5.0
     stabilization: float = 1.0
+    max_correction_speed: Optional[float] = None
     joint_limits: bool = True
 
     def activation(self, h):

@@ -229,6 +229,7 @@ def scene_from_dict(data, base_dir=".", path=None):
         activation_distance=c.number("activation_distance", None, nonneg=True),
         max_approach_speed=c.number("max_approach_speed", 5.0, positive=True),
         stabilization=c.number("stabilization", 1.0, nonneg=True),
+        max_correction_speed=c.number("max_correction_speed", None, positive=True),
         joint_limits=c.flag("joint_limits", True),
     )
     if contact.friction_directions < 3:

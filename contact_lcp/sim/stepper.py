@@ -78,14 +78,19 @@ def joint_limit_rows(robots, q, prescribed, activation, v_free=None, h=0.0):
                      np.concatenate([gap_lo[at_lo], gap_hi[at_hi]]))
 
 
-def normal_bias(phi, h, gamma):
+def normal_bias(phi, h, gamma, max_correction_speed=None):
     """Anitescu & Hart's stabilization term on normal rows [m/s].
 
     A gap ``phi > 0`` may close within the step (``phi / h``); a penetration ``phi < 0``
-    is removed at the rate ``gamma * phi / h`` (``gamma = 0``: left in place).
+    is removed at the rate ``gamma * phi / h`` (``gamma = 0``: left in place), at most
+    ``max_correction_speed`` [m/s] when given (the energy a deep penetration can inject
+    is then at most ``m v^2 / 2``; removal takes ``|phi| / v`` seconds instead of one step).
     """
     phi = np.asarray(phi, dtype=float)
-    return np.where(phi >= 0.0, phi, gamma * phi) / h
+    bias = np.where(phi >= 0.0, phi, gamma * phi) / h
+    if max_correction_speed is not None:
+        bias = np.maximum(bias, -float(max_correction_speed))
+    return bias
 
 
 def advance(world, detector, free_motion, q, v, tau, h, contact, solver, *, armature=None,
@@ -140,7 +145,7 @@ def advance(world, detector, free_motion, q, v, tau, h, contact, solver, *, arma
         G = 0.5 * (G + G.T)
         u = J @ v_free
         phi = np.concatenate([[c.distance for c in contacts], limits.gap])
-        bias = normal_bias(phi, h, contact.stabilization)
+        bias = normal_bias(phi, h, contact.stabilization, contact.max_correction_speed)
         mu = np.array([c.mu for c in contacts])
         t3 = time.perf_counter()
         timings["lcp_build"] = t3 - t2
