@@ -26,10 +26,8 @@ import time
 import warnings
 from dataclasses import dataclass, field, replace
 
-# One BLAS thread: on 2 shared cores a threaded OpenBLAS makes small products 10x slower
-# and the timings erratic. Set before numpy loads; an explicit environment value wins.
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import one_thread  # noqa: E402,F401  (before numpy: one BLAS thread)
 
 import numpy as np  # noqa: E402
 

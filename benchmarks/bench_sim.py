@@ -34,10 +34,8 @@ import sys
 import tempfile
 import time
 
-# One core, as the target says: one BLAS/OpenMP thread (set before numpy loads; an
-# explicit environment value wins). MuJoCo, PyBullet and Pinocchio step single-threaded.
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import one_thread  # noqa: E402,F401  (before numpy: one BLAS thread)
 
 import numpy as np  # noqa: E402
 import yaml  # noqa: E402
