@@ -1,8 +1,7 @@
 """The simulator: a scene's world, its controllers, and one certified LCP per step."""
 
-import time
+import dataclasses
 from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
 
@@ -122,8 +121,9 @@ class Simulator(SimulatorViews):
             if not scene.robots:
                 raise SceneError(f"{path}: robot_description given but the scene has no robot")
             r0 = scene.robots[0]
-            robot = r0.robot.__class__(**{**r0.robot.__dict__, "urdf_string": robot_description})
-            scene = scene.replace(robots=(r0.__class__(robot, r0.controller),) + scene.robots[1:])
+            r0 = dataclasses.replace(
+                r0, robot=dataclasses.replace(r0.robot, urdf_string=robot_description))
+            scene = scene.replace(robots=(r0,) + scene.robots[1:])
         if time_step is not None:
             if not (np.isfinite(time_step) and time_step > 0):
                 raise SceneError(f"time_step: expected a number > 0, got {time_step!r}")
@@ -133,8 +133,7 @@ class Simulator(SimulatorViews):
 
             if solver_method not in METHODS:
                 raise SceneError(f"solver_method: expected one of {sorted(METHODS)}, got {solver_method!r}")
-            scene = scene.replace(solver=scene.solver.__class__(
-                **{**scene.solver.__dict__, "method": solver_method}))
+            scene = scene.replace(solver=dataclasses.replace(scene.solver, method=solver_method))
         return cls(scene)
 
     # ------------------------------------------------------------------ state

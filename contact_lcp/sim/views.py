@@ -84,7 +84,6 @@ class SimulatorViews:
         out = {}
         rec = self._last
         if rec is not None and rec.contacts:
-            k = len(rec.contacts)
             P = np.array([c.p_W for c in rec.contacts])
             R = np.stack([c.frame() for c in rec.contacts])
             F = np.einsum("kij,kj->ki", R, rec.impulse_C) / self.h  # force on B, in W
