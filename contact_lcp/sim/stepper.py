@@ -122,7 +122,7 @@ def advance(world, detector, free_motion, q, v, tau, h, contact, solver, *, arma
     """
     timings = {}
     t0 = time.perf_counter()
-    world.forward(q, v)
+    world.ensure_forward(q)  # the simulator forwards each new state once, after its step
     contacts = detector.detect(q)
     t1 = time.perf_counter()
     timings["collision"] = t1 - t0
