@@ -50,10 +50,11 @@ def _progress(sim, info, wall0, last_print, end=False):
 
 def cmd_simulate(args):
     from contact_lcp.sim import Simulator
-    from contact_lcp.sim.recording import RunRecorder, save_lcps
+    from contact_lcp.sim.recording import RunRecorder, save_problems
 
-    sim = Simulator.from_file(args.scene)
-    sim.record_lcps = bool(args.record_lcps)
+    sim = Simulator.from_file(args.scene, contact_model=args.model)
+    sim.record_problems = bool(args.record_lcps)
+    active = []
     duration = sim.scene.duration if args.duration is None else args.duration
     steps = int(round(duration / sim.h))
     rec = RunRecorder(sim.scene.output.wrench_links)
@@ -64,6 +65,8 @@ def cmd_simulate(args):
         info = sim.step()
         max_pen = max(max_pen, info.max_penetration)
         rec.add(sim, info)
+        if sim.record_problems and info.report.solves:
+            active.append(info.num_active)
         last = _progress(sim, info, wall0, last)
     wall = time.perf_counter() - wall0
     if info is not None:
@@ -72,9 +75,10 @@ def cmd_simulate(args):
     mg = sum(sim.robot_mass(i) for i in range(len(sim.world.robots))) * np.linalg.norm(sim.scene.gravity)
     f_avg = np.mean(np.asarray(rec.rows["contact_force_total"])[:, 2]) if steps else 0.0
     summary = (f"done: {steps} steps, {sim.t:.3f} s simulated in {wall:.2f} s "
-               f"({sim.t / max(wall, 1e-9):.2f}x real time); LCP pivots {s.pivots_total}, "
-               f"failures {s.lcp_failures}, fallbacks {s.fallbacks}, safe stops {s.safe_stops}; "
-               f"max penetration {1e3 * max_pen:.3f} mm")
+               f"({sim.t / max(wall, 1e-9):.2f}x real time); model {sim.model.name}, "
+               f"{s.solves} solves, {s.pivots_total} pivots, {s.warm_starts} warm starts; "
+               f"failures {s.lcp_failures}, fallbacks {s.fallbacks}, safe stops {s.safe_stops}, "
+               f"uncertified steps {s.uncertified}; max penetration {1e3 * max_pen:.3f} mm")
     if mg > 0:
         summary += f"; mean vertical contact force {f_avg:.1f} N vs m*g {mg:.1f} N"
     print(summary)
@@ -82,8 +86,8 @@ def cmd_simulate(args):
         rec.save(args.output)
         print(f"run written to {args.output}")
     if args.record_lcps:
-        save_lcps(args.record_lcps, sim.recorded_lcps)
-        print(f"{len(sim.recorded_lcps)} frictional LCPs written to {args.record_lcps}")
+        save_problems(args.record_lcps, sim.recorded_problems, active)
+        print(f"{len(sim.recorded_problems)} contact problems written to {args.record_lcps}")
     if args.plot:
         from contact_lcp.sim.plotting import plot_run
 
@@ -132,9 +136,9 @@ def format_table(rows, columns):
 
 
 def cmd_compare(args):
-    from contact_lcp.sim.recording import load_lcps
+    from contact_lcp.sim.recording import frictional_lcps, load_problems
 
-    lcps = load_lcps(args.lcps)
+    lcps = frictional_lcps(*load_problems(args.lcps))
     rows = compare_methods(lcps, args.methods or DEFAULT_COMPARE)
     print(format_table(rows, ["method", "contacts", "active", "frames", "success", "failure",
                               "no_solution", "cycle", "error", "max_pivots", "numerical",
@@ -160,11 +164,14 @@ def build_parser():
     s.add_argument("scene", help="scene YAML file (e.g. config/humanoid_stand.yaml)")
     s.add_argument("--duration", type=float, help="simulated seconds (default: the scene's)")
     s.add_argument("--output", help="write the run to this .npz")
-    s.add_argument("--record-lcps", help="write every frictional LCP to this .npz")
+    s.add_argument("--record-lcps", help="write every step's contact problem to this .npz "
+                   "(replay with 'compare', with any model or method)")
+    s.add_argument("--model", help="contact model instead of the scene's (e.g. frictionless)")
     s.add_argument("--plot", help="write the contact-force plot to this .png")
     s.set_defaults(func=cmd_simulate)
     c = sub.add_parser("compare", help="replay recorded LCPs through several methods")
-    c.add_argument("lcps", help=".npz written by simulate --record-lcps")
+    c.add_argument("lcps", help=".npz written by simulate --record-lcps (the frictional "
+                   "8-sided pyramid LCP of each recorded problem is replayed)")
     c.add_argument("--methods", nargs="+", help="method[:opt=value,...] (default: the Table I set)")
     c.set_defaults(func=cmd_compare)
     pl = sub.add_parser("plot", help="plot vertical contact forces and penetration of a run")

@@ -10,7 +10,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from contact_lcp.contact.two_step import solve_contact_step
+from contact_lcp.contact.base import ModelSettings
+from contact_lcp.contact.models import make_model
+from contact_lcp.contact.problem import build_problem
 from contact_lcp.dynamics import RobotSpec
 from contact_lcp.sim import Simulator, scene_from_dict
 from contact_lcp.sim.legged_frame import legged_frame_urdf
@@ -31,13 +33,13 @@ def frame_sim(n):
 
 
 def contact_problem(sim):
-    """G, u, mu, J, K, v_free of the next step (same pipeline as the stepper)."""
+    """The contacts, J, K, v and v_free of the next step (same pipeline as the stepper)."""
     q, v = sim.q, sim.v
     sim.world.forward(q, v)
     contacts = sim.detector.detect(q)
     v_free, K = sim.free_motion(q, v, np.zeros_like(v), H)
     J = sim.world.contact_jacobian(q, contacts)
-    return J @ K @ J.T, J @ v_free, np.array([c.mu for c in contacts]), J, K, v_free
+    return contacts, J, K, v, v_free
 
 
 @pytest.mark.parametrize("n", [3, 4, 5, 6, 7, 8])
@@ -54,19 +56,22 @@ def test_velocities_unique_across_methods_and_contact_orders(n):
     sim = frame_sim(n)
     for _ in range(50):
         sim.step()
-    G, u, mu, J, K, v_free = contact_problem(sim)
+    c, J, K, v, v_free = contact_problem(sim)
     rng = np.random.default_rng(n)
     results = []
     for method in ("robust", "lemke", "lexicographic", "murty"):
         for trial in range(3):
             perm = np.arange(n) if trial == 0 else rng.permutation(n)
             rows = (3 * perm[:, None] + np.arange(3)).ravel()
-            sol = solve_contact_step(G[np.ix_(rows, rows)], u[rows], mu[perm], method=method)
-            if sol.applied != "frictional":
+            problem = build_problem(H, c.R_WC[perm], c.p_W[perm], c.distance[perm], c.mu[perm],
+                                    J[rows], K, v, v_free)
+            model = make_model("pyramid", ModelSettings(method=method, fallback=False))
+            sol = model.solve(problem)
+            if sol.report.applied != "pyramid":
                 # Lemke (ties -> ray) and Murty (singular block) may fail on redundant
                 # contact; the robust search must not. A failure is reported, never applied.
-                assert method != "robust", (n, trial, sol.frictional.status)
-                assert not sol.frictional.success
+                assert method != "robust", (n, trial, sol.report.status)
+                assert sol.safe_stop and not sol.report.certified
                 continue
             f = np.zeros(3 * n)
             f[rows] = sol.f

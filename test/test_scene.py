@@ -14,8 +14,10 @@ def test_defaults_and_body():
     assert s.time_step == 1e-3 and s.contact.friction_directions == 8
     assert s.solver.method == "robust" and s.solver.two_step
     assert s.bodies[0].size == (0.2, 0.2, 0.1)
-    # Anitescu-Hart activation: v_max * h by default.
-    assert s.contact.activation(1e-3) == pytest.approx(5e-3)
+    # Anitescu-Hart activation: 1 mm by default (collision looks ahead by speed * h).
+    assert s.contact.activation(1e-3) == pytest.approx(1e-3)
+    # Push-out capped at the speed half a gravity gives in one step.
+    assert s.contact.correction_speed(1e-3, (0, 0, -9.81)) == pytest.approx(0.5 * 9.81e-3)
 
 
 @pytest.mark.parametrize("data, words", [

@@ -31,7 +31,8 @@ same configuration always gives the same list.
 import coal
 import numpy as np
 
-from contact_lcp.collision.contact_point import ContactPoint, tangent_basis
+from contact_lcp.collision.contact_point import tangent_basis
+from contact_lcp.collision.contact_set import ContactSet, frames_of
 from contact_lcp.collision.reduction import (
     combine_friction,
     remove_close,
@@ -149,6 +150,10 @@ class ContactDetector:
                 centers.append(np.asarray(s.aabb_center, dtype=float))
                 radii.append(float(s.aabb_radius))
         self._centers, self._radii = np.array(centers).reshape(-1, 3), np.array(radii)
+        # distance of each geometry's AABB centre from its joint's origin [m]
+        self._offsets = np.array([
+            np.linalg.norm(o.placement.act(c)) if np.all(np.isfinite(c)) else 0.0
+            for o, c in zip(objs, self._centers)])
         pairs = []
         for cp in gm.collisionPairs:
             i, j = sorted((int(cp.first), int(cp.second)))
@@ -189,14 +194,36 @@ class ContactDetector:
         return combine_friction(self.surface_friction(a), self.surface_friction(b))
 
     # ----------------------------------------------------------------- queries
-    def detect(self, q):
+    def geometry_speeds(self):
+        """(ngeoms,) bound on the speed of any point of each geometry [m/s], from the joint
+        velocities of the last ``world.forward(q, v)`` (0 for geometries fixed to W)."""
+        data = self.world.data
+        out = np.zeros(len(self._shapes))
+        for g, j in enumerate(self._joints):
+            if j:
+                vj = data.v[j]
+                lin = float(np.linalg.norm(vj.linear))
+                ang = float(np.linalg.norm(vj.angular))
+                out[g] = lin + ang * (self._offsets[g] + self._radii[g])
+        return out
+
+    def detect(self, q, lookahead=None):
         """Contact points at ``q``, in a deterministic order.
 
         Runs ``world.forward(q)`` unless it was the last configuration forwarded.
 
+        Parameters
+        ----------
+        q : (nq,) ndarray
+        lookahead : (ngeoms,) ndarray, optional
+            Extra distance per geometry [m] (its speed times the step): a pair is searched
+            out to ``activation_distance + lookahead[i] + lookahead[j]``, so that a body
+            approaching fast is found before it passes through (the caller then keeps the
+            points that the step can close).
+
         Returns
         -------
-        list of ContactPoint
+        ContactSet
         """
         w = self.world
         w.ensure_forward(q)
@@ -204,58 +231,61 @@ class ContactDetector:
         X = np.array([oMg[i].homogeneous for i in range(len(self._shapes))])  # one read each
         placements = [(x[:3, :3], x[:3, 3]) for x in X]
         centers = np.einsum("kij,kj->ki", X[:, :3, :3], self._centers) + X[:, :3, 3]
-        eps = self.activation_distance
+        eps0 = self.activation_distance
         h = w.ground_height
-        contacts = []
+        blocks = []
         for i, j, mu in self._pairs:
+            eps = eps0 if lookahead is None else eps0 + lookahead[i] + lookahead[j]
             if self._names[i] == GROUND:
                 if centers[j, 2] - self._radii[j] > h + eps:
                     continue
-                found = self._ground_pair(j, placements[j], h)
+                found = self._ground_pair(j, placements[j], h, eps)
             else:
                 gap = np.linalg.norm(centers[i] - centers[j]) - self._radii[i] - self._radii[j]
                 if gap > eps:
                     continue
-                found = self._shape_pair(i, j, placements)
-            contacts += self._reduce(i, j, mu, found)
-        return contacts
+                found = self._shape_pair(i, j, placements, eps)
+            block = self._reduce(i, j, mu, found)
+            if block is not None:
+                blocks.append(block)
+        return ContactSet.concatenate(self._names, blocks)
 
-    def _ground_pair(self, j, placement, h):
+    def _ground_pair(self, j, placement, h, eps):
         """(P, N, d): points (k, 3), normals (k, 3), distances (k,) of shape j vs ground."""
         R, t = placement
-        P, d = ground_points(self._shapes[j], self._verts[j], R, t, h,
-                             self.activation_distance, self.segments)
+        P, d = ground_points(self._shapes[j], self._verts[j], R, t, h, eps, self.segments)
         if P is None:  # shape without a closed form: one coal distance query
             plane = coal.Halfspace(_E_Z, h)
             res = coal.DistanceResult()
             dist = coal.distance(self._shapes[j], coal.Transform3s(R, t), plane,
                                  coal.Transform3s(), coal.DistanceRequest(), res)
-            if dist > self.activation_distance:
+            if dist > eps:
                 return None
             P, d = np.array(res.getNearestPoint1())[None], np.array([dist])
         if len(d) == 0:
             return None
         return P - 0.5 * np.outer(d, _E_Z), np.tile(_E_Z, (len(d), 1)), d
 
-    def _shape_pair(self, i, j, placements):
+    def _shape_pair(self, i, j, placements, eps):
         """(P, N, d) between shapes i (A) and j (B) via coal, or None."""
         (Ri, ti), (Rj, tj) = placements[i], placements[j]
         Ti, Tj = coal.Transform3s(Ri, ti), coal.Transform3s(Rj, tj)
         mesh = self._is_mesh[i] or self._is_mesh[j]
+        request = self._mesh_request if mesh else self._request
+        request.security_margin = eps
         res = coal.CollisionResult()
-        coal.collide(self._shapes[i], Ti, self._shapes[j], Tj,
-                     self._mesh_request if mesh else self._request, res)
+        coal.collide(self._shapes[i], Ti, self._shapes[j], Tj, request, res)
         if not res.isCollision():
             return None
         contacts = [res.getContact(k) for k in range(res.numContacts())]
         closest = [(np.array(c.pos), np.array(c.normal), float(c.penetration_depth))
-                   for c in contacts if c.penetration_depth <= self.activation_distance]
+                   for c in contacts if c.penetration_depth <= eps]
         if mesh or not closest:
             return _stack(closest)
-        out = self._patch(i, j, Ti, Tj, res, closest[0][2])
+        out = self._patch(i, j, Ti, Tj, res, closest[0][2], eps)
         return _stack(out or closest[:1])
 
-    def _patch(self, i, j, Ti, Tj, res, d0):
+    def _patch(self, i, j, Ti, Tj, res, d0, eps):
         """Contact patch points of a shape pair, each re-measured along the normal."""
         try:
             patches = coal.ContactPatchResult(self._patch_request)
@@ -278,13 +308,13 @@ class ContactDetector:
                 out.append((x, n, d0))
                 continue
             d = sj[0] - si[1]
-            if d <= self.activation_distance:
+            if d <= eps:
                 out.append((x + 0.5 * (sj[0] + si[1]) * n, n, float(d)))
         return out
 
     def _reduce(self, i, j, mu, found):
         if found is None:
-            return []
+            return None
         P, N, d = found
         if self.flat_tolerance > 0.0:
             d = np.where(d <= d.min() + self.flat_tolerance, d.min(), d)
@@ -297,11 +327,7 @@ class ContactDetector:
             keep = [keep[k] for k in spread_subset(xy, d[keep], self.max_points_per_pair)]
         P = P[keep]
         N = N[keep] / np.linalg.norm(N[keep], axis=1)[:, None]
-        P.setflags(write=False)
-        N.setflags(write=False)
-        a, b, ja, jb = self._names[i], self._names[j], self._joints[i], self._joints[j]
-        return [ContactPoint(a, b, ja, jb, P[k], N[k], float(d[keep[k]]), mu)
-                for k in range(len(keep))]
+        return (i, j, self._joints[i], self._joints[j], P, frames_of(N), d[keep], mu)
 
 
 def _stack(found):

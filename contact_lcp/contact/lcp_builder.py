@@ -47,6 +47,8 @@ class ContactLCP:
         ``l``, frictionless unilateral rows after the contacts.
     num_directions : int
         ``d``, pyramid edges per contact; 0 for the frictionless LCP.
+    edge_angle : (k,) ndarray or None
+        Angle of each contact's first edge from its t1 axis [rad] (None: 0).
     """
 
     M: np.ndarray
@@ -54,6 +56,7 @@ class ContactLCP:
     num_contacts: int
     num_unilateral: int
     num_directions: int
+    edge_angle: np.ndarray = None
 
     @property
     def num_normals(self):
@@ -80,15 +83,23 @@ class ContactLCP:
         f[3 * k :] = a[k:]
         if d:
             b = z[k + l : k + l + k * d].reshape(k, d)
-            cos, sin = pyramid_directions(d)
-            f[1 : 3 * k : 3] = b @ cos
-            f[2 : 3 * k : 3] = b @ sin
+            cos, sin = edge_directions(d, k, self.edge_angle)
+            f[1 : 3 * k : 3] = np.sum(b * cos, axis=1)
+            f[2 : 3 * k : 3] = np.sum(b * sin, axis=1)
         return f
 
 
 def pyramid_directions(d):
     """Cosines and sines of the ``d`` pyramid edges, ``(d,)`` each (edge 0 along t1)."""
     angles = 2.0 * np.pi * np.arange(d) / d
+    return np.cos(angles), np.sin(angles)
+
+
+def edge_directions(d, k, edge_angle=None):
+    """Cosines and sines ``(k, d)`` of every contact's edges; contact i's edge 0 is at
+    ``edge_angle[i]`` [rad] from its t1 axis (0 when None)."""
+    offset = np.zeros(k) if edge_angle is None else np.asarray(edge_angle, dtype=float)
+    angles = offset[:, None] + 2.0 * np.pi * np.arange(d)[None, :] / d
     return np.cos(angles), np.sin(angles)
 
 
@@ -119,10 +130,10 @@ def _assemble(G, u, mu, bias, k, l, d, cos, sin):
         for e in range(d):
             row = nn + i * d + e
             for c in range(nn):
-                v = cos[e] * G[t1, nr[c]] + sin[e] * G[t2, nr[c]]
+                v = cos[i, e] * G[t1, nr[c]] + sin[i, e] * G[t2, nr[c]]
                 M[row, c] = v
                 M[c, row] = v
-            q[row] = cos[e] * u[t1] + sin[e] * u[t2]
+            q[row] = cos[i, e] * u[t1] + sin[i, e] * u[t2]
             M[row, nn + nb + i] = 1.0  # E
             M[nn + nb + i, row] = -1.0  # -E'
         M[nn + nb + i, i] = mu[i]
@@ -134,10 +145,10 @@ def _assemble(G, u, mu, bias, k, l, d, cos, sin):
             a21 = G[3 * i + 2, 3 * j + 1]
             a22 = G[3 * i + 2, 3 * j + 2]
             for e in range(d):
-                x1 = cos[e] * a11 + sin[e] * a21
-                x2 = cos[e] * a12 + sin[e] * a22
+                x1 = cos[i, e] * a11 + sin[i, e] * a21
+                x2 = cos[i, e] * a12 + sin[i, e] * a22
                 for f in range(d):
-                    M[nn + i * d + e, nn + j * d + f] = x1 * cos[f] + x2 * sin[f]
+                    M[nn + i * d + e, nn + j * d + f] = x1 * cos[j, f] + x2 * sin[j, f]
     return M, q
 
 
@@ -188,7 +199,8 @@ def build_frictionless_lcp(G, u, *, num_contacts, num_unilateral=0, normal_bias=
     return ContactLCP(M, q, k, l, 0)
 
 
-def build_contact_lcp(G, u, mu, *, num_directions=8, num_unilateral=0, normal_bias=None):
+def build_contact_lcp(G, u, mu, *, num_directions=8, num_unilateral=0, normal_bias=None,
+                      edge_angle=None):
     """The frictional contact LCP with a ``num_directions``-sided friction pyramid.
 
     Parameters
@@ -206,6 +218,10 @@ def build_contact_lcp(G, u, mu, *, num_directions=8, num_unilateral=0, normal_bi
         ``l``, frictionless unilateral rows at the end of ``G`` (joint limits).
     normal_bias : (k + l,) ndarray, optional
         Added to the normal rows, e.g. the stabilization ``phi / h`` [m/s].
+    edge_angle : (k,) ndarray, optional
+        Rotation of each contact's pyramid about its normal: edge 0 at this angle from t1
+        [rad] (None: along t1). Rotating the pyramid keeps its stick thresholds relative
+        to the edges.
 
     Returns
     -------
@@ -229,6 +245,10 @@ def build_contact_lcp(G, u, mu, *, num_directions=8, num_unilateral=0, normal_bi
     if mu.shape != (k,) or not np.all(np.isfinite(mu)) or np.any(mu < 0):
         raise InvalidProblem(f"mu must be {k} finite values >= 0; received {mu!r}")
     G, u, bias, nr = _check(G, u, k, l, normal_bias)
-    cos, sin = pyramid_directions(d)
+    if edge_angle is not None:
+        edge_angle = np.asarray(edge_angle, dtype=float)
+        if edge_angle.shape != (k,) or not np.all(np.isfinite(edge_angle)):
+            raise InvalidProblem(f"edge_angle must be {k} finite angles; received {edge_angle!r}")
+    cos, sin = edge_directions(d, k, edge_angle)
     M, q = _assemble(np.ascontiguousarray(G), u, mu, bias, k, l, d, cos, sin)
-    return ContactLCP(M, q, k, l, d)
+    return ContactLCP(M, q, k, l, d, edge_angle)

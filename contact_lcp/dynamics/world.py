@@ -300,22 +300,23 @@ class World:
         # Row 3i+j is a^T (J_lin - [r]x J_ang) = a^T J_lin + (r x a)^T J_ang with a the
         # axis, r = p_W - (origin of the joint), J_lin, J_ang the joint's LOCAL_WORLD_ALIGNED
         # Jacobian (velocity of its origin, angular velocity, in W).
-        slots, jids = {}, []  # each moving joint once: its slot in J6s
-        sides = np.full((k, 2), -1, dtype=np.int64)  # slot of (B, A) per contact, -1 fixed
-        for i, c in enumerate(contacts):
-            for side, jid in enumerate((int(c.joint_b), int(c.joint_a))):
-                if jid:
-                    if jid not in slots:
-                        slots[jid] = len(jids)
-                        jids.append(jid)
-                    sides[i, side] = slots[jid]
-        J6s = np.empty((len(jids), 6, nv))
-        origins = np.empty((len(jids), 3))
-        for s_, jid in enumerate(jids):
+        if not hasattr(contacts, "R_WC"):  # a list of ContactPoint
+            from contact_lcp.collision.contact_set import ContactSet
+
+            contacts = ContactSet.from_points(contacts)
+        jb, ja = np.asarray(contacts.joint_b), np.asarray(contacts.joint_a)
+        jids = np.unique(np.concatenate([jb, ja]))
+        jids = jids[jids != 0]  # each moving joint once: its slot in J6s
+        slot = np.full(self.model.njoints, -1, dtype=np.int64)
+        slot[jids] = np.arange(jids.size)
+        sides = np.stack([slot[jb], slot[ja]], axis=1)  # slot of (B, A), -1 fixed
+        J6s = np.empty((jids.size, 6, nv))
+        origins = np.empty((jids.size, 3))
+        for s_, jid in enumerate(jids.tolist()):
             J6s[s_] = pin.getJointJacobian(self.model, self._data_jac, jid,
                                            pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
             origins[s_] = self._data_jac.oMi[jid].translation
-        frames = np.array([c.frame() for c in contacts])
-        points = np.array([c.p_W for c in contacts], dtype=float)
+        frames = np.ascontiguousarray(contacts.R_WC, dtype=float)
+        points = np.ascontiguousarray(contacts.p_W, dtype=float)
         _fill_contact_rows(J, frames, points, sides, J6s, origins)
         return J

@@ -53,32 +53,63 @@ class RunRecorder:
         np.savez_compressed(path, **self.arrays())
 
 
-def save_lcps(path, lcps):
-    """Write recorded LCPs exactly: ``lcps`` is a list of (M, q, contacts, active)."""
-    sizes = np.array([q.shape[0] for _, q, _, _ in lcps], dtype=np.int64)
-    np.savez_compressed(
-        path,
-        sizes=sizes,
-        M=np.concatenate([M.ravel() for M, _, _, _ in lcps]) if lcps else np.zeros(0),
-        q=np.concatenate([q for _, q, _, _ in lcps]) if lcps else np.zeros(0),
-        contacts=np.array([c for _, _, c, _ in lcps], dtype=np.int64),
-        active=np.array([a for _, _, _, a in lcps], dtype=np.int64),
-    )
+def save_problems(path, problems, num_active=None):
+    """Write recorded :class:`~contact_lcp.contact.problem.ContactProblem` s exactly.
+
+    Every field is stored as one flat array over all problems with the shapes alongside,
+    so the file needs no pickle; ``num_active`` (one count per problem) is optional.
+    """
+    problems = list(problems)
+    out = {"count": np.array(len(problems))}
+    if problems:
+        for name in problems[0].arrays():
+            parts = [np.asarray(p.arrays()[name]) for p in problems]
+            out[f"{name}/shape"] = np.array([(list(a.shape) + [0, 0, 0])[:3] for a in parts],
+                                            dtype=np.int64)
+            out[f"{name}/ndim"] = np.array([a.ndim for a in parts], dtype=np.int64)
+            out[f"{name}/data"] = np.concatenate([a.ravel() for a in parts]).astype(
+                np.int64 if parts[0].dtype.kind in "iu" else float)
+    out["num_active"] = np.asarray(num_active if num_active is not None else
+                                   [-1] * len(problems), dtype=np.int64)
+    np.savez_compressed(path, **out)
 
 
-def load_lcps(path):
-    """Read what :func:`save_lcps` wrote: a list of (M, q, contacts, active)."""
+def load_problems(path):
+    """Read what :func:`save_problems` wrote: ``(problems, num_active)``."""
+    from contact_lcp.contact.problem import ContactProblem
+
     try:
         with np.load(path, allow_pickle=False) as f:
-            sizes, M, q = f["sizes"], f["M"], f["q"]
-            contacts, active = f["contacts"], f["active"]
-    except (OSError, KeyError, ValueError) as e:
-        raise SceneError(f"{path}: expected an LCP recording from 'contact-lcp simulate "
-                         f"--record-lcps' (arrays sizes, M, q, contacts, active): {e}") from e
-    out, om, oq = [], 0, 0
-    for n, c, a in zip(sizes, contacts, active):
-        n = int(n)
-        out.append((M[om : om + n * n].reshape(n, n), q[oq : oq + n], int(c), int(a)))
-        om += n * n
-        oq += n
+            files = {k: f[k] for k in f.files}
+        count = int(files["count"])
+        names = sorted({k.split("/")[0] for k in files if k.endswith("/data")})
+        fields = {}
+        for name in names:
+            data, shapes, ndims = (files[f"{name}/data"], files[f"{name}/shape"],
+                                   files[f"{name}/ndim"])
+            items, o = [], 0
+            for shape, ndim in zip(shapes, ndims):
+                shape = tuple(int(x) for x in shape[:ndim])
+                size = int(np.prod(shape)) if shape else 1
+                items.append(data[o:o + size].reshape(shape))
+                o += size
+            fields[name] = items
+        problems = [ContactProblem.from_arrays({n: fields[n][i] for n in names})
+                    for i in range(count)]
+        return problems, [int(a) for a in files["num_active"]]
+    except (OSError, KeyError, ValueError, TypeError) as e:
+        raise SceneError(f"{path}: expected a recording from 'contact-lcp simulate "
+                         f"--record-lcps' (contact problems): {e}") from e
+
+
+def frictional_lcps(problems, num_active, friction_directions=8):
+    """The fixed-frame pyramid LCP of each problem, as (M, q, contacts, active) tuples
+    (the seed's Table I replays these through each LCP method)."""
+    from contact_lcp.contact.lcp_builder import build_contact_lcp
+
+    out = []
+    for p, a in zip(problems, num_active):
+        lcp = build_contact_lcp(p.G, p.u, p.mu, num_directions=friction_directions,
+                                num_unilateral=p.num_limits, normal_bias=p.bias)
+        out.append((lcp.M, lcp.q, p.num_contacts, a))
     return out

@@ -17,7 +17,6 @@ from contact_lcp.exceptions import SceneError
 
 SHAPES = ("box", "sphere", "cylinder", "capsule", "ellipsoid")
 CONTROLLERS = ("pd", "prescribed", "effort")
-CONTACT_MODELS = ("stewart_trinkle",)
 
 
 @dataclass(frozen=True)
@@ -68,44 +67,72 @@ class RobotSceneSpec:
 
 @dataclass(frozen=True)
 class ContactSettings:
-    """Contact model settings.
+    """Contact settings. The defaults suit robots and stacked bodies without tuning.
 
-    ``activation_distance`` [m]: a contact enters the LCP when its signed distance is at
-    most this (Anitescu & Hart's epsilon-hat); ``None`` means ``max_approach_speed * h``.
-    ``max_approach_speed`` [m/s]: the fastest approach the activation covers in one step.
-    ``reduction_distance`` [m]: points of a pair closer than this merge (deepest kept);
-    ``remove_interior``: keep only points that can carry load (lower hull);
-    ``flat_tolerance`` [m]: a pair's points within this of its deepest are one flat patch.
-    ``max_points_per_pair``: keep the deepest and the most spread points, at most this many.
+    ``model``: the contact model (:data:`contact_lcp.contact.models.CONTACT_MODELS`):
+    ``pyramid`` (default; alias ``stewart_trinkle``), ``frictionless``; ``options`` its
+    model-specific options.
+    ``friction_directions``: sides of the friction pyramid (8, as Yamane & Nakamura).
+    ``friction_frame``: ``slip`` (default) turns each pyramid so that its first edge
+    opposes the slip, making sliding friction independent of the direction; ``fixed``
+    keeps the pyramid on the contact frame (the seeds' form, direction-dependent).
+    ``friction``: friction coefficient of robot links and bodies without their own.
+    ``activation_distance`` [m]: a contact enters the problem when its gap, or its gap
+    after the step's free motion, is at most this (Anitescu & Hart's epsilon-hat). Default
+    1 mm: collision looks ahead by each body's speed times h in any case (up to
+    ``max_approach_speed``), so the distance only has to cover the change within a step of
+    a slowly moving contact, and a larger one adds inactive contacts to every LCP.
+    ``max_approach_speed`` [m/s]: the fastest approach the look-ahead covers (100 m/s:
+    nothing a user can set up tunnels through a 1 cm plate at h = 1 ms).
+    ``reduction_distance`` [m]: points of a pair closer than this merge, the deepest kept
+    (Yamane & Nakamura's delta; 5 mm keeps the corners of a 1 cm cube apart).
+    ``remove_interior``: keep only points on the lower hull of a pair's patch, the ones
+    that can carry load (the seed's interior-point removal; on by default).
+    ``max_points_per_pair``: at most this many points per pair, the deepest and the most
+    spread (8: a polygonal sole keeps its support polygon; None: no limit).
+    ``flat_tolerance`` [m]: a pair's points within this of its deepest form one flat patch
+    (0.5 mm: a mesh sole flat to that tolerance stands on its polygon instead of rocking
+    between vertices; the body rests at most this much high).
     ``meshes``: 'convex' (collision meshes become convex hulls) or 'exact' (triangle BVHs).
     ``self_collision``: robot links also collide with each other (adjacent links and SRDF
     disabled pairs excluded).
     ``stabilization``: gain gamma in [0, 1] of the ``gamma * phi / h`` term on penetrating
     normal rows (1 = Anitescu & Hart, 0 = off: penetration then persists).
-    ``max_correction_speed`` [m/s]: cap on the push-out speed of a penetration (None: no
-    cap, Anitescu & Hart's scheme; a body started 5 mm deep then leaves at 5 m/s).
+    ``max_correction_speed`` [m/s]: cap on the push-out speed of a penetration. Default
+    (None): ``0.5 * max(|g|, 9.81 m/s^2) * h``, the speed half a gravity gives in one step:
+    pushing a resting body out then takes at most 1.5 m g, so the term cannot launch a body
+    or add visible energy (Anitescu & Hart's unbounded term launched a 7 kg frame started
+    1 mm deep at 1 m/s); 1 mm of penetration is removed in about 0.2 s at h = 1 ms.
+    ``joint_limits``: joint limits as unilateral rows of the same problem.
     """
 
-    model: str = "stewart_trinkle"
+    model: str = "pyramid"
+    options: Mapping = field(default_factory=dict)
     friction_directions: int = 8
+    friction_frame: str = "slip"
     friction: float = 0.8
-    reduction_distance: float = 1e-3
-    remove_interior: bool = False
-    flat_tolerance: float = 0.0
-    max_points_per_pair: Optional[int] = None
+    reduction_distance: float = 5e-3
+    remove_interior: bool = True
+    flat_tolerance: float = 5e-4
+    max_points_per_pair: Optional[int] = 8
     meshes: str = "convex"
     self_collision: bool = False
-    activation_distance: Optional[float] = None
-    max_approach_speed: float = 5.0
+    activation_distance: float = 1e-3
+    max_approach_speed: float = 100.0
     stabilization: float = 1.0
     max_correction_speed: Optional[float] = None
     joint_limits: bool = True
 
     def activation(self, h):
-        """The activation distance [m] for time step ``h`` [s]."""
-        if self.activation_distance is not None:
-            return self.activation_distance
-        return self.max_approach_speed * h
+        """The activation distance [m] (the same for every time step ``h`` [s])."""
+        return self.activation_distance
+
+    def correction_speed(self, h, gravity):
+        """The push-out speed cap [m/s] for time step ``h`` [s] and gravity (3,) [m/s^2]."""
+        if self.max_correction_speed is not None:
+            return self.max_correction_speed
+        g = max(float(sum(x * x for x in gravity)) ** 0.5, 9.81)
+        return 0.5 * g * h
 
 
 @dataclass(frozen=True)
@@ -150,6 +177,17 @@ class Scene:
     def replace(self, **changes):
         """A copy with some fields changed (``dataclasses.replace``)."""
         return dataclasses.replace(self, **changes)
+
+
+def model_settings(scene):
+    """The :class:`~contact_lcp.contact.base.ModelSettings` of a scene's contact and solver."""
+    from contact_lcp.contact.base import ModelSettings
+
+    c, s = scene.contact, scene.solver
+    return ModelSettings(method=s.method, solver_options=dict(s.options), two_step=s.two_step,
+                         drop_unloaded=s.drop_unloaded, fallback=s.fallback,
+                         friction_directions=c.friction_directions,
+                         friction_frame=c.friction_frame, options=dict(c.options))
 
 
 def package_share_dir():

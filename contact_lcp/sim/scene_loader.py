@@ -5,9 +5,9 @@ from pathlib import Path
 
 import yaml
 
+from contact_lcp.contact.models import model_class, model_names
 from contact_lcp.exceptions import SceneError
 from contact_lcp.sim.scene import (
-    CONTACT_MODELS,
     CONTROLLERS,
     SHAPES,
     ContactSettings,
@@ -215,23 +215,36 @@ def scene_from_dict(data, base_dir=".", path=None):
         if not isinstance(items, list):
             raise SceneError(f"scene.{key}: expected a list, got {items!r}")
     c = _Section(top.raw("contact"), "contact", {f.name for f in ContactSettings.__dataclass_fields__.values()})
+    D = ContactSettings()
+    model_options = c.raw("options", {}) or {}
+    if not isinstance(model_options, dict):
+        raise SceneError(f"contact.options: expected a mapping, got {model_options!r}")
     contact = ContactSettings(
-        model=c.text("model", "stewart_trinkle", choices=CONTACT_MODELS),
-        friction_directions=int(c.number("friction_directions", 8, positive=True)),
-        friction=c.number("friction", 0.8, nonneg=True),
-        reduction_distance=c.number("reduction_distance", 1e-3, nonneg=True),
-        remove_interior=c.flag("remove_interior", False),
-        flat_tolerance=c.number("flat_tolerance", 0.0, nonneg=True),
-        max_points_per_pair=(None if not c.has("max_points_per_pair")
-                             else int(c.number("max_points_per_pair", positive=True))),
-        meshes=c.text("meshes", "convex", choices=("convex", "exact")),
-        self_collision=c.flag("self_collision", False),
-        activation_distance=c.number("activation_distance", None, nonneg=True),
-        max_approach_speed=c.number("max_approach_speed", 5.0, positive=True),
-        stabilization=c.number("stabilization", 1.0, nonneg=True),
+        model=c.text("model", D.model, choices=model_names()),
+        options=dict(model_options),
+        friction_directions=int(c.number("friction_directions", D.friction_directions,
+                                         positive=True)),
+        friction_frame=c.text("friction_frame", D.friction_frame, choices=("slip", "fixed")),
+        friction=c.number("friction", D.friction, nonneg=True),
+        reduction_distance=c.number("reduction_distance", D.reduction_distance, nonneg=True),
+        remove_interior=c.flag("remove_interior", D.remove_interior),
+        flat_tolerance=c.number("flat_tolerance", D.flat_tolerance, nonneg=True),
+        max_points_per_pair=(None if c.has("max_points_per_pair") and c.raw("max_points_per_pair") is None
+                             else int(c.number("max_points_per_pair", D.max_points_per_pair,
+                                               positive=True))),
+        meshes=c.text("meshes", D.meshes, choices=("convex", "exact")),
+        self_collision=c.flag("self_collision", D.self_collision),
+        activation_distance=c.number("activation_distance", D.activation_distance, nonneg=True),
+        max_approach_speed=c.number("max_approach_speed", D.max_approach_speed, positive=True),
+        stabilization=c.number("stabilization", D.stabilization, nonneg=True),
         max_correction_speed=c.number("max_correction_speed", None, positive=True),
-        joint_limits=c.flag("joint_limits", True),
+        joint_limits=c.flag("joint_limits", D.joint_limits),
     )
+    known = model_class(contact.model).OPTIONS
+    unknown = sorted(set(contact.options) - set(known))
+    if unknown:
+        raise SceneError(f"contact.options: unknown option(s) {unknown} for model "
+                         f"{contact.model!r}; valid options: {sorted(known)}")
     if contact.friction_directions < 3:
         raise SceneError(f"contact.friction_directions: expected >= 3, got {contact.friction_directions}")
     if contact.stabilization > 1:

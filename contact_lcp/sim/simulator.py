@@ -5,11 +5,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from contact_lcp.exceptions import ContactLCPError, InvalidProblem, SceneError
+from contact_lcp.contact.models import make_model, model_class
+from contact_lcp.contact.report import Outcome, SolveReport
 from contact_lcp.dynamics.reduced import FreeMotion
+from contact_lcp.exceptions import ContactLCPError, InvalidProblem, SceneError
 from contact_lcp.sim.control import CommandError, RobotControl
+from contact_lcp.sim.scene import model_settings
 from contact_lcp.sim.scene_loader import load_scene
-from contact_lcp.sim.stepper import advance
+from contact_lcp.sim.stepper import Stepper
 from contact_lcp.sim.views import SimulatorViews, check_link
 
 
@@ -19,17 +22,40 @@ class SimulationError(ContactLCPError, RuntimeError):
 
 @dataclass(frozen=True)
 class StepInfo:
-    """Summary of one step (``timings`` in seconds per stage)."""
+    """Summary of one step (``timings`` in seconds per stage).
+
+    ``report`` is the contact solve's :class:`~contact_lcp.contact.report.SolveReport`
+    (outcome, status, which problem and method produced the applied impulse, certified,
+    pivots, fallbacks); the string fields below are read from it.
+    """
 
     t: float
     num_contacts: int
     num_active: int
-    lcp_status: str
-    lcp_method: str
-    pivots: int
-    fallbacks: int
+    report: SolveReport
     max_penetration: float
     timings: dict
+
+    @property
+    def lcp_status(self) -> str:
+        """``SOLVED``, ``NO_CONTACT``, ``FALLBACK(<status>)`` or ``SAFE_STOP(<status>)``."""
+        return self.report.label
+
+    @property
+    def lcp_method(self) -> str:
+        """The method that produced the applied impulse, ``/frictionless`` on a fallback."""
+        r = self.report
+        return f"{r.method}/frictionless" if r.applied == "frictionless" else r.method
+
+    @property
+    def pivots(self) -> int:
+        """Pivots of every solve of the step."""
+        return self.report.pivots
+
+    @property
+    def fallbacks(self) -> int:
+        """0, 1 (frictionless applied) or 2 (safe stop)."""
+        return self.report.fallbacks
 
 
 @dataclass(frozen=True)
@@ -64,13 +90,33 @@ class ContactView:
 
 @dataclass
 class SimStats:
-    """Counters since the start (or the last reset)."""
+    """Counters since the start (or the last reset).
+
+    ``lcp_failures``: solves that ended uncertified (also those a fallback recovered);
+    ``fallbacks``: steps that applied a frictionless fallback; ``safe_stops``: steps that
+    applied nothing; ``uncertified``: steps whose applied impulse was not certified (safe
+    stops); ``warm_starts``: main solves started from a basis; ``solves``: LCP solves.
+    """
 
     steps: int = 0
     lcp_failures: int = 0
     fallbacks: int = 0
     safe_stops: int = 0
+    uncertified: int = 0
     pivots_total: int = 0
+    solves: int = 0
+    warm_starts: int = 0
+
+    def add(self, report):
+        """Count one step's :class:`~contact_lcp.contact.report.SolveReport`."""
+        self.steps += 1
+        self.lcp_failures += report.failures
+        self.fallbacks += int(report.outcome is Outcome.FALLBACK)
+        self.safe_stops += int(report.outcome is Outcome.SAFE_STOP)
+        self.uncertified += int(not report.certified)
+        self.pivots_total += report.pivots
+        self.solves += report.solves
+        self.warm_starts += int(report.warm_started)
 
 
 class Simulator(SimulatorViews):
@@ -102,6 +148,8 @@ class Simulator(SimulatorViews):
             ground_friction=0.0 if scene.ground is None else scene.ground.friction,
             default_friction=c.friction)
         self.free_motion = FreeMotion(self.world)
+        self.model = make_model(c.model, model_settings(scene))
+        self.stepper = Stepper(self.world, self.detector, self.free_motion, self.model, c, self.h)
         self.controls = [RobotControl(self.world, info, spec.controller, self.world.q0)
                          for info, spec in zip(self.world.robots, scene.robots)]
         self.joint_names = [n for r in self.world.robots for n in r.joint_names]
@@ -109,14 +157,19 @@ class Simulator(SimulatorViews):
                              for j, n in enumerate(r.joint_names)}
         for link in scene.output.wrench_links:
             check_link(self, link)
-        self.record_lcps = False
-        self.recorded_lcps = []
+        self.record_problems = False
+        self.recorded_problems = []
         self.reset()
 
     @classmethod
-    def from_file(cls, path, *, robot_description=None, time_step=None, solver_method=None):
-        """Load a scene file, optionally replacing the first robot's URDF, h or the method."""
+    def from_file(cls, path, *, robot_description=None, time_step=None, solver_method=None,
+                  contact_model=None):
+        """Load a scene file, optionally replacing the first robot's URDF, h, the LCP method
+        or the contact model."""
         scene = load_scene(path)
+        if contact_model is not None:
+            model_class(contact_model)  # an unknown name fails here, listing the known ones
+            scene = scene.replace(contact=dataclasses.replace(scene.contact, model=contact_model))
         if robot_description is not None:
             if not scene.robots:
                 raise SceneError(f"{path}: robot_description given but the scene has no robot")
@@ -147,6 +200,7 @@ class Simulator(SimulatorViews):
             c.clear_commands()
         self.stats = SimStats()
         self._last = None
+        self.model.reset()
         self.world.forward(self._q, self._v)
 
     @property
@@ -168,42 +222,27 @@ class Simulator(SimulatorViews):
             When the next state would not be finite (the state is left unchanged).
         """
         tau, arm, pres_idx, pres_v = self._control()
-        lim = self.scene.contact.activation(self.h) if self.scene.contact.joint_limits else None
         message = (f"the state after t = {self.t:.4f} s would not be finite; the simulator "
                    "keeps the last finite state")
         try:
-            q1, v1, rec = advance(self.world, self.detector, self.free_motion, self._q, self._v,
-                                  tau, self.h, self.scene.contact, self.scene.solver,
-                                  armature=arm, prescribed=pres_idx, v_prescribed=pres_v,
-                                  limit_activation=lim)
+            q1, v1, rec = self.stepper.step(self._q, self._v, tau, armature=arm,
+                                            prescribed=pres_idx, v_prescribed=pres_v)
         except InvalidProblem as e:  # NaN or inf met inside the step: the numerics blew up
             self.world.forward(self._q, self._v)
             raise SimulationError(f"{message} ({e})") from e
         if not (np.all(np.isfinite(q1)) and np.all(np.isfinite(v1))):
             self.world.forward(self._q, self._v)
             raise SimulationError(message)
-        sol = rec.solve
-        self.stats.steps += 1
-        status, method, pivots, fallbacks = "NO_CONTACT", "none", 0, 0
-        if sol is not None:
-            pivots, fallbacks, method = sol.pivots, sol.fallbacks, sol.method
-            status = "SAFE_STOP" if sol.safe_stop else sol.status.name
-            self.stats.pivots_total += sol.pivots
-            self.stats.fallbacks += sol.fallbacks
-            self.stats.safe_stops += int(sol.safe_stop)
-            self.stats.lcp_failures += int(sol.frictional is not None and not sol.frictional.success)
-            if sol.applied == "frictionless":
-                method = f"{sol.method}/frictionless"
-            if self.record_lcps and sol.lcp is not None:
-                self.recorded_lcps.append((sol.lcp.M.copy(), sol.lcp.q.copy(),
-                                           len(rec.contacts), rec.num_active))
+        self.stats.add(rec.report)
+        if self.record_problems and rec.problem is not None:
+            self.recorded_problems.append(rec.problem)
         # Torque the implicit servos actually applied: evaluated at the end of the step.
         applied = tau - arm / self.h * (v1 - self._v)
         self._q, self._v, self._tau, self._last = q1, v1, applied, rec
         self.t += self.h
         self.world.forward(self._q, self._v)
-        return StepInfo(self.t, len(rec.contacts), rec.num_active, status, method, pivots,
-                        fallbacks, rec.max_penetration, rec.timings)
+        return StepInfo(self.t, len(rec.contacts), rec.num_active, rec.report,
+                        rec.max_penetration, rec.timings)
 
     def _control(self):
         nv = self.world.model.nv

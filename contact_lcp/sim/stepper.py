@@ -1,10 +1,17 @@
 """One velocity-impulse time step with contacts and joint limits (Anitescu & Hart).
 
-Per step: collision detection, contact activation by distance, Jacobians and the
-Delassus matrix ``G = J K J'`` (K = M^-1, or its dynamic block when joints are
-prescribed), the contact LCP with the stabilization term ``gamma * phi / h`` on the
-normal rows, the two-step certified solve, then ``v+ = v_free + K J' f`` and
-``q+ = integrate(q, h v+)``.
+The stages, in order, each in its own module; the caller (the simulator) owns the state
+and runs the one kinematics pass (``world.forward(q, v)``) after each step:
+
+1. collision (:mod:`contact_lcp.collision`): points within the activation distance, plus
+   the distance each body can cover in the step (so a fast body is found before it
+   passes through a thin one);
+2. free motion (:mod:`contact_lcp.dynamics.reduced`): ``v_free`` and ``K = M^-1``;
+3. the :class:`~contact_lcp.contact.problem.ContactProblem`: contact Jacobian rows of
+   the contacts that are active (gap, or gap after the free motion, within the
+   activation distance) and the joint-limit rows, ``G = J K J'``, the bias;
+4. the contact model (:mod:`contact_lcp.contact.models`) turns it into certified impulses;
+5. ``v+ = v_free + K J' f`` and ``q+ = q (+) h v+`` on the configuration manifold.
 """
 
 import time
@@ -12,148 +19,102 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from contact_lcp.contact.two_step import ContactSolve, solve_contact_step
+from contact_lcp.collision.contact_set import ContactSet
+from contact_lcp.contact.problem import ContactProblem, build_problem
+from contact_lcp.contact.report import NO_CONTACT, SolveReport
+from contact_lcp.sim.limits import joint_limit_rows, no_limits
 
 
-@dataclass
-class LimitRows:
-    """Active joint-limit rows: velocity index, sign (+1 lower, -1 upper), gap [rad or m]."""
-
-    idx_v: np.ndarray
-    sign: np.ndarray
-    gap: np.ndarray
-
-
-@dataclass
+@dataclass(frozen=True, eq=False)
 class StepRecord:
     """What one step did (kept by the simulator for wrenches, markers and logs).
 
-    ``impulse_C`` (k, 3) are the contact impulses in each contact frame (n, t1, t2)
-    [N.s]; ``limit_impulse`` (l,) those of the joint limits.
+    ``contacts`` are the active contacts (those in the problem); ``impulse_C`` (k, 3) their
+    impulses in each contact frame (n, t1, t2) [N.s]; ``limit_impulse`` (l,) those of the
+    joint limits.
     """
 
-    contacts: list
+    contacts: ContactSet
     impulse_C: np.ndarray
     limit_impulse: np.ndarray
-    solve: ContactSolve = None
+    report: SolveReport = NO_CONTACT
+    problem: ContactProblem = None
     max_penetration: float = 0.0
     timings: dict = field(default_factory=dict)
 
     @property
-    def num_active(self):
+    def num_active(self) -> int:
         """Contacts whose normal impulse is positive."""
-        return int(np.count_nonzero(self.impulse_C[:, 0] > 0.0)) if len(self.contacts) else 0
+        return int(np.count_nonzero(self.impulse_C[:, 0] > 0.0))
 
 
-def joint_limit_rows(robots, q, prescribed, activation, v_free=None, h=0.0):
-    """Joint limits within ``activation`` of being reached, as unilateral rows.
-
-    A limit is active when its gap, or the gap it would have after a step of ``h`` at the
-    free velocity ``v_free`` (nv,), is at most ``activation``: a joint approaching faster
-    than ``activation / h`` is still caught before it passes the limit.
-
-    Parameters
-    ----------
-    robots : list of RobotInfo
-    q : (nq,) ndarray
-    prescribed : (p,) int ndarray or None
-        Velocity indices that are prescribed (their limits are not constraints).
-    activation : float
-        Gap [rad or m] below which a limit row is active.
-    """
-    if not robots:
-        return LimitRows(np.zeros(0, int), np.zeros(0), np.zeros(0))
-    iq = np.concatenate([r.idx_q for r in robots]).astype(int)
-    iv = np.concatenate([r.idx_v for r in robots]).astype(int)
-    lo = np.concatenate([r.lower for r in robots])
-    hi = np.concatenate([r.upper for r in robots])
-    free = ~np.isin(iv, prescribed) if prescribed is not None else np.ones(iv.size, bool)
-    gap_lo, gap_hi = q[iq] - lo, hi - q[iq]
-    step = np.zeros(iv.size) if v_free is None else h * v_free[iv]
-    # inf limits give inf gaps: never active
-    at_lo = free & (np.minimum(gap_lo, gap_lo + step) <= activation)
-    at_hi = free & (np.minimum(gap_hi, gap_hi - step) <= activation)
-    return LimitRows(np.concatenate([iv[at_lo], iv[at_hi]]),
-                     np.concatenate([np.ones(at_lo.sum()), -np.ones(at_hi.sum())]),
-                     np.concatenate([gap_lo[at_lo], gap_hi[at_hi]]))
-
-
-def normal_bias(phi, h, gamma, max_correction_speed=None):
-    """Anitescu & Hart's stabilization term on normal rows [m/s].
-
-    A gap ``phi > 0`` may close within the step (``phi / h``); a penetration ``phi < 0``
-    is removed at the rate ``gamma * phi / h`` (``gamma = 0``: left in place), at most
-    ``max_correction_speed`` [m/s] when given (the energy a deep penetration can inject
-    is then at most ``m v^2 / 2``; removal takes ``|phi| / v`` seconds instead of one step).
-    """
-    phi = np.asarray(phi, dtype=float)
-    bias = np.where(phi >= 0.0, phi, gamma * phi) / h
-    if max_correction_speed is not None:
-        bias = np.maximum(bias, -float(max_correction_speed))
-    return bias
-
-
-def advance(world, detector, free_motion, q, v, tau, h, contact, solver, *, armature=None,
-            prescribed=None, v_prescribed=None, limit_activation=None):
-    """One time step.
+class Stepper:
+    """The step's stages for one world.
 
     Parameters
     ----------
     world : contact_lcp.dynamics.World
     detector : contact_lcp.collision.ContactDetector
     free_motion : contact_lcp.dynamics.reduced.FreeMotion
-    q : (nq,) ndarray; v, tau : (nv,) ndarray
+    model : contact_lcp.contact.base.ContactModel
+    contact : contact_lcp.sim.scene.ContactSettings
     h : float
         Time step [s].
-    contact : contact_lcp.sim.scene.ContactSettings
-    solver : contact_lcp.sim.scene.SolverSettings
-    armature : (nv,) ndarray, optional
-        Implicit servo terms ``h kd + h^2 kp`` (see :class:`FreeMotion`).
-    prescribed : (p,) int ndarray, optional
-        Velocity indices of prescribed joints, with ``v_prescribed`` (p,) their
-        velocities over the step.
-    limit_activation : float, optional
-        Joint-limit activation gap; None disables joint limits.
-
-    Returns
-    -------
-    q_next, v_next : ndarray
-    record : StepRecord
     """
-    timings = {}
-    t0 = time.perf_counter()
-    world.ensure_forward(q)  # the simulator forwards each new state once, after its step
-    contacts = detector.detect(q)
-    t1 = time.perf_counter()
-    timings["collision"] = t1 - t0
-    v_free, K = free_motion(q, v, tau, h, armature, prescribed, v_prescribed)
-    limits = (joint_limit_rows(world.robots, q, prescribed, limit_activation, v_free, h)
-              if limit_activation is not None else LimitRows(np.zeros(0, int), np.zeros(0), np.zeros(0)))
-    k, l = len(contacts), limits.idx_v.size
-    impulse_C = np.zeros((k, 3))
-    limit_impulse = np.zeros(l)
-    sol = None
-    v_next = v_free
-    t2 = time.perf_counter()
-    timings["dynamics"] = t2 - t1
-    if k + l:
-        J = np.zeros((3 * k + l, v.shape[0]))
-        if k:
-            J[: 3 * k] = world.contact_jacobian(q, contacts)
-        J[3 * k + np.arange(l), limits.idx_v] = limits.sign
-        G = J @ K @ J.T
-        G = 0.5 * (G + G.T)
-        u = J @ v_free
-        phi = np.concatenate([[c.distance for c in contacts], limits.gap])
-        bias = normal_bias(phi, h, contact.stabilization, contact.max_correction_speed)
-        mu = np.array([c.mu for c in contacts])
+
+    def __init__(self, world, detector, free_motion, model, contact, h):
+        self.world, self.detector, self.free_motion, self.model = world, detector, free_motion, model
+        self.h = float(h)
+        self.activation = contact.activation(self.h)
+        self.max_lookahead = contact.max_approach_speed * self.h
+        self.gamma = contact.stabilization
+        self.max_correction_speed = contact.correction_speed(self.h, world.gravity)
+        self.limit_activation = self.activation if contact.joint_limits else None
+        self.num_geometries = len(world.collision_model.geometryObjects)
+
+    def step(self, q, v, tau, armature=None, prescribed=None, v_prescribed=None):
+        """Advance ``(q, v)`` by one step under generalized force ``tau`` (nv,).
+
+        ``armature`` (nv,): implicit servo terms; ``prescribed`` (p,) velocity indices
+        that follow ``v_prescribed`` (p,) exactly. Returns ``(q_next, v_next, record)``.
+        """
+        h, world = self.h, self.world
+        timings = {}
+        t0 = time.perf_counter()
+        world.ensure_forward(q)
+        lookahead = np.minimum(h * self.detector.geometry_speeds(), self.max_lookahead)
+        contacts = self.detector.detect(q, lookahead)
+        t1 = time.perf_counter()
+        timings["collision"] = t1 - t0
+        v_free, K = self.free_motion(q, v, tau, h, armature, prescribed, v_prescribed)
+        limits = (no_limits() if self.limit_activation is None else
+                  joint_limit_rows(world.robots, q, prescribed, self.limit_activation, v_free, h))
+        t2 = time.perf_counter()
+        timings["dynamics"] = t2 - t1
+        J_c = world.contact_jacobian(q, contacts)
+        if len(contacts):
+            u_n = J_c[0::3] @ v_free
+            d = contacts.distance
+            active = np.flatnonzero((d <= self.activation) | (d + h * u_n <= self.activation))
+            if active.size < len(contacts):
+                contacts = contacts.select(active)
+                J_c = J_c[(3 * active[:, None] + np.arange(3)).ravel()]
+        k, l = len(contacts), limits.idx_v.size
+        if k + l == 0:
+            timings["lcp_build"] = time.perf_counter() - t2
+            q_next = world.integrate(q, v_free, h)
+            rec = StepRecord(contacts, np.zeros((0, 3)), np.zeros(0), timings=timings)
+            return q_next, v_free, rec
+        J_l = np.zeros((l, v.shape[0]))
+        J_l[np.arange(l), limits.idx_v] = limits.sign
+        problem = build_problem(
+            h, contacts.R_WC, contacts.p_W, contacts.distance, contacts.mu,
+            np.vstack([J_c, J_l]), K, v, v_free, limit_gap=limits.gap, gamma=self.gamma,
+            max_correction_speed=self.max_correction_speed,
+            pair=contacts.body_a * self.num_geometries + contacts.body_b)
         t3 = time.perf_counter()
         timings["lcp_build"] = t3 - t2
-        sol = solve_contact_step(
-            G, u, mu, num_unilateral=l, normal_bias=bias,
-            num_directions=contact.friction_directions, method=solver.method,
-            options=solver.options, two_step=solver.two_step,
-            drop_unloaded=solver.drop_unloaded, fallback=solver.fallback)
+        sol = self.model.solve(problem)
         t4 = time.perf_counter()
         timings["solve"] = t4 - t3
         if sol.safe_stop:
@@ -163,13 +124,11 @@ def advance(world, detector, free_motion, q, v, tau, h, contact, solver, *, arma
             if prescribed is not None:
                 v_next[prescribed] = v_free[prescribed]
         else:
-            v_next = v_free + K @ (J.T @ sol.f)
-            impulse_C = sol.f[: 3 * k].reshape(k, 3)
-            limit_impulse = sol.f[3 * k :]
-        t2 = t4
-    t5 = time.perf_counter()
-    q_next = world.integrate(q, v_next, h)
-    timings["integrate"] = time.perf_counter() - t5
-    pen = max([0.0] + [-c.distance for c in contacts])
-    rec = StepRecord(contacts, impulse_C, limit_impulse, sol, pen, timings)
-    return q_next, v_next, rec
+            g = problem.J.T @ sol.f if sol.generalized is None else sol.generalized
+            v_next = v_free + K @ g
+        q_next = world.integrate(q, v_next, h)
+        timings["integrate"] = time.perf_counter() - t4
+        pen = float(max(0.0, -contacts.distance.min())) if k else 0.0
+        rec = StepRecord(contacts, sol.f[: 3 * k].reshape(k, 3), sol.f[3 * k:], sol.report,
+                         problem, pen, timings)
+        return q_next, v_next, rec

@@ -1,9 +1,13 @@
-"""The contact step's two-step solve on a rigid box, against analytic impulses."""
+"""The pyramid contact model (two-step solve, fallbacks) on a rigid box, against analytic
+impulses."""
 
 import numpy as np
 import pytest
 
-from contact_lcp.contact.two_step import solve_contact_step
+from contact_lcp.contact.base import ModelSettings
+from contact_lcp.contact.models import make_model
+from contact_lcp.contact.problem import build_problem
+from contact_lcp.contact.report import Outcome
 
 G_ACC = 9.81
 H = 1e-3
@@ -31,11 +35,22 @@ def box_problem(mass=2.0, half=(0.1, 0.1, 0.05), v=(0, 0, 0, 0, 0, 0), n_points=
     return J @ Minv @ J.T, J @ v_free, J, Minv, v_free
 
 
+def solve_box(mu, J, Minv, v_free, gap=None, model="pyramid", **settings):
+    """The model's solution for the box's corners at gaps ``gap`` (k,) [m] (0: touching)."""
+    k = J.shape[0] // 3
+    R = np.tile(np.array([[0, 1, 0], [0, 0, 1], [1, 0, 0]], dtype=float), (k, 1, 1))
+    v = v_free - np.array([0, 0, -G_ACC * H, 0, 0, 0])
+    problem = build_problem(H, R, np.zeros((k, 3)), np.zeros(k) if gap is None else gap, mu,
+                            J, Minv, v, v_free, pair=np.zeros(k, dtype=np.int64))
+    return make_model(model, ModelSettings(**settings)).solve(problem)
+
+
 def test_resting_box_normal_impulse_is_m_g_h():
     m = 3.0
     G, u, J, Minv, v_free = box_problem(mass=m)
-    sol = solve_contact_step(G, u, np.full(4, 0.5))
-    assert sol.applied == "frictional" and sol.fallbacks == 0
+    sol = solve_box(np.full(4, 0.5), J, Minv, v_free)
+    assert sol.report.applied == "pyramid" and sol.report.fallbacks == 0
+    assert sol.report.outcome is Outcome.SOLVED and sol.report.certified
     f = sol.f.reshape(4, 3)
     # Summed normal impulse balances gravity over the step (to the certification tolerance).
     assert f[:, 0].sum() == pytest.approx(m * G_ACC * H, rel=1e-9)
@@ -52,8 +67,8 @@ def test_sliding_box_stick_slip_threshold(ratio, sticks):
     m, mu = 2.0, 0.6
     v_t = ratio * mu * G_ACC * H
     G, u, J, Minv, v_free = box_problem(mass=m, v=(v_t, 0, 0, 0, 0, 0))
-    sol = solve_contact_step(G, u, np.full(4, mu))
-    assert sol.applied == "frictional"
+    sol = solve_box(np.full(4, mu), J, Minv, v_free, friction_frame="fixed")
+    assert sol.report.applied == "pyramid"
     v_next = v_free + Minv @ J.T @ sol.f
     if sticks:
         assert abs(v_next[0]) < 1e-9
@@ -65,35 +80,37 @@ def test_sliding_box_stick_slip_threshold(ratio, sticks):
 def test_failed_frictional_solve_falls_back_to_certified_frictionless():
     # PGS is undefined on the frictional LCP (zero diagonal in the cone rows) but solves the
     # frictionless one: the step must apply the frictionless impulse and count a fallback.
-    G, u, *_ = box_problem()
-    sol = solve_contact_step(G, u, np.full(4, 0.5), method="pgs")
-    assert sol.frictional is not None and not sol.frictional.success
-    assert sol.applied == "frictionless" and sol.fallbacks == 1
-    assert sol.frictionless.success
+    G, u, J, Minv, v_free = box_problem()
+    sol = solve_box(np.full(4, 0.5), J, Minv, v_free, method="pgs")
+    r = sol.report
+    assert r.outcome is Outcome.FALLBACK and r.applied == "frictionless" and r.fallbacks == 1
+    assert r.certified and r.failures >= 1 and r.status.name != "SOLVED"
+    assert r.label.startswith("FALLBACK(")
 
 
 def test_nothing_certified_means_safe_stop_with_zero_impulse():
-    G, u, *_ = box_problem()
-    sol = solve_contact_step(G, u, np.full(4, 0.5), method="pgs",
-                             options={"max_iterations": 1, "tolerance": 1e-300})
-    assert sol.safe_stop and sol.fallbacks == 2
+    G, u, J, Minv, v_free = box_problem()
+    sol = solve_box(np.full(4, 0.5), J, Minv, v_free, method="pgs",
+                    solver_options={"max_iterations": 1, "tolerance": 1e-300})
+    assert sol.safe_stop and sol.report.fallbacks == 2 and not sol.report.certified
     np.testing.assert_array_equal(sol.f, 0.0)
 
 
 def test_drop_unloaded_contacts_gives_the_same_velocities():
     # A box tilted onto one edge: two corners carry the load, two hover at 1 mm.
     G, u, J, Minv, v_free = box_problem(v=(0.002, 0, 0, 0, 0, 0))
-    bias = np.array([0.0, 0.0, 1.0, 1.0])  # corners 2 and 3 are 1 mm above the plane
-    full = solve_contact_step(G, u, np.full(4, 0.5), normal_bias=bias)
-    dropped = solve_contact_step(G, u, np.full(4, 0.5), normal_bias=bias, drop_unloaded=True)
-    assert full.applied == dropped.applied == "frictional"
+    gap = np.array([0.0, 0.0, 1e-3, 1e-3])  # corners 2 and 3 are 1 mm above the plane
+    full = solve_box(np.full(4, 0.5), J, Minv, v_free, gap=gap)
+    dropped = solve_box(np.full(4, 0.5), J, Minv, v_free, gap=gap, drop_unloaded=True)
+    assert full.report.applied == dropped.report.applied == "pyramid"
+    assert dropped.report.info.get("dropped_contacts") == 2
     np.testing.assert_allclose(Minv @ J.T @ dropped.f, Minv @ J.T @ full.f, atol=1e-9)
 
 
 def test_joint_limit_rows_activate_near_finite_limits_only():
     from types import SimpleNamespace
 
-    from contact_lcp.sim.stepper import joint_limit_rows
+    from contact_lcp.sim.limits import joint_limit_rows
 
     r = SimpleNamespace(idx_q=np.array([7, 8, 9]), idx_v=np.array([6, 7, 8]),
                         lower=np.array([-1.0, -np.inf, 0.0]), upper=np.array([1.0, np.inf, 2.0]))

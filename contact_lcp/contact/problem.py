@@ -1,0 +1,162 @@
+"""One step's contact problem: the single value every contact model reads.
+
+Rows (the coordinates of ``J``, ``G`` and ``u``): for each of the ``k`` contacts the three
+axes (n, t1, t2) of its frame ``R_WC``, then ``l`` frictionless unilateral rows (joint
+limits). After a generalized impulse ``J' f`` the velocity is ``v_free + K J' f`` and the
+row velocities are ``u + G f`` [m/s or rad/s].
+
+The stabilization ``bias`` (k + l,) is added to the normal rows: a gap ``phi > 0`` may
+close within the step (``phi / h``); a penetration is pushed out at ``gamma * phi / h``,
+never faster than ``max_correction_speed`` (Anitescu & Hart's term, bounded so that it
+cannot launch a body).
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from contact_lcp.exceptions import InvalidProblem
+
+
+@dataclass(frozen=True, eq=False)
+class ContactProblem:
+    """Everything a contact model needs for one time step (read-only).
+
+    Attributes
+    ----------
+    h : float
+        Time step [s].
+    R_WC : (k, 3, 3) ndarray
+        Contact frames, columns (n, t1, t2); n from body A to body B.
+    p_W : (k, 3) ndarray
+        Contact points in W [m].
+    phi : (k + l,) ndarray
+        Gaps: contact signed distances [m], then joint-limit gaps [rad or m].
+    mu : (k,) ndarray
+        Friction coefficients.
+    J : (3k + l, nv) ndarray
+        Row Jacobian (see the module docstring).
+    K : (nv, nv) ndarray
+        Symmetric map from generalized impulse to velocity change [1/kg] (``M^-1``, or
+        its dynamic block when joints are prescribed).
+    G : (3k + l, 3k + l) ndarray
+        Delassus matrix ``J K J'`` (Yamane & Nakamura's inverse articulated-body inertia
+        at the contacts) [1/kg].
+    v : (nv,) ndarray
+        Velocity at the start of the step.
+    v_free : (nv,) ndarray
+        Velocity at the end of the step without contact impulses.
+    u : (3k + l,) ndarray
+        ``J v_free``.
+    bias : (k + l,) ndarray
+        Stabilization term of the normal rows [m/s].
+    num_limits : int
+        ``l``.
+    pair : (k,) int ndarray
+        A key per contact that is equal for contacts of the same surface pair (models
+        that carry state across steps match contacts by it).
+    """
+
+    h: float
+    R_WC: np.ndarray
+    p_W: np.ndarray
+    phi: np.ndarray
+    mu: np.ndarray
+    J: np.ndarray
+    K: np.ndarray
+    G: np.ndarray
+    v: np.ndarray
+    v_free: np.ndarray
+    u: np.ndarray
+    bias: np.ndarray
+    num_limits: int = 0
+    pair: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    @property
+    def num_contacts(self) -> int:
+        """``k``."""
+        return int(self.mu.shape[0])
+
+    @property
+    def num_rows(self) -> int:
+        """``3k + l``."""
+        return int(self.u.shape[0])
+
+    @property
+    def normal_rows(self) -> np.ndarray:
+        """(k + l,) row indices of the normals, then of the unilateral rows."""
+        k = self.num_contacts
+        return np.concatenate([np.arange(0, 3 * k, 3), np.arange(3 * k, self.num_rows)])
+
+    def tangential_velocity(self) -> np.ndarray:
+        """(k, 2) velocity along (t1, t2) at the start of the step [m/s]."""
+        k = self.num_contacts
+        return (self.J[: 3 * k] @ self.v).reshape(k, 3)[:, 1:]
+
+    def arrays(self) -> dict:
+        """The problem as a dict of arrays (for ``np.savez``); see :meth:`from_arrays`."""
+        return {name: np.asarray(getattr(self, name)) for name in _FIELDS}
+
+    @staticmethod
+    def from_arrays(data) -> "ContactProblem":
+        """A problem from :meth:`arrays` output (or an ``np.load`` of it)."""
+        values = {name: np.asarray(data[name]) for name in _FIELDS}
+        values["h"] = float(values["h"])
+        values["num_limits"] = int(values["num_limits"])
+        return ContactProblem(**values)
+
+
+_FIELDS = ("h", "R_WC", "p_W", "phi", "mu", "J", "K", "G", "v", "v_free", "u", "bias",
+           "num_limits", "pair")
+
+
+def stabilization_bias(phi, h, gamma, max_correction_speed):
+    """Normal-row bias [m/s]: ``phi / h`` for a gap, ``gamma phi / h`` for a penetration,
+    the latter no faster than ``max_correction_speed`` [m/s] (None: unbounded)."""
+    phi = np.asarray(phi, dtype=float)
+    bias = np.where(phi >= 0.0, phi, gamma * phi) / h
+    if max_correction_speed is not None:
+        bias = np.maximum(bias, -float(max_correction_speed))
+    return bias
+
+
+def build_problem(h, R_WC, p_W, distance, mu, J, K, v, v_free, *, limit_gap=None,
+                  gamma=1.0, max_correction_speed=None, pair=None):
+    """Assemble a :class:`ContactProblem` (``G = J K J'``, ``u = J v_free``, the bias).
+
+    Parameters
+    ----------
+    h : float
+        Time step [s] (> 0).
+    R_WC, p_W, distance, mu
+        Per contact, as in :class:`ContactProblem` (``distance`` (k,) [m]).
+    J : (3k + l, nv) ndarray
+        Contact rows then ``l`` unilateral rows.
+    K : (nv, nv) ndarray
+    v, v_free : (nv,) ndarray
+    limit_gap : (l,) ndarray, optional
+        Gaps of the unilateral rows.
+    gamma : float
+        Stabilization gain in [0, 1].
+    max_correction_speed : float or None
+        Cap on the push-out speed of a penetration [m/s].
+    pair : (k,) int ndarray, optional
+        Surface-pair key per contact.
+    """
+    k = int(np.shape(mu)[0])
+    limit_gap = np.zeros(0) if limit_gap is None else np.asarray(limit_gap, dtype=float)
+    l = limit_gap.shape[0]
+    J = np.asarray(J, dtype=float)
+    if J.shape[0] != 3 * k + l:
+        raise InvalidProblem(f"J must have {3 * k + l} rows for {k} contacts and {l} "
+                             f"unilateral rows; received shape {J.shape}")
+    phi = np.concatenate([np.asarray(distance, dtype=float), limit_gap])
+    if not (np.all(np.isfinite(J)) and np.all(np.isfinite(phi))):
+        raise InvalidProblem("contact Jacobian and gaps must be finite; they contain NaN or inf")
+    JK = J @ K
+    G = JK @ J.T
+    G = 0.5 * (G + G.T)
+    pair = np.zeros(k, dtype=np.int64) if pair is None else np.asarray(pair, dtype=np.int64)
+    return ContactProblem(float(h), np.asarray(R_WC, dtype=float), np.asarray(p_W, dtype=float),
+                          phi, np.asarray(mu, dtype=float), J, K, G, v, v_free, J @ v_free,
+                          stabilization_bias(phi, h, gamma, max_correction_speed), l, pair)

@@ -1,0 +1,189 @@
+"""The friction-pyramid contact model (Yamane & Nakamura 2008, eq. 25; Stewart-Trinkle form).
+
+Each contact's Coulomb cone is replaced by a ``d``-sided pyramid inscribed in it (8 sides by
+default). Solve strategy, in order, each answer applied only when certified:
+
+1. **Previous basis.** When the step has the same contacts as the last one (same surface
+   pairs in the same order), the frictional LCP starts from the last step's basis
+   (robust method only); a standing robot or a tower then needs a handful of pivots.
+2. **Two-step** (the seed's): the frictionless LCP first, then the frictional one
+   warm-started on the contacts it loaded. With ``two_step=False`` the frictional LCP is
+   solved cold.
+3. **Fallbacks**: the frictional LCP cold, if it was warm-started; the certified
+   frictionless impulse (``fallback=True``); else a safe stop (no impulse).
+
+Pyramid orientation. With ``friction_frame="slip"`` (default) each contact's first edge
+points against its slip velocity at the start of the step, so that sliding friction is
+exactly opposite to the slip whatever the direction; a sticking contact keeps the
+direction of its last friction impulse (matched by surface pair and nearest point), or the
+contact frame's t1. ``"fixed"`` keeps every pyramid on the contact frame (the seeds' form).
+"""
+
+import numpy as np
+
+from contact_lcp.contact.base import ContactModel
+from contact_lcp.contact.frictionless import frictionless_impulse, safe_stop, solve_frictionless
+from contact_lcp.contact.lcp_builder import build_contact_lcp
+from contact_lcp.contact.report import ContactSolution, Outcome, SolveReport, tally
+from contact_lcp.lcp import solve
+
+#: methods that accept a warm start ``initial_basis``
+WARM_START_METHODS = ("robust",)
+#: slip speed below which a contact counts as sticking [m/s]
+STICK_SPEED = 1e-6
+#: farthest a contact may move between steps and keep its friction direction [m]
+MATCH_DISTANCE = 0.01
+
+
+class PyramidModel(ContactModel):
+    """Frictional contact with a ``friction_directions``-sided pyramid."""
+
+    name = "pyramid"
+
+    def __init__(self, settings=None):
+        from contact_lcp.contact.base import ModelSettings
+
+        super().__init__(ModelSettings() if settings is None else settings)
+        self.reset()
+
+    def reset(self):
+        self._last_pair = None     # (k,) pair keys of the last applied frictional solve
+        self._last_basis = None    # its basis (indices of positive z)
+        self._last_p = None        # (k, 3) its points, for friction-direction matching
+        self._last_dir = None      # (k, 3) unit friction direction in W (0: none)
+
+    # --------------------------------------------------------------- orientation
+    def edge_angles(self, problem):
+        """(k,) angle of each contact's first edge from its t1 axis [rad]."""
+        k = problem.num_contacts
+        if self.settings.friction_frame == "fixed" or k == 0:
+            return None
+        s = problem.tangential_velocity()
+        speed = np.hypot(s[:, 0], s[:, 1])
+        angle = np.arctan2(-s[:, 1], -s[:, 0])
+        stick = speed <= STICK_SPEED
+        angle[stick] = 0.0
+        if np.any(stick) and self._last_dir is not None and self._last_p.shape[0]:
+            d2 = np.sum((problem.p_W[:, None, :] - self._last_p[None, :, :]) ** 2, axis=2)
+            d2[problem.pair[:, None] != self._last_pair[None, :]] = np.inf
+            nearest = np.argmin(d2, axis=1)
+            ok = stick & (d2[np.arange(k), nearest] <= MATCH_DISTANCE ** 2)
+            for i in np.flatnonzero(ok):
+                g = self._last_dir[nearest[i]]
+                t = problem.R_WC[i][:, 1:].T @ g
+                if np.hypot(t[0], t[1]) > 0.0:
+                    angle[i] = np.arctan2(t[1], t[0])
+        return angle
+
+    def _done(self, problem, results, res, f, warm, info):
+        """The certified frictional answer ``f``: remembered for the next step, reported."""
+        self._remember(problem, res, f)
+        pivots, solves, failures = tally(results)
+        return ContactSolution(f, SolveReport(
+            Outcome.SOLVED, res.status, self.name, self.settings.method, True, pivots=pivots,
+            solves=solves, failures=failures, warm_started=warm, info=info))
+
+    def _remember(self, problem, res, f):
+        k = problem.num_contacts
+        full = (2 + self.settings.friction_directions) * k + problem.num_limits
+        self._last_pair = problem.pair.copy() if res.z.shape[0] == full else None
+        self._last_basis = np.flatnonzero(res.z > 0.0)
+        self._last_p = problem.p_W.copy()
+        ft = f[: 3 * k].reshape(k, 3)[:, 1:]
+        g = np.einsum("kij,kj->ki", problem.R_WC[:, :, 1:], ft)
+        norm = np.linalg.norm(g, axis=1)
+        self._last_dir = np.where(norm[:, None] > 0, g / np.where(norm > 0, norm, 1)[:, None], 0)
+
+    # --------------------------------------------------------------------- solve
+    def _frictional(self, problem, angle, basis):
+        s = self.settings
+        lcp = build_contact_lcp(problem.G, problem.u, problem.mu,
+                                num_directions=s.friction_directions,
+                                num_unilateral=problem.num_limits, normal_bias=problem.bias,
+                                edge_angle=angle)
+        opts = dict(s.solver_options)
+        if basis is not None and s.method in WARM_START_METHODS:
+            opts["initial_basis"] = basis
+        return lcp, solve(lcp.M, lcp.q, s.method, **opts)
+
+    def _loaded_only(self, problem, angle, a, info):
+        """The frictional LCP on the contacts the frictionless answer ``a`` (k + l,) loaded;
+        accepted only when every dropped contact ends without approaching (w_n >= -tol)."""
+        k, l = problem.num_contacts, problem.num_limits
+        keep = np.flatnonzero(a[:k] > 0.0)
+        rows = np.concatenate([(3 * keep[:, None] + np.arange(3)).ravel(), 3 * k + np.arange(l)])
+        normals = np.concatenate([keep, k + np.arange(l)])
+        s = self.settings
+        lcp = build_contact_lcp(problem.G[np.ix_(rows, rows)], problem.u[rows], problem.mu[keep],
+                                num_directions=s.friction_directions, num_unilateral=l,
+                                normal_bias=problem.bias[normals],
+                                edge_angle=None if angle is None else angle[keep])
+        opts = dict(s.solver_options)
+        if s.method in WARM_START_METHODS:
+            opts["initial_basis"] = np.flatnonzero(a[normals] > 0.0)
+        res = solve(lcp.M, lcp.q, s.method, **opts)
+        if not res.success:
+            return res, None
+        f = np.zeros(problem.num_rows)
+        f[rows] = lcp.impulses(res.z)
+        dropped = np.setdiff1d(np.arange(k), keep)
+        w_n = (problem.u + problem.G @ f)[3 * dropped] + problem.bias[dropped]
+        if np.any(w_n < -res.info["tol"]):
+            info["drop_rejected"] = True
+            return res, None
+        info["dropped_contacts"] = int(dropped.size)
+        return res, f
+
+    def solve(self, problem):
+        s = self.settings
+        angle = self.edge_angles(problem)
+        results, info = [], {}
+        same = (self._last_pair is not None and s.method in WARM_START_METHODS
+                and np.array_equal(self._last_pair, problem.pair)
+                and problem.num_limits == 0)
+        lcp = res = None
+        warm = False
+        if same:
+            lcp, res = self._frictional(problem, angle, self._last_basis)
+            results.append(res)
+            warm = True
+            info["warm_source"] = "previous_step"
+        fl = None
+        if res is None or not res.success:
+            basis = None
+            if s.two_step:
+                _, fl = solve_frictionless(problem, s.method, s.solver_options)
+                results.append(fl)
+                if fl.success:
+                    basis = np.flatnonzero(fl.z > 0.0)
+            if s.drop_unloaded and basis is not None and problem.num_contacts:
+                sub, f = self._loaded_only(problem, angle, fl.z, info)
+                results.append(sub)
+                if f is not None:
+                    return self._done(problem, results, sub, f, True, info)
+            lcp, res = self._frictional(problem, angle, basis)
+            results.append(res)
+            warm = basis is not None and s.method in WARM_START_METHODS
+            info["warm_source"] = "frictionless" if warm else "none"
+            if not res.success and warm:  # the warm start can mislead; try cold once
+                lcp, res = self._frictional(problem, angle, None)
+                results.append(res)
+                warm = False
+        info["lcp_size"] = lcp.q.shape[0]
+        if res.success:
+            return self._done(problem, results, res, lcp.impulses(res.z), warm, info)
+        pivots, solves, failures = tally(results)
+        common = dict(pivots=pivots, solves=solves, failures=failures, warm_started=warm,
+                      info=info)
+        self._last_pair = None
+        if s.fallback and fl is None:
+            _, fl = solve_frictionless(problem, s.method, s.solver_options)
+            pivots, solves, failures = tally(results + [fl])
+            common.update(pivots=pivots, solves=solves, failures=failures)
+        if s.fallback and fl.success:
+            return ContactSolution(frictionless_impulse(problem, fl.z), SolveReport(
+                Outcome.FALLBACK, res.status, "frictionless", s.method, True, fallbacks=1,
+                **common))
+        return safe_stop(problem, dict(outcome=Outcome.SAFE_STOP, status=res.status,
+                                       applied="none", method="none", certified=False,
+                                       fallbacks=2, **common))

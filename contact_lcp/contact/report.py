@@ -1,0 +1,122 @@
+"""What a contact model's solve did: the one status record from the solver to the step info,
+the CLI summary and the ROS diagnostics."""
+
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+from typing import Mapping, Optional
+
+import numpy as np
+
+from contact_lcp.lcp import LCPResult, LCPStatus
+
+
+class Outcome(Enum):
+    """How the impulse applied in a step was obtained.
+
+    NO_CONTACT
+        Nothing to solve (no active contact or limit row).
+    SOLVED
+        The model's own problem was solved and certified.
+    FALLBACK
+        The model's problem failed; a certified simpler problem (frictionless) was applied.
+    SAFE_STOP
+        Nothing was certified: no impulse was applied and the dynamic motion stopped.
+    """
+
+    NO_CONTACT = "no_contact"
+    SOLVED = "solved"
+    FALLBACK = "fallback"
+    SAFE_STOP = "safe_stop"
+
+
+@dataclass(frozen=True)
+class SolveReport:
+    """An honest account of one step's contact solve.
+
+    Attributes
+    ----------
+    outcome : Outcome
+    status : LCPStatus or None
+        Status of the model's main solve (the frictional LCP for ``pyramid``), also when a
+        fallback was applied; None without contact.
+    applied : str
+        Which problem produced the applied impulse: the model name, ``"frictionless"``
+        (fallback) or ``"none"``.
+    method : str
+        The solver method that produced the applied impulse (``"none"`` if none).
+    certified : bool
+        The applied impulse passed the residual check (True also without contact).
+    pivots : int
+        Pivots (or iterations) of every solve of the step.
+    solves : int
+        LCP (or QP) solves attempted this step.
+    failures : int
+        Solves that ended without a certified answer (recovered or not).
+    fallbacks : int
+        0: the model's answer was applied; 1: a frictionless fallback; 2: a safe stop.
+    warm_started : bool
+        The main solve started from a basis (the previous step's or the frictionless one).
+    info : Mapping
+        Model-specific extras (read-only).
+    """
+
+    outcome: Outcome
+    status: Optional[LCPStatus]
+    applied: str
+    method: str
+    certified: bool
+    pivots: int = 0
+    solves: int = 0
+    failures: int = 0
+    fallbacks: int = 0
+    warm_started: bool = False
+    info: Mapping = field(default_factory=dict)
+
+    def __post_init__(self):
+        object.__setattr__(self, "info", MappingProxyType(dict(self.info)))
+
+    @property
+    def label(self) -> str:
+        """A short name for logs: ``SOLVED``, ``FALLBACK(MAX_PIVOTS)``, ``SAFE_STOP``..."""
+        if self.outcome is Outcome.NO_CONTACT:
+            return "NO_CONTACT"
+        if self.outcome is Outcome.SOLVED:
+            return "SOLVED"
+        cause = "" if self.status is None else f"({self.status.name})"
+        return f"{self.outcome.name}{cause}"
+
+
+NO_CONTACT = SolveReport(Outcome.NO_CONTACT, None, "none", "none", True)
+
+
+@dataclass(frozen=True, eq=False)
+class ContactSolution:
+    """A contact model's answer for one :class:`~contact_lcp.contact.problem.ContactProblem`.
+
+    Attributes
+    ----------
+    f : (3k + l,) ndarray
+        Impulses in the problem's rows: per contact (n, t1, t2) in its frame, then the
+        unilateral rows [N.s]. Zero on a safe stop.
+    report : SolveReport
+    generalized : (nv,) ndarray or None
+        Generalized impulse to apply [N.s or N.m.s]; None means ``J' f`` (models whose
+        constraints are not the problem's rows give their own).
+    """
+
+    f: np.ndarray
+    report: SolveReport
+    generalized: Optional[np.ndarray] = None
+
+    @property
+    def safe_stop(self) -> bool:
+        """True when nothing was certified and the caller must stop the motion."""
+        return self.report.outcome is Outcome.SAFE_STOP
+
+
+def tally(results):
+    """(pivots, solves, failures) of a sequence of :class:`LCPResult` (None skipped)."""
+    results = [r for r in results if isinstance(r, LCPResult)]
+    return (sum(int(r.pivots) for r in results), len(results),
+            sum(1 for r in results if not r.success))
