@@ -52,6 +52,9 @@ class ContactModel:
 
     name: ClassVar[str] = ""
     OPTIONS: ClassVar[Mapping] = {}
+    #: extra data the model needs from the step, by key of ``ContactProblem.extras``
+    #: (the step's collision stage provides them; none for the pyramid model)
+    wants: ClassVar[tuple] = ()
 
     def __init__(self, settings: ModelSettings = ModelSettings()):
         unknown = sorted(set(settings.options) - set(self.OPTIONS))

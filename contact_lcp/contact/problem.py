@@ -12,6 +12,7 @@ cannot launch a body).
 """
 
 from dataclasses import dataclass, field
+from typing import Mapping
 
 import numpy as np
 
@@ -55,6 +56,10 @@ class ContactProblem:
     pair : (k,) int ndarray
         A key per contact that is equal for contacts of the same surface pair (models
         that carry state across steps match contacts by it).
+    extras : Mapping
+        Model-specific data a model asked the step for (see
+        :attr:`~contact_lcp.contact.base.ContactModel.wants`), e.g. facet sets; not
+        recorded.
     """
 
     h: float
@@ -71,6 +76,7 @@ class ContactProblem:
     bias: np.ndarray
     num_limits: int = 0
     pair: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    extras: Mapping = field(default_factory=dict)
 
     @property
     def num_contacts(self) -> int:
@@ -121,7 +127,7 @@ def stabilization_bias(phi, h, gamma, max_correction_speed):
 
 
 def build_problem(h, R_WC, p_W, distance, mu, J, K, v, v_free, *, limit_gap=None,
-                  gamma=1.0, max_correction_speed=None, pair=None):
+                  gamma=1.0, max_correction_speed=None, pair=None, extras=None):
     """Assemble a :class:`ContactProblem` (``G = J K J'``, ``u = J v_free``, the bias).
 
     Parameters
@@ -142,6 +148,8 @@ def build_problem(h, R_WC, p_W, distance, mu, J, K, v, v_free, *, limit_gap=None
         Cap on the push-out speed of a penetration [m/s].
     pair : (k,) int ndarray, optional
         Surface-pair key per contact.
+    extras : Mapping, optional
+        Model-specific data (see :class:`ContactProblem`).
     """
     k = int(np.shape(mu)[0])
     limit_gap = np.zeros(0) if limit_gap is None else np.asarray(limit_gap, dtype=float)
@@ -159,4 +167,5 @@ def build_problem(h, R_WC, p_W, distance, mu, J, K, v, v_free, *, limit_gap=None
     pair = np.zeros(k, dtype=np.int64) if pair is None else np.asarray(pair, dtype=np.int64)
     return ContactProblem(float(h), np.asarray(R_WC, dtype=float), np.asarray(p_W, dtype=float),
                           phi, np.asarray(mu, dtype=float), J, K, G, v, v_free, J @ v_free,
-                          stabilization_bias(phi, h, gamma, max_correction_speed), l, pair)
+                          stabilization_bias(phi, h, gamma, max_correction_speed), l, pair,
+                          dict(extras or {}))
