@@ -48,6 +48,7 @@ class PyramidModel(ContactModel):
 
     def reset(self):
         self._last_pair = None     # (k,) pair keys of the last applied frictional solve
+        self._last_limits = None   # (l, nv) its joint-limit rows
         self._last_basis = None    # its basis (indices of positive z)
         self._last_p = None        # (k, 3) its points, for friction-direction matching
         self._last_dir = None      # (k, 3) unit friction direction in W (0: none)
@@ -87,6 +88,7 @@ class PyramidModel(ContactModel):
         k = problem.num_contacts
         full = (2 + self.settings.friction_directions) * k + problem.num_limits
         self._last_pair = problem.pair.copy() if res.z.shape[0] == full else None
+        self._last_limits = problem.J[3 * k:].copy()
         self._last_basis = np.flatnonzero(res.z > 0.0)
         self._last_p = problem.p_W.copy()
         ft = f[: 3 * k].reshape(k, 3)[:, 1:]
@@ -138,9 +140,10 @@ class PyramidModel(ContactModel):
         s = self.settings
         angle = self.edge_angles(problem)
         results, info = [], {}
+        k = problem.num_contacts
         same = (self._last_pair is not None and s.method in WARM_START_METHODS
                 and np.array_equal(self._last_pair, problem.pair)
-                and problem.num_limits == 0)
+                and np.array_equal(self._last_limits, problem.J[3 * k:]))
         lcp = res = None
         warm = False
         if same:

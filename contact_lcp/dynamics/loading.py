@@ -133,8 +133,88 @@ def _initial_q(model, spec, source):
         else:
             q[iq] = float(value)
     if spec.floating_base:
-        q[:7] = check_pose(spec.base_pose, f"robot {spec.name!r} base_pose")
+        if spec.base_pose is not None:
+            q[:7] = check_pose(spec.base_pose, f"robot {spec.name!r} base_pose")
+        elif spec.reference_configuration is None:
+            q[:7] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+        else:  # the SRDF's own base pose
+            q[:7] = check_pose(q[:7], f"robot {spec.name!r} SRDF base pose "
+                               f"({spec.reference_configuration})")
     return q
+
+
+def check_inertial_xml(xml, source):
+    """Every ``<inertial>`` of the URDF has a finite mass >= 0 and finite inertia entries.
+
+    urdfdom drops an inertial it cannot parse (``nan``, ``inf``) with a message on stderr
+    and Pinocchio then builds a massless link, so the values are read here first.
+    """
+    import xml.etree.ElementTree as ET
+
+    try:
+        root = ET.fromstring(xml)
+    except ET.ParseError as e:
+        raise SceneError(f"{source}: not well-formed XML: {e}") from e
+    for link in root.iter("link"):
+        name = link.get("name")
+        for inertial in link.findall("inertial"):
+            for tag, keys in (("mass", ("value",)),
+                              ("inertia", ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))):
+                for el in inertial.findall(tag):
+                    for key in keys:
+                        raw = el.get(key, "0")
+                        try:
+                            x = float(raw)
+                        except ValueError:
+                            x = float("nan")
+                        if not np.isfinite(x) or (tag == "mass" and x < 0):
+                            what = "mass" if tag == "mass" else f"inertia {key}"
+                            expected = ("a finite mass >= 0 [kg]" if tag == "mass"
+                                        else "a finite value [kg.m^2]")
+                            raise SceneError(f"{source}: link {name!r} has {what} {raw!r}; "
+                                             f"expected {expected}")
+
+
+def check_masses(model, source):
+    """Reject masses and inertias a simulation cannot use, naming the link.
+
+    Every body's mass must be finite and >= 0 and its rotational inertia finite and
+    positive semi-definite; and the mass matrix at the neutral configuration must be
+    positive definite (a moving joint that carries no mass and no inertia makes ``M``
+    singular, and the first step would divide by zero).
+    """
+    for j in range(1, model.njoints):
+        Y = model.inertias[j]
+        m, I = float(Y.mass), np.asarray(Y.inertia, dtype=float)
+        link = _link_of_joint(model, j)
+        if not np.isfinite(m) or m < 0.0:
+            raise SceneError(f"{source}: link {link!r} has mass {m!r}; expected a finite "
+                             "mass >= 0 [kg]")
+        if not np.all(np.isfinite(I)) or np.linalg.eigvalsh(0.5 * (I + I.T)).min() < -1e-12 * max(
+                1.0, np.abs(I).max()):
+            raise SceneError(f"{source}: link {link!r} has inertia {I.tolist()}; expected a "
+                             "finite, positive semi-definite 3x3 matrix [kg.m^2]")
+    data = model.createData()
+    M = pin.crba(model, data, pin.neutral(model))
+    M = np.triu(M) + np.triu(M, 1).T
+    try:
+        np.linalg.cholesky(M)
+    except np.linalg.LinAlgError:
+        scale = max(float(np.abs(np.diag(M)).max()), 1e-300)
+        bad = [j for j in range(1, model.njoints)
+               if np.any(np.diag(M)[model.idx_vs[j]:model.idx_vs[j] + model.nvs[j]] <= 1e-12 * scale)]
+        names = [_link_of_joint(model, j) for j in bad] or ["(a combination of links)"]
+        raise SceneError(f"{source}: the mass matrix is singular: link(s) {names} move on "
+                         "their joint but carry no mass or inertia; give them an <inertial> "
+                         "with mass > 0, or attach them with a fixed joint") from None
+
+
+def _link_of_joint(model, j):
+    """Name of the first body frame moved by joint ``j``."""
+    for f in model.frames:
+        if f.parentJoint == j and f.type == pin.FrameType.BODY:
+            return f.name
+    return model.names[j]
 
 
 def load_robot(spec, mesh_mode="convex"):
@@ -143,6 +223,7 @@ def load_robot(spec, mesh_mode="convex"):
         raise SceneError(f"mesh_mode must be one of {MESH_MODES}; received {mesh_mode!r}")
     xml = read_urdf(spec)
     source = _source(spec)
+    check_inertial_xml(xml, source)
     try:
         if spec.floating_base:
             model = pin.buildModelFromXML(xml, pin.JointModelFreeFlyer())
@@ -167,6 +248,7 @@ def load_robot(spec, mesh_mode="convex"):
             pin.loadReferenceConfigurations(model, spec.srdf, False)
         except Exception as e:
             raise SceneError(f"{source}: cannot read SRDF {spec.srdf!r}: {e}") from e
+    check_masses(model, source)
     q = _initial_q(model, spec, source)
     pairs = _self_pairs(model, geom, spec.srdf, source)
     return LoadedPart(spec.name, model, geom, q, np.zeros(model.nv), xml, pairs)

@@ -42,15 +42,18 @@ class RobotSpec:
         Path to an SRDF: reference configurations and disabled collision pairs.
     floating_base : bool
         Root link on a free-flyer joint (True) or welded to the world (False).
-    base_pose : tuple of 7 floats
+    base_pose : tuple of 7 floats or None
         ``[x y z qx qy qz qw]`` of the root link in W [m, -]. For a floating base it is
-        the initial free-flyer configuration; for a fixed base, the weld.
+        the initial free-flyer configuration; for a fixed base, the weld. None: the
+        reference configuration's base pose (the SRDF's full state, as its author placed
+        the robot) when one is named, else the origin.
     initial_joints : mapping str -> float
         Initial positions of named joints [rad or m], applied after the reference
         configuration. Names are the URDF joint names.
     reference_configuration : str or None
         Name of an SRDF ``group_state`` (e.g. Talos' ``"half_sitting"``) giving the
-        initial joint positions. Its free-flyer part is ignored: ``base_pose`` wins.
+        initial state: joint positions and, unless ``base_pose`` is given, the
+        free-flyer pose.
     """
 
     name: str
@@ -59,7 +62,7 @@ class RobotSpec:
     package_dirs: tuple = ()
     srdf: str | None = None
     floating_base: bool = True
-    base_pose: tuple = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+    base_pose: tuple | None = None
     initial_joints: Mapping[str, float] = field(default_factory=dict)
     reference_configuration: str | None = None
 

@@ -113,7 +113,7 @@ class World:
         self.robots, self.bodies = [], []
         for k, part in enumerate(parts):
             fixed_pose = pin.SE3.Identity()
-            if k < len(robots) and not robots[k].floating_base:
+            if k < len(robots) and not robots[k].floating_base and robots[k].base_pose is not None:
                 p = check_pose(robots[k].base_pose, f"robot {robots[k].name!r} base_pose")
                 fixed_pose = pin.XYZQUATToSE3(p)
             njoints, nq, nv, ngeom = model.njoints, model.nq, model.nv, geom.ngeoms

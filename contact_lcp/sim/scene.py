@@ -104,6 +104,11 @@ class ContactSettings:
     or add visible energy (Anitescu & Hart's unbounded term launched a 7 kg frame started
     1 mm deep at 1 m/s); 1 mm of penetration is removed in about 0.2 s at h = 1 ms.
     ``joint_limits``: joint limits as unilateral rows of the same problem.
+    ``max_initial_penetration`` [m]: a scene whose bodies start deeper than this in each
+    other is refused with the pairs and depths (2 cm: a robot placed at z = 0 instead of on
+    its feet, not a small overlap that stabilization removes).
+    ``max_contacts``: a step that finds more contact points than this stops with an error
+    naming the pairs (the LCP would be ~10x this size; dense, it would not fit in memory).
     """
 
     model: str = "pyramid"
@@ -122,6 +127,8 @@ class ContactSettings:
     stabilization: float = 1.0
     max_correction_speed: Optional[float] = None
     joint_limits: bool = True
+    max_initial_penetration: float = 0.02
+    max_contacts: int = 1000
 
     def activation(self, h):
         """The activation distance [m] (the same for every time step ``h`` [s])."""

@@ -174,7 +174,7 @@ def _robot(data, where, base):
         package_dirs=tuple(_resolve(base, d) for d in dirs),
         srdf=None if srdf is None else _resolve(base, srdf),
         floating_base=sec.flag("floating_base", True),
-        base_pose=sec.vector("base_pose", 7, (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)),
+        base_pose=sec.vector("base_pose", 7, None),
         initial_joints={str(j): float(x) for j, x in init.items()},
         reference_configuration=sec.text("reference_configuration"),
     )
@@ -239,6 +239,9 @@ def scene_from_dict(data, base_dir=".", path=None):
         stabilization=c.number("stabilization", D.stabilization, nonneg=True),
         max_correction_speed=c.number("max_correction_speed", None, positive=True),
         joint_limits=c.flag("joint_limits", D.joint_limits),
+        max_initial_penetration=c.number("max_initial_penetration", D.max_initial_penetration,
+                                         nonneg=True),
+        max_contacts=int(c.number("max_contacts", D.max_contacts, positive=True)),
     )
     known = model_class(contact.model).OPTIONS
     unknown = sorted(set(contact.options) - set(known))

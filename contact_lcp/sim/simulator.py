@@ -160,6 +160,10 @@ class Simulator(SimulatorViews):
         self.record_problems = False
         self.recorded_problems = []
         self.reset()
+        try:
+            self.stepper.check_contacts(self.detector.detect(self._q), c.max_initial_penetration)
+        except InvalidProblem as e:
+            raise SceneError(f"{scene.path or 'scene'}: {e}") from None
 
     @classmethod
     def from_file(cls, path, *, robot_description=None, time_step=None, solver_method=None,

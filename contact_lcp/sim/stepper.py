@@ -22,6 +22,7 @@ import numpy as np
 from contact_lcp.collision.contact_set import ContactSet
 from contact_lcp.contact.problem import ContactProblem, build_problem
 from contact_lcp.contact.report import NO_CONTACT, SolveReport
+from contact_lcp.exceptions import InvalidProblem
 from contact_lcp.sim.limits import joint_limit_rows, no_limits
 
 
@@ -71,6 +72,31 @@ class Stepper:
         self.max_correction_speed = contact.correction_speed(self.h, world.gravity)
         self.limit_activation = self.activation if contact.joint_limits else None
         self.num_geometries = len(world.collision_model.geometryObjects)
+        self.max_contacts = contact.max_contacts
+
+    def check_contacts(self, contacts, max_depth=None):
+        """Raise when there are more than ``max_contacts`` points, or (with ``max_depth``
+        [m]) a penetration deeper than that; the message names the pairs and depths."""
+        k = len(contacts)
+        deep = (np.zeros(0, dtype=int) if max_depth is None or k == 0
+                else np.flatnonzero(contacts.distance < -max_depth))
+        if k <= self.max_contacts and deep.size == 0:
+            return
+        idx = deep if deep.size else np.arange(k)
+        pairs = {}
+        for i in idx:
+            key = (contacts.names[contacts.body_a[i]], contacts.names[contacts.body_b[i]])
+            pairs[key] = max(pairs.get(key, 0.0), -float(contacts.distance[i]))
+        worst = sorted(pairs.items(), key=lambda kv: -kv[1])[:8]
+        listing = ", ".join(f"{a}-{b} {1e3 * d:.1f} mm deep" for (a, b), d in worst)
+        if deep.size:
+            raise InvalidProblem(
+                f"bodies start in deep penetration (more than {1e3 * max_depth:.0f} mm, "
+                f"contact.max_initial_penetration): {listing}; place them apart (a robot "
+                "on its feet: base_pose, or the SRDF's reference configuration)")
+        raise InvalidProblem(
+            f"{k} contact points, more than contact.max_contacts = {self.max_contacts} "
+            f"(bodies deep in each other?); deepest pairs: {listing}")
 
     def step(self, q, v, tau, armature=None, prescribed=None, v_prescribed=None):
         """Advance ``(q, v)`` by one step under generalized force ``tau`` (nv,).
@@ -84,6 +110,7 @@ class Stepper:
         world.ensure_forward(q)
         lookahead = np.minimum(h * self.detector.geometry_speeds(), self.max_lookahead)
         contacts = self.detector.detect(q, lookahead)
+        self.check_contacts(contacts)
         t1 = time.perf_counter()
         timings["collision"] = t1 - t0
         v_free, K = self.free_motion(q, v, tau, h, armature, prescribed, v_prescribed)
