@@ -150,10 +150,7 @@ class ContactDetector:
                 centers.append(np.asarray(s.aabb_center, dtype=float))
                 radii.append(float(s.aabb_radius))
         self._centers, self._radii = np.array(centers).reshape(-1, 3), np.array(radii)
-        # distance of each geometry's AABB centre from its joint's origin [m]
-        self._offsets = np.array([
-            np.linalg.norm(o.placement.act(c)) if np.all(np.isfinite(c)) else 0.0
-            for o, c in zip(objs, self._centers)])
+        self._levers = lever_matrix(model, objs, self._centers, self._radii)
         pairs = []
         for cp in gm.collisionPairs:
             i, j = sorted((int(cp.first), int(cp.second)))
@@ -163,6 +160,12 @@ class ContactDetector:
                 i, j = j, i
             pairs.append((i, j, self._pair_friction(self._names[i], self._names[j])))
         self._pairs = pairs
+        ground = np.array([self._names[i] == GROUND for i, _, _ in pairs], dtype=bool)
+        first = np.array([i for i, _, _ in pairs], dtype=np.int64)
+        second = np.array([j for _, j, _ in pairs], dtype=np.int64)
+        self._ground_pairs = np.flatnonzero(ground)
+        self._shape_pairs = np.flatnonzero(~ground)
+        self._first, self._second = first, second
         self._request = coal.CollisionRequest()
         self._request.security_margin = self.activation_distance
         self._request.enable_contact = True
@@ -194,18 +197,11 @@ class ContactDetector:
         return combine_friction(self.surface_friction(a), self.surface_friction(b))
 
     # ----------------------------------------------------------------- queries
-    def geometry_speeds(self):
-        """(ngeoms,) bound on the speed of any point of each geometry [m/s], from the joint
-        velocities of the last ``world.forward(q, v)`` (0 for geometries fixed to W)."""
-        data = self.world.data
-        out = np.zeros(len(self._shapes))
-        for g, j in enumerate(self._joints):
-            if j:
-                vj = data.v[j]
-                lin = float(np.linalg.norm(vj.linear))
-                ang = float(np.linalg.norm(vj.angular))
-                out[g] = lin + ang * (self._offsets[g] + self._radii[g])
-        return out
+    def geometry_speeds(self, v):
+        """(ngeoms,) bound on the speed of any point of each geometry [m/s] at velocity ``v``
+        (nv,): ``L |v|`` with ``L`` the levers of :func:`lever_matrix` (0 for geometries
+        fixed to the world)."""
+        return self._levers @ np.abs(np.asarray(v, dtype=float))
 
     def detect(self, q, lookahead=None):
         """Contact points at ``q``, in a deterministic order.
@@ -233,17 +229,22 @@ class ContactDetector:
         centers = np.einsum("kij,kj->ki", X[:, :3, :3], self._centers) + X[:, :3, 3]
         eps0 = self.activation_distance
         h = w.ground_height
+        la = np.zeros(len(self._shapes)) if lookahead is None else np.asarray(lookahead, float)
+        # Broad phase, vectorised: bounding spheres against the ground plane and each other.
+        gp, sp = self._ground_pairs, self._shape_pairs
+        gj = self._second[gp]
+        near_ground = gp[centers[gj, 2] - self._radii[gj] <= h + eps0 + la[gj]] if gp.size else gp
+        si, sj = self._first[sp], self._second[sp]
+        gap = (np.linalg.norm(centers[si] - centers[sj], axis=1) - self._radii[si] - self._radii[sj]
+               - la[si] - la[sj])
+        near = np.sort(np.concatenate([near_ground, sp[gap <= eps0]]))
         blocks = []
-        for i, j, mu in self._pairs:
-            eps = eps0 if lookahead is None else eps0 + lookahead[i] + lookahead[j]
+        for p in near.tolist():
+            i, j, mu = self._pairs[p]
+            eps = eps0 + la[i] + la[j]
             if self._names[i] == GROUND:
-                if centers[j, 2] - self._radii[j] > h + eps:
-                    continue
                 found = self._ground_pair(j, placements[j], h, eps)
             else:
-                gap = np.linalg.norm(centers[i] - centers[j]) - self._radii[i] - self._radii[j]
-                if gap > eps:
-                    continue
                 found = self._shape_pair(i, j, placements, eps)
             block = self._reduce(i, j, mu, found)
             if block is not None:
@@ -319,6 +320,12 @@ class ContactDetector:
         if self.flat_tolerance > 0.0:
             d = np.where(d <= d.min() + self.flat_tolerance, d.min(), d)
         keep = remove_close(P, self.reduction_distance, d)
+        cap = self.max_points_per_pair
+        if cap is not None and self.remove_interior and len(keep) > 2 * cap:
+            # thin a large patch to its deepest and most spread points before the
+            # (superlinear) load-carrying test; the final cap keeps fewer still
+            xy = P[keep] @ tangent_basis(N[0])[:, 1:]
+            keep = [keep[k] for k in spread_subset(xy, d[keep], 2 * cap)]
         if self.remove_interior and len(keep) > 3:
             xy = P[keep] @ tangent_basis(N[0])[:, 1:]
             keep = [keep[k] for k in support_vertices(xy, d[keep])]
@@ -328,6 +335,41 @@ class ContactDetector:
         P = P[keep]
         N = N[keep] / np.linalg.norm(N[keep], axis=1)[:, None]
         return (i, j, self._joints[i], self._joints[j], P, frames_of(N), d[keep], mu)
+
+
+def lever_matrix(model, objs, centers, radii):
+    """(ngeoms, nv) levers ``L``: the speed of any point of geometry g is at most
+    ``sum_c L[g, c] |v_c|`` for every configuration.
+
+    A joint's translational velocity coordinates (prismatic, the free-flyer's linear
+    part) move every point at their own rate (lever 1); its rotational ones move a point
+    at most at the distance from the joint to the point, bounded over all configurations
+    by the lengths of the joint placements down the chain, plus the geometry's offset and
+    bounding radius. Unknown joint types get ``max(1, lever)`` on every coordinate.
+    """
+    L = np.zeros((len(objs), model.nv))
+    for g, o in enumerate(objs):
+        j = int(o.parentJoint)
+        if j == 0 or not np.isfinite(radii[g]):
+            continue
+        reach = float(np.linalg.norm(o.placement.act(centers[g]))) + float(radii[g])
+        while j > 0:
+            kind = model.joints[j].shortname()
+            cols = list(range(model.idx_vs[j], model.idx_vs[j] + model.nvs[j]))
+            if "FreeFlyer" in kind:
+                L[g, cols[:3]] = 1.0
+                L[g, cols[3:]] = reach
+            elif "Planar" in kind or "Composite" in kind:
+                L[g, cols] = max(1.0, reach)
+            elif "Prismatic" in kind or kind.startswith("JointModelP"):
+                L[g, cols] = 1.0
+            elif "Revolute" in kind or "Spherical" in kind or kind.startswith(("JointModelR",)):
+                L[g, cols] = reach
+            else:
+                L[g, cols] = max(1.0, reach)
+            reach += float(np.linalg.norm(model.jointPlacements[j].translation))
+            j = int(model.parents[j])
+    return L
 
 
 def _stack(found):

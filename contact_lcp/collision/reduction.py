@@ -199,17 +199,27 @@ def spread_subset(xy, d, count):
     count : int
         Maximum number of points, >= 1.
     """
-    xy = np.asarray(xy, dtype=float)
-    k = len(xy)
-    if k <= count:
-        return list(range(k))
-    chosen = [int(np.argmin(d))]
-    gap = np.linalg.norm(xy - xy[chosen[0]], axis=1)
-    while len(chosen) < count:
+    xy = np.ascontiguousarray(xy, dtype=float)
+    if len(xy) <= count:
+        return list(range(len(xy)))
+    return sorted(_spread(xy, int(np.argmin(d)), int(count)).tolist())
+
+
+@njit(cache=True)
+def _spread(xy, first, count):
+    """Farthest-point sampling from ``first``: ``count`` indices, in the order chosen."""
+    k = xy.shape[0]
+    chosen = np.empty(count, dtype=np.int64)
+    chosen[0] = first
+    gap = np.empty(k)
+    for j in range(k):
+        gap[j] = np.hypot(xy[j, 0] - xy[first, 0], xy[j, 1] - xy[first, 1])
+    for m in range(1, count):
         i = int(np.argmax(gap))
-        chosen.append(i)
-        gap = np.minimum(gap, np.linalg.norm(xy - xy[i], axis=1))
-    return sorted(chosen)
+        chosen[m] = i
+        for j in range(k):
+            gap[j] = min(gap[j], np.hypot(xy[j, 0] - xy[i, 0], xy[j, 1] - xy[i, 1]))
+    return chosen
 
 
 def combine_friction(mu_a, mu_b):

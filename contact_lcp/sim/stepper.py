@@ -108,7 +108,7 @@ class Stepper:
         timings = {}
         t0 = time.perf_counter()
         world.ensure_forward(q)
-        lookahead = np.minimum(h * self.detector.geometry_speeds(), self.max_lookahead)
+        lookahead = np.minimum(h * self.detector.geometry_speeds(v), self.max_lookahead)
         contacts = self.detector.detect(q, lookahead)
         self.check_contacts(contacts)
         t1 = time.perf_counter()
