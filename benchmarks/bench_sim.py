@@ -56,7 +56,8 @@ BOX_MASS = 1.0
 COLUMNS = ("revision", "date", "load1", "load1_end", "section", "name", "status", "version", "time_step", "steps",
            "step_us", "step_mean_us", "steps_per_s", "rtf", "load_s", "points", "num_contacts", "num_active",
            "lcp_size", "lcp_solved", "lcp_method", "pivots", "fallbacks", "max_penetration",
-           "base_height", "stands") + tuple(s + "_us" for s in STAGES) + ("other_us", "notes")
+           "base_height", "stands", "force_ratio", "base_drift", "calls_per_step") + tuple(
+               s + "_us" for s in STAGES) + ("other_us", "notes")
 
 
 def simulator_class():
@@ -68,18 +69,36 @@ def simulator_class():
     return Simulator
 
 
+def python_calls_per_step(sim, steps=50):
+    """Python-level function calls per ``sim.step()`` (cProfile's count, C calls included)."""
+    import cProfile
+    import pstats
+
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(steps):
+        sim.step()
+    prof.disable()
+    return pstats.Stats(prof).total_calls / steps
+
+
 def time_simulator(sim, *, steps, settle, chunks):
-    """Time ``sim.step()``; returns the row fields of the 'ours' and 'breakdown' tables."""
-    z0 = float(sim.base_state(0).pose[2]) if sim.scene.robots else None
+    """Time ``sim.step()``; returns the row fields of the 'ours' and 'breakdown' tables,
+    plus the physics of the run: mean vertical contact force on the robots against m g,
+    horizontal base drift and the largest penetration over the timed steps."""
+    robots = bool(sim.scene.robots)
+    z0 = float(sim.base_state(0).pose[2]) if robots else None
     for _ in range(settle):
         sim.step()
+    p0 = sim.base_state(0).pose[:3].copy() if robots else None
     per = max(1, steps // chunks)
-    chunk_means, infos = [], []
+    chunk_means, infos, fz = [], [], []
     for _ in range(chunks):
         t0 = time.perf_counter()
         for _ in range(per):
             infos.append(sim.step())
         chunk_means.append((time.perf_counter() - t0) / per)
+        fz.append(sim.contact_force_total()[2])
     step, mean = common.median(chunk_means), float(np.mean(chunk_means))
     last = sim.step()  # one more, untimed step for the size of the model's LCP
     lcp_size = int(last.report.info.get("lcp_size", 0))
@@ -89,7 +108,12 @@ def time_simulator(sim, *, steps, settle, chunks):
     extra = {}
     if z0 is not None:  # standing check on the first robot's base
         z1 = float(sim.base_state(0).pose[2])
-        extra = dict(base_height=z1, stands=abs(z1 - z0) < sim_peers.STAND_TOLERANCE)
+        mg = sum(sim.robot_mass(i) for i in range(len(sim.world.robots))) * float(
+            np.linalg.norm(sim.scene.gravity))
+        extra = dict(base_height=z1, stands=abs(z1 - z0) < sim_peers.STAND_TOLERANCE,
+                     force_ratio=float(np.mean(fz)) / mg if mg else float("nan"),
+                     base_drift=float(np.linalg.norm(sim.base_state(0).pose[:2] - p0[:2])))
+    extra["calls_per_step"] = python_calls_per_step(sim)
     return dict(
         status="ok", time_step=h, steps=per * chunks, step_us=1e6 * step, steps_per_s=1.0 / step,
         lcp_size=lcp_size,
@@ -207,6 +231,30 @@ def _installed(dist):
     return True
 
 
+def plot_scaling(rows, path):
+    """Step time against contact points, with the line through the smallest case."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ok = [r for r in rows if r.get("status") == "ok"]
+    if not ok:
+        return
+    x = np.array([r["points"] for r in ok], dtype=float)
+    y = np.array([r["step_us"] for r in ok], dtype=float)
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    ax.plot(x, y, "o-", label="step time")
+    ax.plot(x, y[0] * x / x[0], "--", label="linear from the first")
+    ax.set_xlabel("contact points")
+    ax.set_ylabel("step [us]")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    print(f"wrote {os.path.relpath(path, os.getcwd())}")
+
+
 def _ratio(a, b):
     return a / b if a and b and np.isfinite(a) and np.isfinite(b) else float("nan")
 
@@ -224,15 +272,17 @@ def report(peers, ours, scaling, load1, load1_end):
     out += [] if not ours else ["", "Ours: standing, h = 1 ms",
             common.format_table(ours, ["name", "status", "steps_per_s", "rtf", "step_us", "load_s", "num_contacts",
                                        "num_active", "lcp_size", "lcp_solved", "pivots", "fallbacks", "max_penetration",
-                                       "base_height", "stands"],
+                                       "base_height", "stands", "force_ratio", "base_drift", "calls_per_step"],
                                 ["scene", "status", "steps/s", "RTF", "step [us]", "load [s]", "contacts",
                                  "active", "LCP n", "LCP ok", "pivots", "fallbacks", "max pen [m]", "base z [m]",
-                                 "stands"])]
+                                 "stands", "sum Fz / mg", "drift [m]", "py calls/step"])]
     ok = [r for r in ours if r.get("status") == "ok"]
     if ok:
-        cols = [s + "_us" for s in STAGES] + ["other_us", "step_mean_us"]
-        out += ["", "Breakdown: mean time per step [us] (other = the rest of sim.step(): Python glue)",
-                common.format_table(ok, ["name"] + cols, ["scene"] + list(STAGES) + ["other", "total"])]
+        cols = [s + "_us" for s in STAGES] + ["other_us", "step_mean_us", "calls_per_step"]
+        out += ["", "Profile: mean time per stage [us] (other = the rest of sim.step(): Python glue) "
+                "and Python-level calls per step",
+                common.format_table(ok, ["name"] + cols,
+                                    ["scene"] + list(STAGES) + ["other", "total", "py calls"])]
     out += ["", "Scaling: step time against contact points" + (f" ({scaling[0]['notes']})" if scaling else ""),
             common.format_table(scaling, ["name", "status", "points", "num_contacts", "lcp_size", "step_us",
                                           "collision_us", "lcp_build_us", "solve_us", "lcp_method", "pivots",
@@ -297,6 +347,7 @@ def main(argv=None):
             r.update(revision=rev, date=date, load1=load1, load1_end=load1_end)
         path = common.write_csv(common.results_path("bench_sim", rev, stamp, args.results_dir), rows, COLUMNS)
         print(f"\nwrote {os.path.relpath(path, os.getcwd())}")
+        plot_scaling(scaling, path[:-4] + "_scaling.png")
     return peers, ours, scaling
 
 
