@@ -154,7 +154,7 @@ def check_inertial_xml(xml, source):
     try:
         root = ET.fromstring(xml)
     except ET.ParseError as e:
-        raise SceneError(f"{source}: not well-formed XML: {e}") from e
+        raise SceneError(f"{source}: Pinocchio cannot build a model from it: not well-formed XML: {e}") from e
     for link in root.iter("link"):
         name = link.get("name")
         for inertial in link.findall("inertial"):

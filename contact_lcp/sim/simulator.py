@@ -58,36 +58,6 @@ class StepInfo:
         return self.report.fallbacks
 
 
-@dataclass(frozen=True)
-class JointState:
-    """Joint names with positions, velocities and applied efforts, each (n,)."""
-
-    names: list
-    position: np.ndarray
-    velocity: np.ndarray
-    effort: np.ndarray
-
-
-@dataclass(frozen=True)
-class BaseState:
-    """Floating-base pose [x y z qx qy qz qw] and twist [vx vy vz wx wy wz] in W."""
-
-    pose: np.ndarray
-    twist: np.ndarray
-
-
-@dataclass(frozen=True)
-class ContactView:
-    """A contact of the last step with the force on B [N] (over the step) in W."""
-
-    body_a: str
-    body_b: str
-    p_W: np.ndarray
-    n_W: np.ndarray
-    force_W: np.ndarray
-    distance: float
-
-
 @dataclass
 class SimStats:
     """Counters since the start (or the last reset).

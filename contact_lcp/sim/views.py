@@ -1,8 +1,40 @@
 """Read-only views of the simulator's state: joints, base, contacts, wrenches, shapes."""
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from contact_lcp.exceptions import FrameNotFound
+
+
+@dataclass(frozen=True)
+class JointState:
+    """Joint names with positions, velocities and applied efforts, each (n,)."""
+
+    names: list
+    position: np.ndarray
+    velocity: np.ndarray
+    effort: np.ndarray
+
+
+@dataclass(frozen=True)
+class BaseState:
+    """Floating-base pose [x y z qx qy qz qw] and twist [vx vy vz wx wy wz] in W."""
+
+    pose: np.ndarray
+    twist: np.ndarray
+
+
+@dataclass(frozen=True)
+class ContactView:
+    """A contact of the last step with the force on B [N] (over the step) in W."""
+
+    body_a: str
+    body_b: str
+    p_W: np.ndarray
+    n_W: np.ndarray
+    force_W: np.ndarray
+    distance: float
 
 
 def _quat_to_R(qx, qy, qz, qw):
@@ -18,8 +50,6 @@ class SimulatorViews:
 
     def joint_state(self):
         """Names, positions, velocities and the efforts applied over the last step."""
-        from contact_lcp.sim.simulator import JointState
-
         idx_q = np.concatenate([r.idx_q for r in self.world.robots]).astype(int) if self.world.robots else np.zeros(0, int)
         idx_v = np.concatenate([r.idx_v for r in self.world.robots]).astype(int) if self.world.robots else np.zeros(0, int)
         return JointState(list(self.joint_names), self._q[idx_q].copy(), self._v[idx_v].copy(),
@@ -40,8 +70,6 @@ class SimulatorViews:
         raise FrameNotFound(name, [b.name for b in self.world.bodies], "body")
 
     def _free_flyer_state(self, sq, sv):
-        from contact_lcp.sim.simulator import BaseState
-
         pose = self._q[sq : sq + 7].copy()
         R = _quat_to_R(*pose[3:7])
         v_local = self._v[sv : sv + 6]
@@ -49,16 +77,13 @@ class SimulatorViews:
 
     def contacts(self):
         """Contacts of the last step, with the average force on B over the step [N] in W."""
-        from contact_lcp.sim.simulator import ContactView
-
         rec = self._last
         if rec is None:
             return []
-        out = []
-        for c, f in zip(rec.contacts, rec.impulse_C):
-            out.append(ContactView(c.body_a, c.body_b, np.array(c.p_W), np.array(c.n_W),
-                                   c.frame() @ f / self.h, float(c.distance)))
-        return out
+        c = rec.contacts
+        F = np.einsum("kij,kj->ki", c.R_WC, rec.impulse_C) / self.h
+        return [ContactView(c.names[c.body_a[i]], c.names[c.body_b[i]], c.p_W[i].copy(),
+                            c.n_W[i].copy(), F[i], float(c.distance[i])) for i in range(len(c))]
 
     def link_wrench(self, link, frame="world"):
         """Net contact wrench on ``link`` over the last step.
@@ -83,17 +108,18 @@ class SimulatorViews:
             raise ValueError(f"frame must be 'world' or 'local'; got {frame!r}")
         out = {}
         rec = self._last
-        if rec is not None and rec.contacts:
-            P = np.array([c.p_W for c in rec.contacts])
-            R = np.stack([c.frame() for c in rec.contacts])
-            F = np.einsum("kij,kj->ki", R, rec.impulse_C) / self.h  # force on B, in W
-            A = np.array([c.body_a for c in rec.contacts])
-            B = np.array([c.body_b for c in rec.contacts])
+        has = rec is not None and len(rec.contacts) > 0
+        if has:
+            c = rec.contacts
+            P = c.p_W
+            F = np.einsum("kij,kj->ki", c.R_WC, rec.impulse_C) / self.h  # force on B, in W
+            names = np.array(c.names)
+            A, B = names[c.body_a], names[c.body_b]
         for link in links:
             X = self.world.frame_placement(link)
             o, Rl = X[:3, 3], X[:3, :3]
             wrench = np.zeros(6)
-            if rec is not None and rec.contacts:
+            if has:
                 sign = (B == link).astype(float) - (A == link).astype(float)
                 if sign.any():
                     Fs = sign[:, None] * F
