@@ -33,6 +33,7 @@ import numpy as np
 
 from contact_lcp.collision.contact_point import tangent_basis
 from contact_lcp.collision.contact_set import ContactSet, frames_of
+from contact_lcp.collision.ground import polytopes_on_ground
 from contact_lcp.collision.reduction import (
     combine_friction,
     remove_close,
@@ -49,6 +50,7 @@ from contact_lcp.exceptions import SceneError
 
 GROUND = "ground"
 _E_Z = np.array([0.0, 0.0, 1.0])
+_GROUND_FRAME = tangent_basis(_E_Z)
 
 
 class ContactDetector:
@@ -151,6 +153,11 @@ class ContactDetector:
                 radii.append(float(s.aabb_radius))
         self._centers, self._radii = np.array(centers).reshape(-1, 3), np.array(radii)
         self._levers = lever_matrix(model, objs, self._centers, self._radii)
+        # the compiled ground path: every geometry's local vertices in one array
+        sizes = [0 if v is None else len(v) for v in self._verts]
+        self._vstart = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self._vall = (np.concatenate([v for v in self._verts if v is not None]).astype(float)
+                      if any(sizes) else np.zeros((0, 3)))
         pairs = []
         for cp in gm.collisionPairs:
             i, j = sorted((int(cp.first), int(cp.second)))
@@ -238,8 +245,11 @@ class ContactDetector:
         gap = (np.linalg.norm(centers[si] - centers[sj], axis=1) - self._radii[si] - self._radii[sj]
                - la[si] - la[sj])
         near = np.sort(np.concatenate([near_ground, sp[gap <= eps0]]))
-        blocks = []
+        blocks = {}
+        fast = self._compiled_ground(near_ground, X, la, h, eps0, blocks)
         for p in near.tolist():
+            if p in fast:
+                continue
             i, j, mu = self._pairs[p]
             eps = eps0 + la[i] + la[j]
             if self._names[i] == GROUND:
@@ -248,8 +258,33 @@ class ContactDetector:
                 found = self._shape_pair(i, j, placements, eps)
             block = self._reduce(i, j, mu, found)
             if block is not None:
-                blocks.append(block)
+                blocks[p] = block
+        blocks = [blocks[p] for p in sorted(blocks)]
         return ContactSet.concatenate(self._names, blocks)
+
+    def _compiled_ground(self, near_ground, X, la, h, eps0, blocks):
+        """Polytope-ground pairs of ``near_ground`` in one compiled call; their blocks go
+        into ``blocks`` by pair position. Returns the set of pair positions handled."""
+        cap = self.max_points_per_pair or 0
+        if not near_ground.size or (self.remove_interior and cap == 0):
+            return set()  # no cap: large patches go through qhull on the general path
+        gj = self._second[near_ground]
+        poly = self._vstart[gj + 1] > self._vstart[gj]
+        if not poly.any():
+            return set()
+        pairs, geoms = near_ground[poly], gj[poly]
+        P, d, owner = polytopes_on_ground(
+            self._vall, self._vstart, geoms, np.ascontiguousarray(X[geoms]), h,
+            eps0 + la[geoms], self.reduction_distance ** 2, self.flat_tolerance,
+            self.remove_interior, cap)
+        cuts = np.searchsorted(owner, np.arange(geoms.size + 1))
+        for a, p in enumerate(pairs.tolist()):
+            lo, hi = cuts[a], cuts[a + 1]
+            if hi > lo:
+                i, j, mu = self._pairs[p]
+                R = np.broadcast_to(_GROUND_FRAME, (hi - lo, 3, 3))
+                blocks[p] = (i, j, self._joints[i], self._joints[j], P[lo:hi], R, d[lo:hi], mu)
+        return set(pairs.tolist())
 
     def _ground_pair(self, j, placement, h, eps):
         """(P, N, d): points (k, 3), normals (k, 3), distances (k,) of shape j vs ground."""

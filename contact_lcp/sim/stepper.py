@@ -23,7 +23,7 @@ from contact_lcp.collision.contact_set import ContactSet
 from contact_lcp.contact.problem import ContactProblem, build_problem
 from contact_lcp.contact.report import NO_CONTACT, SolveReport
 from contact_lcp.exceptions import InvalidProblem
-from contact_lcp.sim.limits import joint_limit_rows, no_limits
+from contact_lcp.sim.limits import JointLimits, no_limits
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,6 +71,7 @@ class Stepper:
         self.gamma = contact.stabilization
         self.max_correction_speed = contact.correction_speed(self.h, world.gravity)
         self.limit_activation = self.activation if contact.joint_limits else None
+        self.limits = JointLimits(world.robots)
         self.num_geometries = len(world.collision_model.geometryObjects)
         self.max_contacts = contact.max_contacts
 
@@ -115,7 +116,7 @@ class Stepper:
         timings["collision"] = t1 - t0
         v_free, K = self.free_motion(q, v, tau, h, armature, prescribed, v_prescribed)
         limits = (no_limits() if self.limit_activation is None else
-                  joint_limit_rows(world.robots, q, prescribed, self.limit_activation, v_free, h))
+                  self.limits.rows(q, prescribed, self.limit_activation, v_free, h))
         t2 = time.perf_counter()
         timings["dynamics"] = t2 - t1
         J_c = world.contact_jacobian(q, contacts)
