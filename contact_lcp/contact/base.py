@@ -17,6 +17,8 @@ class ModelSettings:
     two_step : bool
         Pyramid model: frictionless LCP first, frictional warm-started from its loaded set
         (Yamane & Nakamura's two-step solve).
+    warm_start : bool
+        Pyramid model: start from the previous step's basis when the contacts are the same.
     drop_unloaded : bool
         Pyramid model: leave contacts unloaded in the frictionless answer out of the
         frictional LCP (accepted only if they then do not penetrate).
@@ -34,6 +36,7 @@ class ModelSettings:
     method: str = "robust"
     solver_options: Mapping = field(default_factory=dict)
     two_step: bool = True
+    warm_start: bool = True
     drop_unloaded: bool = False
     fallback: bool = True
     friction_directions: int = 8

@@ -141,7 +141,7 @@ class PyramidModel(ContactModel):
         angle = self.edge_angles(problem)
         results, info = [], {}
         k = problem.num_contacts
-        same = (self._last_pair is not None and s.method in WARM_START_METHODS
+        same = (s.warm_start and self._last_pair is not None and s.method in WARM_START_METHODS
                 and np.array_equal(self._last_pair, problem.pair)
                 and np.array_equal(self._last_limits, problem.J[3 * k:]))
         lcp = res = None

@@ -147,7 +147,8 @@ class SolverSettings:
     """Which LCP method solves the contact LCPs, and how.
 
     ``two_step``: frictionless LCP first, then the frictional one warm-started on the
-    loaded contacts (Yamane & Nakamura). ``drop_unloaded``: leave contacts that carry no
+    loaded contacts (Yamane & Nakamura). ``warm_start``: start from the previous step's
+    basis when the step has the same contacts (a standing robot or a tower: a few pivots). ``drop_unloaded``: leave contacts that carry no
     load in the frictionless solution out of the frictional LCP (checked afterwards).
     ``fallback``: on failure apply the frictionless solution, then a safe stop.
     """
@@ -155,6 +156,7 @@ class SolverSettings:
     method: str = "robust"
     options: Mapping = field(default_factory=dict)
     two_step: bool = True
+    warm_start: bool = True
     drop_unloaded: bool = False
     fallback: bool = True
 
@@ -192,6 +194,7 @@ def model_settings(scene):
 
     c, s = scene.contact, scene.solver
     return ModelSettings(method=s.method, solver_options=dict(s.options), two_step=s.two_step,
+                         warm_start=s.warm_start,
                          drop_unloaded=s.drop_unloaded, fallback=s.fallback,
                          friction_directions=c.friction_directions,
                          friction_frame=c.friction_frame, options=dict(c.options))

@@ -252,7 +252,8 @@ def scene_from_dict(data, base_dir=".", path=None):
         raise SceneError(f"contact.friction_directions: expected >= 3, got {contact.friction_directions}")
     if contact.stabilization > 1:
         raise SceneError(f"contact.stabilization: expected a gain in [0, 1], got {contact.stabilization}")
-    s = _Section(top.raw("solver"), "solver", {"method", "options", "two_step", "drop_unloaded", "fallback"})
+    s = _Section(top.raw("solver"), "solver", {"method", "options", "two_step", "warm_start", "drop_unloaded",
+                                              "fallback"})
     from contact_lcp.lcp import METHODS
 
     options = s.raw("options", {}) or {}
@@ -262,6 +263,7 @@ def scene_from_dict(data, base_dir=".", path=None):
         method=s.text("method", "robust", choices=sorted(METHODS)),
         options=dict(options),
         two_step=s.flag("two_step", True),
+        warm_start=s.flag("warm_start", True),
         drop_unloaded=s.flag("drop_unloaded", False),
         fallback=s.flag("fallback", True),
     )
