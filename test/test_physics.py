@@ -147,3 +147,17 @@ def test_capped_correction_removes_penetration_gently():
             out_at = k + 1
     assert out_at is not None and 45 <= out_at <= 55
     assert max(speeds) <= 0.1 + 1e-6
+
+
+@pytest.mark.parametrize("psi", [0.0, math.pi / 8, 0.3])
+@pytest.mark.parametrize("factor, slides", [(0.97, False), (1.03, True)])
+def test_slip_oriented_pyramid_has_the_cone_threshold_in_every_direction(psi, factor, slides):
+    # With friction_frame: slip (the default) a sticking contact keeps its last friction
+    # direction on an edge, so the incline threshold is atan(mu) whatever the azimuth
+    # (the fixed pyramid's is atan(mu cos(pi/8)) mid-face).
+    mu = 0.5
+    sim = Simulator(box_scene(theta=math.atan(factor * mu), psi=psi, mu=mu))
+    for _ in range(300):
+        sim.step()
+    d = np.linalg.norm(body_position(sim)[:2])
+    assert (d > 1e-4) if slides else (d < 1e-6)

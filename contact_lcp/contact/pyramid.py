@@ -13,10 +13,11 @@ default). Solve strategy, in order, each answer applied only when certified:
    frictionless impulse (``fallback=True``); else a safe stop (no impulse).
 
 Pyramid orientation. With ``friction_frame="slip"`` (default) each contact's first edge
-points against its slip velocity at the start of the step, so that sliding friction is
-exactly opposite to the slip whatever the direction; a sticking contact keeps the
-direction of its last friction impulse (matched by surface pair and nearest point), or the
-contact frame's t1. ``"fixed"`` keeps every pyramid on the contact frame (the seeds' form).
+points against its tangential velocity after the free motion (``u``: the slip the contact
+would have without friction), so that sliding friction is exactly opposite to the slip and
+a contact held by friction (a box on an incline) has the cone's threshold, whatever the
+direction; a contact without tangential load keeps the direction of its last friction
+impulse (matched by surface pair and nearest point), or the contact frame's t1. ``"fixed"`` keeps every pyramid on the contact frame (the seeds' form).
 """
 
 import numpy as np
@@ -59,7 +60,8 @@ class PyramidModel(ContactModel):
         k = problem.num_contacts
         if self.settings.friction_frame == "fixed" or k == 0:
             return None
-        s = problem.tangential_velocity()
+        k3 = 3 * problem.num_contacts
+        s = problem.u[:k3].reshape(-1, 3)[:, 1:]
         speed = np.hypot(s[:, 0], s[:, 1])
         angle = np.arctan2(-s[:, 1], -s[:, 0])
         stick = speed <= STICK_SPEED
