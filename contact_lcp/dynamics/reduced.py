@@ -18,11 +18,20 @@ high-gain feedback mode), only the other degrees of freedom ``D`` are dynamic::
 
 and ``K`` is ``(M + A)_DD^-1`` embedded with zero rows and columns for ``P``. That block is
 small (6 per floating base or free body) and is factorised with a dense Cholesky.
+
+Free-flyer joints. ABA's free-flyer accelerations are spatial (body-frame Coriolis
+``-w x v`` included); :class:`contact_lcp.dynamics.free_flyer.FreeFlyers` turns them into
+classical accelerations in the frame at ``q`` and steps lone rigid bodies exactly
+(implicit-midpoint Euler equation). The returned ``v_free`` is therefore expressed in the
+frames at ``q`` and must be integrated with :meth:`World.integrate_state`, which also
+re-expresses it in the frames at ``q+``.
 """
 
 import numpy as np
 import pinocchio as pin
 from scipy.linalg import cho_factor, cho_solve
+
+from contact_lcp.dynamics.free_flyer import FreeFlyers
 
 
 class FreeMotion:
@@ -37,6 +46,8 @@ class FreeMotion:
         self.model = pin.Model(world.model)
         self.data = self.model.createData()
         self.armature0 = np.array(self.model.armature, dtype=float)
+        self.flyers = FreeFlyers(self.model)
+        self.gravity_W = np.array(self.model.gravity.linear)
 
     def gravity(self, q):
         """Gravity torques ``g(q)`` (nv,) [N.m or N] of the whole world."""
@@ -62,6 +73,8 @@ class FreeMotion:
         Returns
         -------
         v_free : (nv,) ndarray
+            In the free-flyers' frames at ``q`` (integrate with
+            :meth:`World.integrate_state`).
         K : (nv, nv) ndarray
             Symmetric map from generalized impulse to velocity change [1/kg].
         """
@@ -70,6 +83,7 @@ class FreeMotion:
         if prescribed is None or len(prescribed) == 0:
             v_free = v + h * pin.aba(model, data, q, v, tau)
             K = np.array(pin.computeMinverse(model, data, q))
+            self.flyers.free_velocity(q, v, tau, h, v_free, self.gravity_W, armature=armature)
             return v_free, np.triu(K) + np.triu(K, 1).T
         nv = v.shape[0]
         P = np.asarray(prescribed, dtype=int)
@@ -86,4 +100,8 @@ class FreeMotion:
             rhs = tau[D] - b[D] - M[np.ix_(D, P)] @ a_P
             v_free[D] = v[D] + h * cho_solve(L, rhs)
             K[np.ix_(D, D)] = cho_solve(L, np.eye(D.size))
+        is_P = np.zeros(nv, dtype=bool)
+        is_P[P] = True
+        self.flyers.free_velocity(q, v, tau, h, v_free, self.gravity_W, prescribed=is_P,
+                                  armature=armature)
         return v_free, K

@@ -20,6 +20,7 @@ import numpy as np
 import pinocchio as pin
 from numba import njit
 
+from contact_lcp.dynamics.free_flyer import FreeFlyers
 from contact_lcp.dynamics.loading import load_body, load_robot, names_of, prefix_names
 from contact_lcp.dynamics.specs import BodyInfo, RobotInfo, check_pose
 from contact_lcp.exceptions import FrameNotFound, InvalidProblem, SceneError
@@ -252,13 +253,41 @@ class World:
         return int(self.model.frames[self.frame_id(name)].parentJoint)
 
     def integrate(self, q, v, h):
-        """``q+ = q (+) h v`` on the configuration manifold, quaternions normalised.
+        """``q+`` of :meth:`integrate_state` (the configuration only).
 
         q : (nq,), v : (nv,) [m/s, rad/s], h : float [s].
         """
+        return self.integrate_state(q, v, h)[0]
+
+    def integrate_state(self, q, v, h):
+        """One step on the configuration manifold: ``q+`` and ``v`` in the frames at ``q+``.
+
+        Free-flyer joints move their reference point (a lone body's centre of mass, a
+        floating base's origin) in a straight line at its world velocity and rotate by
+        ``exp3(h w)``; their linear velocity is then re-expressed in the new frame (see
+        :mod:`contact_lcp.dynamics.free_flyer`). Other joints: ``pin.integrate``.
+
+        Parameters
+        ----------
+        q : (nq,) ndarray
+        v : (nv,) ndarray
+            Velocity over the step [m/s, rad/s], free-flyers' in their frames at ``q``
+            (as :class:`contact_lcp.dynamics.reduced.FreeMotion` returns it).
+        h : float
+            Time step [s].
+
+        Returns
+        -------
+        q_next : (nq,) ndarray
+            Quaternions normalised.
+        v_next : (nv,) ndarray
+            The same motion, free-flyers' velocities in their frames at ``q_next``.
+        """
         v = self._check_vector(v, "v", self.model.nv)
-        q_next = pin.integrate(self.model, self._check_q(q), v * float(h))
-        return pin.normalize(self.model, q_next)
+        q = self._check_q(q)
+        if getattr(self, "_flyers", None) is None:
+            self._flyers = FreeFlyers(self.model)
+        return self._flyers.integrate(self.model, q, v, float(h))
 
     # ------------------------------------------------------------------- dynamics
     def free_acceleration(self, q, v, tau):
