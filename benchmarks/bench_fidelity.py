@@ -30,7 +30,6 @@ Usage::
 """
 
 import argparse
-import inspect
 import os
 import sys
 
@@ -47,69 +46,13 @@ COLUMNS = ("revision", "date", "group", "case", "quantity", "reference", "ours",
 
 
 # ------------------------------------------------------------------ our simulator
-class _Setter:
-    """``monkeypatch.setattr`` for a whole run (the benchmark never undoes it)."""
-
-    @staticmethod
-    def setattr(obj, name, value):
-        setattr(obj, name, value)
-
-
-def _our_simulator():
-    """``Simulator`` class, with the state integration of ``World.integrate_state``.
-
-    Until the stepper re-expresses the velocity itself, its step is wrapped once (as in
-    ``test/test_free_motion.py``) so the benchmark measures the integrator as built.
-    """
-    from contact_lcp.sim import simulator as simulator_module
-    from contact_lcp.sim import stepper
-
-    global _PATCHED
-    if not _PATCHED:
-        _PATCHED = ("integrate_state" not in inspect.getsource(stepper)) or "native"
-        _patch_state_integration(_Setter, stepper, simulator_module)
-    return simulator_module.Simulator
-
-
-#: False before the first run; then True (the step was wrapped) or 'native'.
-_PATCHED = False
-
-
-def _patch_state_integration(mp, stepper, simulator_module):
-    """Re-express the velocity in the new frames after each step (World.integrate_state).
-
-    Until the stepper calls ``world.integrate_state`` itself, wrap its step: it already
-    integrates ``q`` with ``World.integrate`` (= ``integrate_state(...)[0]``), so only the
-    velocity has to be re-expressed. Handles the ``Stepper`` class and the older
-    ``advance`` function; a no-op once the stepper does it.
-    """
-    if "integrate_state" in inspect.getsource(stepper):
-        return
-    if hasattr(stepper, "Stepper"):
-        step = stepper.Stepper.step
-
-        def step_state(self, q, v, *args, **kwargs):
-            q1, v1, rec = step(self, q, v, *args, **kwargs)
-            return (*self.world.integrate_state(q, v1, self.h), rec)
-
-        mp.setattr(stepper.Stepper, "step", step_state)
-        return
-    advance = simulator_module.advance
-
-    def advance_state(world, detector, free_motion, q, v, tau, h, *args, **kwargs):
-        q1, v1, rec = advance(world, detector, free_motion, q, v, tau, h, *args, **kwargs)
-        return (*world.integrate_state(q, v1, h), rec)
-
-    mp.setattr(simulator_module, "advance", advance_state)
-
-
 class Ours:
     """One free body in our simulator; ``state()`` = (p_W, v_W, w_W) of its origin."""
 
     def __init__(self, body, h, gravity, ground_mu=None):
+        from contact_lcp.sim import Simulator
         from contact_lcp.sim.scene_loader import scene_from_dict
 
-        Simulator = _our_simulator()
         ground = False if ground_mu is None else dict(height=0.0, friction=ground_mu)
         self.sim = Simulator(scene_from_dict(dict(time_step=h, duration=1.0, gravity=list(gravity),
                                                   ground=ground, bodies=[body])))
@@ -327,10 +270,6 @@ def rows(quick=False):
         worst_dist(res_o), worst_dist(res_p), notes=pyramids)
     add("slide", "box mu=0.5 2 m/s, 8 directions", "worst sideways drift [m]", 0.0,
         worst_side(res_o), worst_side(res_p), rel=False, notes=pyramids)
-    if _PATCHED is True:
-        for r in out:
-            r["notes"] = "; ".join(filter(None, [
-                r["notes"], "step wrapped to re-express v (World.integrate_state)"]))
     return out
 
 

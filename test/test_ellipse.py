@@ -6,52 +6,14 @@ than 100 times smaller toward the end of the simulation" than the unstabilised o
 """
 
 import dataclasses
-import inspect
 
 import numpy as np
 import pinocchio as pin
 import pytest
 
-from contact_lcp.sim import simulator as simulator_module
-from contact_lcp.sim import stepper
 from contact_lcp.sim.scene import package_share_dir
 from contact_lcp.sim.scene_loader import load_scene
 from contact_lcp.sim.simulator import Simulator
-
-
-def patch_state_integration(mp):
-    """Re-express the velocity in the new frames after each step (World.integrate_state).
-
-    Until the stepper calls ``world.integrate_state`` itself, wrap its step: it already
-    integrates ``q`` with ``World.integrate`` (= ``integrate_state(...)[0]``), so only the
-    velocity has to be re-expressed. Handles the ``Stepper`` class and the older
-    ``advance`` function; a no-op once the stepper does it.
-    """
-    if "integrate_state" in inspect.getsource(stepper):
-        return
-    if hasattr(stepper, "Stepper"):
-        step = stepper.Stepper.step
-
-        def step_state(self, q, v, *args, **kwargs):
-            q1, v1, rec = step(self, q, v, *args, **kwargs)
-            return (*self.world.integrate_state(q, v1, self.h), rec)
-
-        mp.setattr(stepper.Stepper, "step", step_state)
-        return
-    advance = simulator_module.advance
-
-    def advance_state(world, detector, free_motion, q, v, tau, h, *args, **kwargs):
-        q1, v1, rec = advance(world, detector, free_motion, q, v, tau, h, *args, **kwargs)
-        return (*world.integrate_state(q, v1, h), rec)
-
-    mp.setattr(simulator_module, "advance", advance_state)
-
-
-@pytest.fixture(scope="module")
-def state_integration():
-    with pytest.MonkeyPatch.context() as mp:
-        patch_state_integration(mp)
-        yield
 
 
 def run(stabilization):
@@ -84,7 +46,7 @@ def run(stabilization):
 
 
 @pytest.fixture(scope="module")
-def runs(state_integration):
+def runs():
     return {gamma: run(gamma) for gamma in (1.0, 0.0)}
 
 

@@ -35,15 +35,19 @@ def local_halfspaces(shape):
     return None
 
 
-def _rim(center, axis, e1, e2, r, segments):
-    """Lowest point and ``segments`` samples of a circle of radius r (normal ``axis``)."""
-    angles = 2.0 * np.pi * np.arange(segments) / segments
-    pts = center + r * (np.outer(np.cos(angles), e1) + np.outer(np.sin(angles), e2))
+def _rim(center, axis, e1, e2, r, segments, level_tol):
+    """Lowest point of a circle of radius r (normal ``axis``), and ``segments`` samples of
+    it when the circle is level to ``level_tol`` [m] (a flat end on the ground: the
+    samples are its support polygon). A tilted circle gives its lowest point only:
+    samples near the bottom of a rolling wheel would act as the corners of a polygon."""
     down = -_E_Z + axis[2] * axis  # -z projected on the circle's plane
     norm = np.linalg.norm(down)
-    if norm > 1e-9:
-        pts = np.vstack((center + r * down / norm, pts))
-    return pts
+    lowest = center + r * down / norm if norm > 1e-9 else center
+    if norm > 1e-9 and r * norm > level_tol:  # the rim's height varies by 2 r norm
+        return lowest[None]
+    angles = 2.0 * np.pi * np.arange(segments) / segments
+    pts = center + r * (np.outer(np.cos(angles), e1) + np.outer(np.sin(angles), e2))
+    return np.vstack((lowest, pts)) if norm > 1e-9 else pts
 
 
 def ground_points(shape, verts, R, t, h, activation, segments=8):
@@ -61,8 +65,9 @@ def ground_points(shape, verts, R, t, h, activation, segments=8):
     activation : float
         Keep points whose signed distance is <= activation [m].
     segments : int
-        Samples per rim circle of cylinders and cones (the exact lowest rim point is
-        always added when the rim is not level).
+        Samples per rim circle of cylinders and cones when the rim is level within
+        ``activation`` (a flat end on the ground); a tilted rim gives its exact lowest
+        point only.
 
     Returns
     -------
@@ -80,11 +85,11 @@ def ground_points(shape, verts, R, t, h, activation, segments=8):
         P = ends - shape.radius * _E_Z
     elif isinstance(shape, coal.Cylinder):
         a, hl = R[:, 2], shape.halfLength
-        P = np.vstack([_rim(t + s * hl * a, a, R[:, 0], R[:, 1], shape.radius, segments)
-                       for s in (1.0, -1.0)])
+        P = np.vstack([_rim(t + s * hl * a, a, R[:, 0], R[:, 1], shape.radius, segments,
+                            activation) for s in (1.0, -1.0)])
     elif isinstance(shape, coal.Cone):
         a, hl = R[:, 2], shape.halfLength
-        rim = _rim(t - hl * a, a, R[:, 0], R[:, 1], shape.radius, segments)
+        rim = _rim(t - hl * a, a, R[:, 0], R[:, 1], shape.radius, segments, activation)
         P = np.vstack(((t + hl * a)[None], rim))
     elif isinstance(shape, coal.Ellipsoid):
         A2 = np.asarray(shape.radii, dtype=float) ** 2

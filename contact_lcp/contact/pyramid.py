@@ -13,11 +13,12 @@ default). Solve strategy, in order, each answer applied only when certified:
    frictionless impulse (``fallback=True``); else a safe stop (no impulse).
 
 Pyramid orientation. With ``friction_frame="slip"`` (default) each contact's first edge
-points against its tangential velocity after the free motion (``u``: the slip the contact
-would have without friction), so that sliding friction is exactly opposite to the slip and
-a contact held by friction (a box on an incline) has the cone's threshold, whatever the
-direction; a contact without tangential load keeps the direction of its last friction
-impulse (matched by surface pair and nearest point), or the contact frame's t1. ``"fixed"`` keeps every pyramid on the contact frame (the seeds' form).
+lies along its last friction impulse (matched by surface pair and nearest point), so that
+sliding friction stays exactly opposite to the slip and a contact held by friction (a box
+on an incline) has the cone's threshold, whatever the direction. A new contact's edge
+points against its tangential velocity after the free motion, or along t1. (Following
+the free velocity every step instead makes a rolling, sliding ellipsoid's friction
+chatter out of its plane: the impulse itself turns the slip.) ``"fixed"`` keeps every pyramid on the contact frame (the seeds' form).
 """
 
 import numpy as np
@@ -32,8 +33,6 @@ from contact_lcp.lcp import solve
 WARM_START_METHODS = ("robust",)
 #: slip speed below which a contact counts as sticking [m/s]
 STICK_SPEED = 1e-6
-#: farthest a contact may move between steps and keep its friction direction [m]
-MATCH_DISTANCE = 0.01
 
 
 class PyramidModel(ContactModel):
@@ -51,31 +50,34 @@ class PyramidModel(ContactModel):
         self._last_pair = None     # (k,) pair keys of the last applied frictional solve
         self._last_limits = None   # (l, nv) its joint-limit rows
         self._last_basis = None    # its basis (indices of positive z)
+        self._last_keys = None     # (k,) pair keys of its contacts (for matching)
         self._last_p = None        # (k, 3) its points, for friction-direction matching
         self._last_dir = None      # (k, 3) unit friction direction in W (0: none)
 
     # --------------------------------------------------------------- orientation
     def edge_angles(self, problem):
-        """(k,) angle of each contact's first edge from its t1 axis [rad]."""
+        """(k,) angle of each contact's first edge from its t1 axis [rad].
+
+        The direction of the contact's last friction impulse (the LCP's own answer: for a
+        sliding contact, opposite to the slip after the impulse; for a held one, against
+        the load), matched to the nearest point of the same surface pair in the last
+        step; else against the tangential velocity after the free motion; else t1.
+        """
         k = problem.num_contacts
         if self.settings.friction_frame == "fixed" or k == 0:
             return None
-        k3 = 3 * problem.num_contacts
-        s = problem.u[:k3].reshape(-1, 3)[:, 1:]
-        speed = np.hypot(s[:, 0], s[:, 1])
-        angle = np.arctan2(-s[:, 1], -s[:, 0])
-        stick = speed <= STICK_SPEED
-        angle[stick] = 0.0
-        if np.any(stick) and self._last_dir is not None and self._last_p.shape[0]:
-            d2 = np.sum((problem.p_W[:, None, :] - self._last_p[None, :, :]) ** 2, axis=2)
-            d2[problem.pair[:, None] != self._last_pair[None, :]] = np.inf
-            nearest = np.argmin(d2, axis=1)
-            ok = stick & (d2[np.arange(k), nearest] <= MATCH_DISTANCE ** 2)
-            for i in np.flatnonzero(ok):
-                g = self._last_dir[nearest[i]]
-                t = problem.R_WC[i][:, 1:].T @ g
-                if np.hypot(t[0], t[1]) > 0.0:
-                    angle[i] = np.arctan2(t[1], t[0])
+        s = problem.u[: 3 * k].reshape(k, 3)[:, 1:]
+        angle = np.where(np.hypot(s[:, 0], s[:, 1]) > STICK_SPEED,
+                         np.arctan2(-s[:, 1], -s[:, 0]), 0.0)
+        if self._last_dir is None or self._last_p.shape[0] == 0:
+            return angle
+        d2 = np.sum((problem.p_W[:, None, :] - self._last_p[None, :, :]) ** 2, axis=2)
+        d2[problem.pair[:, None] != self._last_keys[None, :]] = np.inf
+        nearest = np.argmin(d2, axis=1)
+        for i in np.flatnonzero(np.isfinite(d2[np.arange(k), nearest])):
+            t = problem.R_WC[i][:, 1:].T @ self._last_dir[nearest[i]]
+            if np.hypot(t[0], t[1]) > 0.0:
+                angle[i] = np.arctan2(t[1], t[0])
         return angle
 
     def _done(self, problem, results, res, f, warm, info):
@@ -90,6 +92,7 @@ class PyramidModel(ContactModel):
         k = problem.num_contacts
         full = (2 + self.settings.friction_directions) * k + problem.num_limits
         self._last_pair = problem.pair.copy() if res.z.shape[0] == full else None
+        self._last_keys = problem.pair.copy()
         self._last_limits = problem.J[3 * k:].copy()
         self._last_basis = np.flatnonzero(res.z > 0.0)
         self._last_p = problem.p_W.copy()

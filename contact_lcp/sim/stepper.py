@@ -11,7 +11,8 @@ and runs the one kinematics pass (``world.forward(q, v)``) after each step:
    the contacts that are active (gap, or gap after the free motion, within the
    activation distance) and the joint-limit rows, ``G = J K J'``, the bias;
 4. the contact model (:mod:`contact_lcp.contact.models`) turns it into certified impulses;
-5. ``v+ = v_free + K J' f`` and ``q+ = q (+) h v+`` on the configuration manifold.
+5. ``v+ = v_free + K J' f`` and ``q+ = q (+) h v+`` on the configuration manifold, free
+   flyers exactly for torque-free motion (:meth:`World.integrate_state`).
 """
 
 import time
@@ -130,9 +131,9 @@ class Stepper:
         k, l = len(contacts), limits.idx_v.size
         if k + l == 0:
             timings["lcp_build"] = time.perf_counter() - t2
-            q_next = world.integrate(q, v_free, h)
+            q_next, v_next = world.integrate_state(q, v_free, h)
             rec = StepRecord(contacts, np.zeros((0, 3)), np.zeros(0), timings=timings)
-            return q_next, v_free, rec
+            return q_next, v_next, rec
         J_l = np.zeros((l, v.shape[0]))
         J_l[np.arange(l), limits.idx_v] = limits.sign
         problem = build_problem(
@@ -154,7 +155,7 @@ class Stepper:
         else:
             g = problem.J.T @ sol.f if sol.generalized is None else sol.generalized
             v_next = v_free + K @ g
-        q_next = world.integrate(q, v_next, h)
+        q_next, v_next = world.integrate_state(q, v_next, h)
         timings["integrate"] = time.perf_counter() - t4
         pen = float(max(0.0, -contacts.distance.min())) if k else 0.0
         rec = StepRecord(contacts, sol.f[: 3 * k].reshape(k, 3), sol.f[3 * k:], sol.report,
