@@ -22,6 +22,7 @@ chatter out of its plane: the impulse itself turns the slip.) ``"fixed"`` keeps 
 """
 
 import numpy as np
+from numba import njit
 
 from contact_lcp.contact.base import ContactModel
 from contact_lcp.contact.frictionless import frictionless_impulse, safe_stop, solve_frictionless
@@ -66,19 +67,12 @@ class PyramidModel(ContactModel):
         k = problem.num_contacts
         if self.settings.friction_frame == "fixed" or k == 0:
             return None
-        s = problem.u[: 3 * k].reshape(k, 3)[:, 1:]
-        angle = np.where(np.hypot(s[:, 0], s[:, 1]) > STICK_SPEED,
-                         np.arctan2(-s[:, 1], -s[:, 0]), 0.0)
-        if self._last_dir is None or self._last_p.shape[0] == 0:
-            return angle
-        d2 = np.sum((problem.p_W[:, None, :] - self._last_p[None, :, :]) ** 2, axis=2)
-        d2[problem.pair[:, None] != self._last_keys[None, :]] = np.inf
-        nearest = np.argmin(d2, axis=1)
-        for i in np.flatnonzero(np.isfinite(d2[np.arange(k), nearest])):
-            t = problem.R_WC[i][:, 1:].T @ self._last_dir[nearest[i]]
-            if np.hypot(t[0], t[1]) > 0.0:
-                angle[i] = np.arctan2(t[1], t[0])
-        return angle
+        if self._last_dir is None:
+            last_p, last_keys, last_dir = np.zeros((0, 3)), np.zeros(0, np.int64), np.zeros((0, 3))
+        else:
+            last_p, last_keys, last_dir = self._last_p, self._last_keys, self._last_dir
+        return _edge_angles(problem.u, problem.R_WC, problem.p_W, problem.pair, last_p,
+                            last_keys, last_dir, STICK_SPEED)
 
     def _done(self, problem, results, res, f, warm, info):
         """The certified frictional answer ``f``: remembered for the next step, reported."""
@@ -96,10 +90,7 @@ class PyramidModel(ContactModel):
         self._last_limits = problem.J[3 * k:].copy()
         self._last_basis = np.flatnonzero(res.z > 0.0)
         self._last_p = problem.p_W.copy()
-        ft = f[: 3 * k].reshape(k, 3)[:, 1:]
-        g = np.einsum("kij,kj->ki", problem.R_WC[:, :, 1:], ft)
-        norm = np.linalg.norm(g, axis=1)
-        self._last_dir = np.where(norm[:, None] > 0, g / np.where(norm > 0, norm, 1)[:, None], 0)
+        self._last_dir = _friction_directions(f, problem.R_WC)
 
     # --------------------------------------------------------------------- solve
     def _frictional(self, problem, angle, basis):
@@ -195,3 +186,43 @@ class PyramidModel(ContactModel):
         return safe_stop(problem, dict(outcome=Outcome.SAFE_STOP, status=res.status,
                                        applied="none", method="none", certified=False,
                                        fallbacks=2, **common))
+
+
+@njit(cache=True)
+def _edge_angles(u, R, p, pair, last_p, last_keys, last_dir, stick_speed):
+    """See :meth:`PyramidModel.edge_angles`: (k,) angles [rad]."""
+    k = pair.shape[0]
+    angle = np.zeros(k)
+    for i in range(k):
+        s1, s2 = u[3 * i + 1], u[3 * i + 2]
+        if np.hypot(s1, s2) > stick_speed:
+            angle[i] = np.arctan2(-s2, -s1)
+        best, nearest = np.inf, -1
+        for j in range(last_keys.shape[0]):
+            if last_keys[j] != pair[i]:
+                continue
+            d2 = ((p[i, 0] - last_p[j, 0]) ** 2 + (p[i, 1] - last_p[j, 1]) ** 2
+                  + (p[i, 2] - last_p[j, 2]) ** 2)
+            if d2 < best:
+                best, nearest = d2, j
+        if nearest >= 0:
+            g = last_dir[nearest]
+            t1 = R[i, 0, 1] * g[0] + R[i, 1, 1] * g[1] + R[i, 2, 1] * g[2]
+            t2 = R[i, 0, 2] * g[0] + R[i, 1, 2] * g[1] + R[i, 2, 2] * g[2]
+            if np.hypot(t1, t2) > 0.0:
+                angle[i] = np.arctan2(t2, t1)
+    return angle
+
+
+@njit(cache=True)
+def _friction_directions(f, R):
+    """(k, 3) unit direction in W of each contact's friction impulse (0 when none)."""
+    k = R.shape[0]
+    out = np.zeros((k, 3))
+    for i in range(k):
+        for a in range(3):
+            out[i, a] = R[i, a, 1] * f[3 * i + 1] + R[i, a, 2] * f[3 * i + 2]
+        n = np.sqrt(out[i, 0] ** 2 + out[i, 1] ** 2 + out[i, 2] ** 2)
+        if n > 0.0:
+            out[i] /= n
+    return out
