@@ -232,7 +232,6 @@ class ContactDetector:
         w.ensure_forward(q)
         oMg = w.collision_data.oMg
         X = np.array([oMg[i].homogeneous for i in range(len(self._shapes))])  # one read each
-        placements = [(x[:3, :3], x[:3, 3]) for x in X]
         centers = np.einsum("kij,kj->ki", X[:, :3, :3], self._centers) + X[:, :3, 3]
         eps0 = self.activation_distance
         h = w.ground_height
@@ -253,9 +252,9 @@ class ContactDetector:
             i, j, mu = self._pairs[p]
             eps = eps0 + la[i] + la[j]
             if self._names[i] == GROUND:
-                found = self._ground_pair(j, placements[j], h, eps)
+                found = self._ground_pair(j, (X[j, :3, :3], X[j, :3, 3]), h, eps)
             else:
-                found = self._shape_pair(i, j, placements, eps)
+                found = self._shape_pair(i, j, X, eps)
             block = self._reduce(i, j, mu, found)
             if block is not None:
                 blocks[p] = block
@@ -302,9 +301,9 @@ class ContactDetector:
             return None
         return P - 0.5 * np.outer(d, _E_Z), np.tile(_E_Z, (len(d), 1)), d
 
-    def _shape_pair(self, i, j, placements, eps):
+    def _shape_pair(self, i, j, X, eps):
         """(P, N, d) between shapes i (A) and j (B) via coal, or None."""
-        (Ri, ti), (Rj, tj) = placements[i], placements[j]
+        (Ri, ti), (Rj, tj) = (X[i, :3, :3], X[i, :3, 3]), (X[j, :3, :3], X[j, :3, 3])
         Ti, Tj = coal.Transform3s(Ri, ti), coal.Transform3s(Rj, tj)
         mesh = self._is_mesh[i] or self._is_mesh[j]
         request = self._mesh_request if mesh else self._request

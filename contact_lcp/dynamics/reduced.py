@@ -48,6 +48,7 @@ class FreeMotion:
         self.armature0 = np.array(self.model.armature, dtype=float)
         self.flyers = FreeFlyers(self.model)
         self.gravity_W = np.array(self.model.gravity.linear)
+        self._lower = np.tril_indices(self.model.nv, -1)
 
     def gravity(self, q):
         """Gravity torques ``g(q)`` (nv,) [N.m or N] of the whole world."""
@@ -84,7 +85,8 @@ class FreeMotion:
             v_free = v + h * pin.aba(model, data, q, v, tau)
             K = np.array(pin.computeMinverse(model, data, q))
             self.flyers.free_velocity(q, v, tau, h, v_free, self.gravity_W, armature=armature)
-            return v_free, np.triu(K) + np.triu(K, 1).T
+            K[self._lower] = K.T[self._lower]  # Pinocchio fills the upper triangle
+            return v_free, K
         nv = v.shape[0]
         P = np.asarray(prescribed, dtype=int)
         D = np.setdiff1d(np.arange(nv), P)
