@@ -16,7 +16,7 @@ method instead searches the tree of pivot sequences:
 * Nodes are expanded in order of cost (a binary heap; equal costs: deeper first). A child
   in which ``z0`` leaves is a complementary basis: the search ends there when its ``z``
   passes the certification tolerance
-  (:func:`contact_lcp.lcp.residual.default_tolerance`).
+  (:func:`contact_lcp.lcp.residual.raw_tolerance`).
 
 Two departures from the paper's literal search, both measured on the benchmark's contact
 LCPs (rigid boxes, chains, bipeds, n-legged frames; n = 40..320):
@@ -48,7 +48,7 @@ from numba import njit
 
 from contact_lcp.lcp import tableau as tb
 from contact_lcp.lcp.lemke import STATUS
-from contact_lcp.lcp.residual import default_tolerance
+from contact_lcp.lcp.residual import raw_tolerance
 from contact_lcp.lcp.result import LCPStatus, MethodOutput
 
 _STATS = ("nodes", "queued", "max_queue", "depth", "total_pivots", "replayed",
@@ -177,14 +177,15 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
             tb.entering_column(Binv, MT, c, e, d)
             d_node = y
         tol = pivot_tol * tb.norm_inf(d)
-        istar, t_min, tiny = tb.min_ratio_row(qbar, d, tol)
+        istar, t_min, tiny = tb.min_ratio_row(qbar, d, tol, basis, z0)
         if istar < 0:
             stats[7 if tiny else 6] += 1
             continue
         limit = t_min + eps / d[istar]
         m = 0
+        zero = tb.DEGENERATE_TOL * (1.0 + tb.norm_inf(qbar))
         for r in range(n):
-            if r != skip and d[r] > tol and max(qbar[r], 0.0) / d[r] <= limit:
+            if r != skip and d[r] > tol and (qbar[r] if qbar[r] > zero else 0.0) / d[r] <= limit:
                 cand[m] = r
                 m += 1
         lazy = dive and not group
@@ -276,9 +277,9 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
 
 @njit(cache=True)
 def certification_coefficients(M, q):
-    """``(a, b)`` with ``default_tolerance(M, q, z) == a * ||z||_inf + b``.
+    """``(a, b)`` with ``raw_tolerance(M, q, z) == a * ||z||_inf + b``.
 
-    The same formula as :func:`contact_lcp.lcp.residual.default_tolerance`, evaluated in
+    The same formula as :func:`contact_lcp.lcp.residual.raw_tolerance`, evaluated in
     numba to spare two numpy passes per solve; ``test_lcp_robust.py`` pins the two
     together.
     """
@@ -291,7 +292,7 @@ def certification_coefficients(M, q):
         norm_M = max(norm_M, row)
     norm_q = tb.norm_inf(q)
     k = 1e4 * n * np.finfo(np.float64).eps
-    return k * norm_M, k * norm_q + 1e-14
+    return k * norm_M, k * norm_q
 
 
 @njit(cache=True)
@@ -365,7 +366,7 @@ def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=10000,
         A child is kept when its basic solution has
         ``||w - M z - c z0 - q||_inf <= max_error * max(1, ||q||_inf)``, which prunes
         bases made inaccurate by tiny pivots. The final answer must moreover pass the
-        certification tolerance of :func:`contact_lcp.lcp.residual.default_tolerance`.
+        certification tolerance of :func:`contact_lcp.lcp.residual.raw_tolerance`.
     max_nodes : int
         Node expansions before giving up with ``MAX_PIVOTS``.
     initial_basis : sequence of int, optional
@@ -415,7 +416,7 @@ def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=10000,
         if dropped.size:
             info["warm_start_dropped"] = dropped.tolist()
         c, qbar = tb.warm_start_vectors(M, q, Binv, kept)
-        if qbar.min() >= -default_tolerance(M, q, np.zeros(n)):
+        if qbar.min() >= -raw_tolerance(M, q, np.zeros(n)):
             z = tb.extract_z(qbar, basis, n)
             return MethodOutput(z, LCPStatus.SOLVED, int(kept.size), dict(info, nodes=0))
     code, stats, z, res = _run(

@@ -168,21 +168,45 @@ def residual(MT, q, c, basis, x):
     return norm_inf(out)
 
 
-@njit(cache=True)
-def min_ratio_row(qbar, d, tol):
-    """Minimum-ratio row among ``d_i > tol`` (first index on exact ties), or -1.
+#: Basic values ``|qbar_i| <= DEGENERATE_TOL * (1 + ||qbar||_inf)`` count as 0 in the ratio
+#: test, so that a degenerate tie is broken by the rule and not by the sign of round-off
+#: (which differs between two scalings of the same problem). The data are equilibrated.
+DEGENERATE_TOL = 1e-13
 
-    Numerators are clamped at 0 so round-off below zero in ``qbar`` reads as degenerate.
-    Returns ``(row, t_min, tiny)`` with ``tiny`` true when some ``0 < d_i <= tol``.
+
+#: Ratios within a relative ``RATIO_TIE`` of the minimum tie (round-off of a tie).
+RATIO_TIE = 1e-11
+
+
+@njit(cache=True)
+def min_ratio_row(qbar, d, tol, basis, z0):
+    """Minimum-ratio row among ``d_i > tol``, or -1.
+
+    Numerators below ``DEGENERATE_TOL * (1 + ||qbar||_inf)`` (round-off either side of
+    zero) are clamped to 0, so they read as degenerate. Ratios within a relative
+    ``RATIO_TIE`` of the minimum tie; among tied rows the one where ``z0`` is basic
+    leaves (pass ``z0 = -1`` for none), else the first index. Returns
+    ``(row, t_min, tiny)`` with ``tiny`` true when some ``0 < d_i <= tol``.
     """
-    best, t_min, tiny = -1, np.inf, False
+    t_min, tiny = np.inf, False
+    zero = DEGENERATE_TOL * (1.0 + norm_inf(qbar))
     for i in range(qbar.shape[0]):
         if d[i] > tol:
-            t = max(qbar[i], 0.0) / d[i]
+            t = (qbar[i] if qbar[i] > zero else 0.0) / d[i]
             if t < t_min:
-                best, t_min = i, t
+                t_min = t
         elif d[i] > 0.0:
             tiny = True
+    if t_min == np.inf:
+        return -1, t_min, tiny
+    limit = t_min * (1.0 + RATIO_TIE)
+    best = -1
+    for i in range(qbar.shape[0]):
+        if d[i] > tol and (qbar[i] if qbar[i] > zero else 0.0) / d[i] <= limit:
+            if basis[i] == z0:
+                return i, t_min, tiny
+            if best < 0:
+                best = i
     return best, t_min, tiny
 
 
@@ -190,18 +214,22 @@ def min_ratio_row(qbar, d, tol):
 def lexicographic_row(qbar, d, Binv, basis, tol, delta, z0, rows):
     """Lexicographic minimum-ratio row with tie threshold ``delta`` (absolute).
 
-    Rows within ``delta`` of the minimum ratio tie; if ``z0`` is among them it leaves.
-    Otherwise the ties are narrowed by ``Binv[i, k] / d_i`` for ``k = 0, 1, ...`` keeping
-    rows within ``delta`` of the minimum, until one row is left; if several remain after
-    all columns, the one with the smallest last value (then the smallest index) wins.
-    ``rows`` is an (n,) int scratch buffer. Returns ``(row, tiny)`` like min_ratio_row.
+    Rows within ``delta`` (plus the relative round-off allowance ``RATIO_TIE``) of the
+    minimum ratio of :func:`min_ratio_row` tie; if ``z0`` is among them it leaves.
+    Otherwise the ties are narrowed by ``Binv[i, k] / d_i`` for ``k = 0, 1, ...``
+    keeping rows within ``delta + RATIO_TIE * max |Binv[i, k] / d_i|`` of the minimum,
+    until one row is left; if several remain after all columns, the one with the smallest
+    last value (then the smallest index) wins. ``rows`` is an (n,) int scratch buffer.
+    Returns ``(row, tiny)`` like min_ratio_row.
     """
-    best, t_min, tiny = min_ratio_row(qbar, d, tol)
+    best, t_min, tiny = min_ratio_row(qbar, d, tol, basis, z0)
     if best < 0:
         return best, tiny
     m = 0
+    zero = DEGENERATE_TOL * (1.0 + norm_inf(qbar))
+    limit = t_min * (1.0 + RATIO_TIE) + delta
     for i in range(qbar.shape[0]):
-        if d[i] > tol and max(qbar[i], 0.0) / d[i] <= t_min + delta:
+        if d[i] > tol and (qbar[i] if qbar[i] > zero else 0.0) / d[i] <= limit:
             if basis[i] == z0:
                 return i, tiny
             rows[m] = i
@@ -210,12 +238,15 @@ def lexicographic_row(qbar, d, Binv, basis, tol, delta, z0, rows):
     k = 0
     while m > 1 and k < n:
         vmin = np.inf
+        vabs = 0.0
         for a in range(m):
-            vmin = min(vmin, Binv[rows[a], k] / d[rows[a]])
+            v = Binv[rows[a], k] / d[rows[a]]
+            vmin = min(vmin, v)
+            vabs = max(vabs, abs(v))
         keep = 0
         for a in range(m):
             i = rows[a]
-            if Binv[i, k] / d[i] <= vmin + delta:
+            if Binv[i, k] / d[i] <= vmin + delta + RATIO_TIE * vabs:
                 rows[keep] = i
                 keep += 1
         if keep == 1 or k == n - 1:
@@ -314,7 +345,7 @@ def complementary_path(MT, q, c, Binv, qbar, basis, where, keys, entering, rule,
         if rule == RULE_LEXICOGRAPHIC:
             r, tiny = lexicographic_row(qbar, d, Binv, basis, tol, delta, z0, rows)
         else:
-            r, _, tiny = min_ratio_row(qbar, d, tol)
+            r, _, tiny = min_ratio_row(qbar, d, tol, basis, z0)
         if r < 0:
             return (NUMERICAL_FAILURE if tiny else NO_SOLUTION), pivots, entering
         leaving = pivot(Binv, qbar, basis, where, d, r, entering, work)
