@@ -28,7 +28,7 @@ def test_certification_coefficients_match_raw_tolerance():
 
 def test_info_reports_the_search():
     p = planted_p_matrix(30, 2)
-    res = solve(p.M, p.q, method="robust")
+    res = solve(p.M, p.q, method="robust", lemke_first=False)
     assert certified(res)
     assert set(STATS) <= set(res.info)
     assert res.pivots == res.info["depth"] <= res.info["total_pivots"]
@@ -48,7 +48,7 @@ def test_backtracks_from_a_dead_end():
     p = lexicographic_ray_example()
     assert solve(p.M, p.q, method="lexicographic").status is LCPStatus.NO_SOLUTION
     for offset in (1.0, 0.0):  # 0: the paper's total cost, which meets the ray first
-        res = solve(p.M, p.q, method="robust", cost_offset=offset)
+        res = solve(p.M, p.q, method="robust", cost_offset=offset, lemke_first=False)
         assert certified(res) and res.info["replayed"] >= 1
         assert res.info["dead_ray"] + res.info["dead_revisit"] >= 1
         np.testing.assert_allclose(res.z, p.z_expected, atol=1e-12)
@@ -58,8 +58,9 @@ def test_backtracks_from_a_dead_end():
                                      legged_frame(8)], ids=lambda p: p.name)
 def test_pure_best_first_and_cache_size_do_not_change_the_answer(problem):
     """dive=False is the plain best-first order; the cache only saves replays."""
-    cached = solve(problem.M, problem.q, method="robust", dive=False)
-    replay = solve(problem.M, problem.q, method="robust", dive=False, cache_size=0)
+    cached = solve(problem.M, problem.q, method="robust", dive=False, lemke_first=False)
+    replay = solve(problem.M, problem.q, method="robust", dive=False, cache_size=0,
+                   lemke_first=False)
     assert certified(cached) and certified(replay)
     for key in ("nodes", "queued", "depth"):
         assert cached.info[key] == replay.info[key]
@@ -74,8 +75,8 @@ def test_cost_offset_keeps_the_search_near_a_late_failure():
     breadth-first and the same problem needs many more nodes.
     """
     p = lexicographic_ray_example()
-    near = solve(p.M, p.q, method="robust")
-    literal = solve(p.M, p.q, method="robust", cost_offset=0.0)
+    near = solve(p.M, p.q, method="robust", lemke_first=False)
+    literal = solve(p.M, p.q, method="robust", cost_offset=0.0, lemke_first=False)
     assert certified(near) and certified(literal)
     assert near.info["nodes"] <= literal.info["nodes"]
 
@@ -136,3 +137,16 @@ def test_options_are_scaled_by_q():
     b = solve(p.M, 1e3 * p.q, method="robust")
     assert certified(a) and certified(b)
     np.testing.assert_allclose(1e3 * a.z, b.z, rtol=1e-6, atol=1e-9)
+
+
+def test_max_nodes_scales_with_n_and_is_reported():
+    p = planted_p_matrix(300, 0)
+    res = solve(p.M, p.q, method="robust", lemke_first=False)
+    assert certified(res) and res.info["max_nodes"] == 12000
+
+
+def test_lemke_first_reports_its_paths():
+    p = planted_p_matrix(12, 3)
+    res = solve(p.M, p.q, method="robust")
+    assert certified(res) and res.info["paths"] == ["lexicographic:solved"]
+    assert res.info["nodes"] == 0 and res.pivots == res.info["path_pivots"]

@@ -36,6 +36,11 @@ LCPs (rigid boxes, chains, bipeds, n-legged frames; n = 40..320):
   expanded. So a search that never backtracks costs what lexicographic Lemke costs.
   ``dive=False`` queues every child.
 
+Never worse than Lemke (``lemke_first``, the default): a cold start first walks the
+lexicographic and then the min-index Lemke path and returns the first answer that
+certifies; the search runs only when both fail (a warm start searches first and falls back
+to the two paths). So the search is spent only where Lemke's own path breaks.
+
 Only the popped node's basis inverse is formed, by one rank-1 update of its parent's
 (O(n^2)). Along a dive the parent is the node just expanded and the pivot happens in
 place; on a backtrack the parent is rebuilt by replaying the pivots from its nearest
@@ -47,7 +52,7 @@ import numpy as np
 from numba import njit
 
 from contact_lcp.lcp import tableau as tb
-from contact_lcp.lcp.lemke import STATUS
+from contact_lcp.lcp.lemke import STATUS, default_max_pivots
 from contact_lcp.lcp.residual import raw_tolerance
 from contact_lcp.lcp.result import LCPStatus, MethodOutput
 
@@ -347,9 +352,43 @@ def _cache_slots(n, cache_size):
     return int(min(64, max(2, (32 << 20) // (8 * max(n, 1) ** 2))))
 
 
-def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=10000,
+def default_max_nodes(n):
+    """``max(10000, 40 n)``: the search budget grows with the problem."""
+    return max(10000, 40 * n)
+
+
+def _certified_path(M, q, rule, delta, pivot_tol, max_pivots):
+    """Lemke's path with ``rule``; ``(z, pivots, status code)`` where SOLVED means the
+    answer also passed the certification test on these (equilibrated) data."""
+    n = q.shape[0]
+    code, pivots, _, z, _ = tb.lemke_run(M, q, tb.zobrist_keys(n), rule, delta, pivot_tol,
+                                         max_pivots)
+    if code == tb.SOLVED:
+        w = M @ z + q
+        if not np.max(np.abs(np.minimum(z, w))) <= raw_tolerance(M, q, z):
+            code = tb.ERROR
+    return z, int(pivots), code
+
+
+def _lemke_paths(M, q, pivot_tol, info):
+    """The lexicographic then the min-index Lemke path; the first certified answer or
+    None. Their outcomes are appended to ``info['paths']``."""
+    max_pivots = default_max_pivots(q.shape[0])
+    for name, rule, delta in (("lexicographic", tb.RULE_LEXICOGRAPHIC, 0.0),
+                              ("lemke", tb.RULE_MIN_INDEX, 0.0)):
+        z, pivots, code = _certified_path(M, q, rule, float(delta), float(pivot_tol),
+                                          max_pivots)
+        info.setdefault("paths", []).append(f"{name}:{STATUS[code].name.lower()}")
+        info["path_pivots"] = info.get("path_pivots", 0) + pivots
+        if code == tb.SOLVED:
+            return MethodOutput(z, LCPStatus.SOLVED, pivots, dict(info, nodes=0))
+    return None
+
+
+def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=None,
                  initial_basis=None, dive=True, pivot_tol=tb.PIVOT_TOL,
-                 tie_threshold=1e-9, cost_offset=1.0, singular_tol=1e-10, cache_size=None):
+                 tie_threshold=1e-9, cost_offset=1.0, singular_tol=1e-10, cache_size=None,
+                 lemke_first=True):
     """Robust best-first pivot search (Yamane & Nakamura 2008).
 
     Parameters
@@ -367,8 +406,9 @@ def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=10000,
         ``||w - M z - c z0 - q||_inf <= max_error * max(1, ||q||_inf)``, which prunes
         bases made inaccurate by tiny pivots. The final answer must moreover pass the
         certification tolerance of :func:`contact_lcp.lcp.residual.raw_tolerance`.
-    max_nodes : int
-        Node expansions before giving up with ``MAX_PIVOTS``.
+    max_nodes : int, optional
+        Node expansions before giving up with ``MAX_PIVOTS``; default
+        :func:`default_max_nodes` (``max(10000, 40 n)``), reported as ``info['max_nodes']``.
     initial_basis : sequence of int, optional
         Warm start: indices ``i`` whose ``z_i`` are basic (e.g. the loaded contacts of a
         frictionless solution). Done as a principal pivot on that block; a numerically
@@ -392,6 +432,14 @@ def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=10000,
         Reciprocal condition number below which the warm-start block is singular.
     cache_size : int, optional
         Basis inverses kept at branch points; default ``min(64, 32 MiB / (8 n^2))``.
+    lemke_first : bool
+        Never worse than Lemke: a cold start first walks the lexicographic and then the
+        min-index Lemke path (each limited to ``max(1000, 50 n)`` pivots) and returns the
+        first one whose answer certifies; only when both fail does the search run. A warm
+        start searches first and walks the two paths (cold) if the search fails. So the
+        method certifies every problem either Lemke variant certifies, at most in the
+        time of both paths when the first path fails. ``info['paths']`` lists the
+        outcomes (e.g. ``['lexicographic:solved']``), ``info['path_pivots']`` their pivots.
 
     Returns
     -------
@@ -405,8 +453,13 @@ def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=10000,
         else NO_SOLUTION if one ended in a secondary ray, else CYCLE (revisits only).
     """
     n = q.shape[0]
-    info = {}
+    max_nodes = default_max_nodes(n) if max_nodes is None else int(max_nodes)
+    info = {"max_nodes": max_nodes}
     kept = _NO_INDEX
+    if lemke_first and initial_basis is None and not np.all(q >= 0.0):
+        out = _lemke_paths(M, q, pivot_tol, info)
+        if out is not None:
+            return out
     if initial_basis is None:
         Binv, qbar, c, basis, where = _NO_MATRIX, _NO_VECTOR, _NO_VECTOR, _NO_INDEX, _NO_INDEX
     else:
@@ -426,7 +479,7 @@ def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=10000,
         initial_basis is None,
     )
     if code == tb.SOLVED and stats[0] == 0:  # q >= 0
-        return MethodOutput(z, LCPStatus.SOLVED, 0, {"nodes": 0})
+        return MethodOutput(z, LCPStatus.SOLVED, 0, {"nodes": 0, "max_nodes": max_nodes})
     info.update(zip(_STATS, stats.tolist()))
     if code == tb.SOLVED:
         info["basis_residual"] = res
@@ -434,4 +487,8 @@ def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=10000,
     else:
         info["reason"] = _REASONS[code].format(max_nodes=max_nodes)
         pivots = info["total_pivots"]
+        if lemke_first and initial_basis is not None:
+            out = _lemke_paths(M, q, pivot_tol, dict(info))
+            if out is not None:
+                return out
     return MethodOutput(z, STATUS[code], int(pivots), info)
