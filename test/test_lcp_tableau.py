@@ -53,7 +53,7 @@ def engine_lemke(M, q, max_pivots=500):
     h = tb.basis_hash(basis, keys)
     entering, r = 2 * n, int(np.argmin(q))
     steps = []
-    tb.entering_column(Binv, MT, c, entering, d)
+    tb.entering_column(Binv, MT, c, entering, d, where)
     while len(steps) < max_pivots:
         steps.append((entering, r))
         leaving = tb.pivot(Binv, qbar, basis, where, d, r, entering, work)
@@ -63,7 +63,7 @@ def engine_lemke(M, q, max_pivots=500):
         if leaving == 2 * n:
             return tb.SOLVED, steps, (Binv, qbar, basis, MT, c)
         entering = tb.complement(leaving, n)
-        tb.entering_column(Binv, MT, c, entering, d)
+        tb.entering_column(Binv, MT, c, entering, d, where)
         r, _, _ = tb.min_ratio_row(qbar, d, tb.PIVOT_TOL * np.max(np.abs(d)), basis, 2 * n)
         if r < 0:
             return tb.NO_SOLUTION, steps, (Binv, qbar, basis, MT, c)

@@ -82,7 +82,7 @@ def _restore(p, root, slot_of, parent, prow, leave, MT, c, Binv, qbar, basis, wh
     for k in range(m - 1, -1, -1):
         y = path[k]
         ey = tb.complement(leave[parent[y]], n)
-        tb.entering_column(Binv, MT, c, ey, d)
+        tb.entering_column(Binv, MT, c, ey, d, where)
         tb.pivot(Binv, qbar, basis, where, d, prow[y], ey, work)
     return m, path
 
@@ -167,7 +167,7 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
             if x != 0:
                 e = tb.complement(leave[p], n)
                 if d_node != p:
-                    tb.entering_column(Binv, MT, c, e, d)
+                    tb.entering_column(Binv, MT, c, e, d, where)
                 tb.pivot(Binv, qbar, basis, where, d, prow[x], e, work)
                 stats[4] += 1
                 cur, d_node = x, -1
@@ -179,7 +179,7 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
             y, skip = x, -1
         e = tb.complement(leave[y], n)
         if d_node != y:
-            tb.entering_column(Binv, MT, c, e, d)
+            tb.entering_column(Binv, MT, c, e, d, where)
             d_node = y
         tol = pivot_tol * tb.norm_inf(d)
         istar, t_min, tiny = tb.min_ratio_row(qbar, d, tol, basis, z0)

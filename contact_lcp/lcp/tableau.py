@@ -90,8 +90,36 @@ def basis_hash(basis, keys):
 
 
 @njit(cache=True)
-def entering_column(Binv, MT, c, v, d):
-    """Write ``d = B^-1 a_v`` for variable ``v`` (``a = e_i, -M[:, j], -c``); O(n^2).
+def binv_times(Binv, where, a, d):
+    """``d = B^-1 a`` using the structure of ``B^-1``; O(n k) for ``k`` nonbasic ``w``.
+
+    Column ``i`` of ``B^-1`` is the unit vector ``e_where[i]`` whenever ``w_i`` is basic
+    (``B e_where[i] = e_i``), so only the columns of nonbasic ``w`` (as many as basic
+    ``z`` and ``z0``) need a product.
+    """
+    n = Binv.shape[0]
+    cols = np.empty(n, dtype=np.int64)
+    m = 0
+    for k in range(n):
+        d[k] = 0.0
+    for k in range(n):
+        if where[k] < 0:
+            if a[k] != 0.0:
+                cols[m] = k
+                m += 1
+        else:
+            d[where[k]] += a[k]
+    for i in range(n):
+        acc = 0.0
+        for t in range(m):
+            k = cols[t]
+            acc += Binv[i, k] * a[k]
+        d[i] += acc
+
+
+@njit(cache=True)
+def entering_column(Binv, MT, c, v, d, where):
+    """Write ``d = B^-1 a_v`` for variable ``v`` (``a = e_i, -M[:, j], -c``); O(n k).
 
     ``MT`` is ``M.T`` made contiguous, so ``-M[:, j]`` is the contiguous row ``-MT[j]``.
     """
@@ -99,36 +127,52 @@ def entering_column(Binv, MT, c, v, d):
     if v < n:
         d[:] = Binv[:, v]
     elif v < 2 * n:
-        d[:] = -np.dot(Binv, MT[v - n])
+        binv_times(Binv, where, MT[v - n], d)
+        for i in range(n):
+            d[i] = -d[i]
     else:
-        d[:] = -np.dot(Binv, c)
+        binv_times(Binv, where, c, d)
+        for i in range(n):
+            d[i] = -d[i]
 
 
 @njit(cache=True)
 def pivot(Binv, qbar, basis, where, d, r, v, work):
-    """Variable ``v`` (column ``d``) enters in row ``r``; rank-1 update, O(n^2).
+    """Variable ``v`` (column ``d``) enters in row ``r``; rank-1 update, O(n k).
 
+    Only the columns with ``Binv[r, k] != 0`` change (the unit columns of basic ``w``
+    in other rows do not); when a ``w_v`` enters, its column is set to ``e_r`` exactly.
     Returns the leaving variable. ``work`` is an (n,) scratch buffer.
     """
     n = Binv.shape[0]
     inv = 1.0 / d[r]
+    cols = np.empty(n, dtype=np.int64)
+    m = 0
     for k in range(n):
-        work[k] = Binv[r, k] * inv
+        x = Binv[r, k]
+        if x != 0.0:
+            work[m] = x * inv
+            cols[m] = k
+            m += 1
     qr = qbar[r] * inv
     for i in range(n):
         f = d[i]
         if i == r or f == 0.0:
             continue
-        for k in range(n):
-            Binv[i, k] -= f * work[k]
+        for t in range(m):
+            Binv[i, cols[t]] -= f * work[t]
         qbar[i] -= f * qr
-    for k in range(n):
-        Binv[r, k] = work[k]
+    for t in range(m):
+        Binv[r, cols[t]] = work[t]
     qbar[r] = qr
     leaving = basis[r]
     basis[r] = v
     where[leaving] = -1
     where[v] = r
+    if v < n:
+        for i in range(n):
+            Binv[i, v] = 0.0
+        Binv[r, v] = 1.0
     return leaving
 
 
@@ -340,7 +384,7 @@ def complementary_path(MT, q, c, Binv, qbar, basis, where, keys, entering, rule,
     while True:
         if pivots >= max_pivots:
             return MAX_PIVOTS, pivots, entering
-        entering_column(Binv, MT, c, entering, d)
+        entering_column(Binv, MT, c, entering, d, where)
         tol = pivot_tol * norm_inf(d)
         if rule == RULE_LEXICOGRAPHIC:
             r, tiny = lexicographic_row(qbar, d, Binv, basis, tol, delta, z0, rows)
