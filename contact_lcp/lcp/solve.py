@@ -8,7 +8,7 @@ import numpy as np
 from contact_lcp.exceptions import InvalidProblem
 from contact_lcp.lcp.residual import certify
 from contact_lcp.lcp.result import LCPResult, LCPStatus, MethodOutput
-from contact_lcp.lcp.scaling import equilibrate as _equilibrate, identity_scaling
+from contact_lcp.lcp.scaling import equilibrate as _equilibrate
 from contact_lcp.lcp import lemke, lexicographic, murty, pgs, robust
 
 #: method name -> function(M, q, **options) -> MethodOutput
