@@ -36,10 +36,11 @@ LCPs (rigid boxes, chains, bipeds, n-legged frames; n = 40..320):
   expanded. So a search that never backtracks costs what lexicographic Lemke costs.
   ``dive=False`` queues every child.
 
-Never worse than Lemke (``lemke_first``, the default): a cold start first walks the
-lexicographic and then the min-index Lemke path and returns the first answer that
-certifies; the search runs only when both fail (a warm start searches first and falls back
-to the two paths). So the search is spent only where Lemke's own path breaks.
+Never worse than Lemke (``lemke_fallback``, the default): when the search has not
+certified an answer within a first budget of nodes (about n), the lexicographic and the
+min-index Lemke paths are walked, and only if neither certifies does the search go on
+with its full budget. On the recorded stack and pile LCPs the Lemke paths fail on most
+problems that the search's first dive solves, hence this order.
 
 Only the popped node's basis inverse is formed, by one rank-1 update of its parent's
 (O(n^2)). Along a dive the parent is the node just expanded and the pivot happens in
@@ -352,6 +353,11 @@ def _cache_slots(n, cache_size):
     return int(min(64, max(2, (32 << 20) // (8 * max(n, 1) ** 2))))
 
 
+def first_stage_nodes(n):
+    """``max(100, n)``: the search's budget before the Lemke paths are tried."""
+    return max(100, n)
+
+
 def default_max_nodes(n):
     """``max(10000, 40 n)``: the search budget grows with the problem."""
     return max(10000, 40 * n)
@@ -388,7 +394,7 @@ def _lemke_paths(M, q, pivot_tol, info):
 def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=None,
                  initial_basis=None, dive=True, pivot_tol=tb.PIVOT_TOL,
                  tie_threshold=1e-9, cost_offset=1.0, singular_tol=1e-10, cache_size=None,
-                 lemke_first=True):
+                 lemke_fallback=True):
     """Robust best-first pivot search (Yamane & Nakamura 2008).
 
     Parameters
@@ -432,14 +438,16 @@ def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=None,
         Reciprocal condition number below which the warm-start block is singular.
     cache_size : int, optional
         Basis inverses kept at branch points; default ``min(64, 32 MiB / (8 n^2))``.
-    lemke_first : bool
-        Never worse than Lemke: a cold start first walks the lexicographic and then the
-        min-index Lemke path (each limited to ``max(1000, 50 n)`` pivots) and returns the
-        first one whose answer certifies; only when both fail does the search run. A warm
-        start searches first and walks the two paths (cold) if the search fails. So the
-        method certifies every problem either Lemke variant certifies, at most in the
-        time of both paths when the first path fails. ``info['paths']`` lists the
-        outcomes (e.g. ``['lexicographic:solved']``), ``info['path_pivots']`` their pivots.
+    lemke_fallback : bool
+        Never worse than Lemke: the search first gets :func:`first_stage_nodes` nodes;
+        if it has not certified an answer by then, the lexicographic and then the
+        min-index Lemke path (cold, each limited to ``max(1000, 50 n)`` pivots) are
+        walked and the first answer that certifies is returned; if neither does, the
+        search runs again with the full ``max_nodes``. So the method certifies every
+        problem either Lemke variant certifies, at the cost of at most
+        ``first_stage_nodes(n)`` nodes more. ``info['first_stage']``, ``info['paths']``
+        (e.g. ``['lexicographic:no_solution', 'lemke:solved']``) and
+        ``info['path_pivots']`` say what ran. False: the search alone.
 
     Returns
     -------
@@ -456,10 +464,6 @@ def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=None,
     max_nodes = default_max_nodes(n) if max_nodes is None else int(max_nodes)
     info = {"max_nodes": max_nodes}
     kept = _NO_INDEX
-    if lemke_first and initial_basis is None and not np.all(q >= 0.0):
-        out = _lemke_paths(M, q, pivot_tol, info)
-        if out is not None:
-            return out
     if initial_basis is None:
         Binv, qbar, c, basis, where = _NO_MATRIX, _NO_VECTOR, _NO_VECTOR, _NO_INDEX, _NO_INDEX
     else:
@@ -472,14 +476,27 @@ def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=None,
         if qbar.min() >= -raw_tolerance(M, q, np.zeros(n)):
             z = tb.extract_z(qbar, basis, n)
             return MethodOutput(z, LCPStatus.SOLVED, int(kept.size), dict(info, nodes=0))
-    code, stats, z, res = _run(
-        M, q, c, Binv, qbar, basis, where, tb.zobrist_keys(n), kept.size,
-        float(epsilon), float(max_error), float(pivot_tol), float(tie_threshold),
-        int(max_nodes), _cache_slots(n, cache_size), bool(dive), float(cost_offset),
-        initial_basis is None,
-    )
+    cold = initial_basis is None
+
+    def search(budget):
+        state = (Binv, qbar, basis, where) if cold else (Binv.copy(), qbar.copy(),
+                                                        basis.copy(), where.copy())
+        return _run(M, q, c, *state, tb.zobrist_keys(n), kept.size, float(epsilon),
+                    float(max_error), float(pivot_tol), float(tie_threshold), int(budget),
+                    _cache_slots(n, cache_size), bool(dive), float(cost_offset), cold)
+
+    first = min(max_nodes, first_stage_nodes(n)) if lemke_fallback else max_nodes
+    code, stats, z, res = search(first)
     if code == tb.SOLVED and stats[0] == 0:  # q >= 0
         return MethodOutput(z, LCPStatus.SOLVED, 0, {"nodes": 0, "max_nodes": max_nodes})
+    if lemke_fallback and code != tb.SOLVED:
+        info["first_stage"] = f"{STATUS[code].name.lower()} after {int(stats[0])} nodes"
+        info["first_stage_pivots"] = int(stats[4])
+        out = _lemke_paths(M, q, pivot_tol, info)
+        if out is not None:
+            return out
+        if first < max_nodes:
+            code, stats, z, res = search(max_nodes)
     info.update(zip(_STATS, stats.tolist()))
     if code == tb.SOLVED:
         info["basis_residual"] = res
@@ -487,8 +504,4 @@ def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=None,
     else:
         info["reason"] = _REASONS[code].format(max_nodes=max_nodes)
         pivots = info["total_pivots"]
-        if lemke_first and initial_basis is not None:
-            out = _lemke_paths(M, q, pivot_tol, dict(info))
-            if out is not None:
-                return out
     return MethodOutput(z, STATUS[code], int(pivots), info)
