@@ -434,7 +434,17 @@ def main(argv=None):
                     help="seconds of solving per method and set, then skip (600; quick 20)")
     ap.add_argument("--results-dir", default=common.RESULTS_DIR,
                     help="where the CSVs go ('' for none)")
+    ap.add_argument("--scenes", metavar="DIR",
+                    help="instead: the recorded scene LCPs DIR/<scene>.npz against quantecon "
+                         "and the scale sweep (see lcp_scenes.py)")
+    ap.add_argument("--per-scene", type=int, default=4, help="with --scenes: LCPs per scene")
     args = ap.parse_args(argv)
+    if args.scenes:
+        import lcp_scenes
+        warnings.filterwarnings("ignore", message=".*[Ss]ingular matrix")
+        return lcp_scenes.main(args.scenes, per_scene=args.per_scene,
+                               results_dir=args.results_dir or None,
+                               methods=args.methods.split(",") if args.methods else None)
     # Singular principal blocks are an expected outcome here; the status records them.
     warnings.filterwarnings("ignore", message=".*[Ss]ingular matrix")
     load_start = os.getloadavg()[0]

@@ -36,11 +36,7 @@ def contact_lcp(seed, k, dofs, d, friction=True):
 
 
 def check_invariants(M, q, res):
-    """Certified => complementary within tol; otherwise an explained failure status.
-
-    ``|z.w| <= tol (||z||_1 + ||w||_1)``: each ``|min(z_i, w_i)| <= tol`` and the other
-    factor is at most ``max(|z_i|, |w_i|)``, so ``|z_i w_i| <= tol (|z_i| + |w_i|)``.
-    """
+    """Certified => complementary within tol; otherwise an explained failure status."""
     z, w = res.z, res.w
     # w is M z + q up to summation order: two orders differ by at most
     # 2 n eps sum_j |M_ij z_j| + eps |q_i| per row (z can be ~1e4 on near-singular M).
@@ -48,9 +44,11 @@ def check_invariants(M, q, res):
     bound = 2 * len(q) * eps * (np.abs(M) @ np.abs(z)) + eps * np.abs(q) + 1e-300
     assert np.all(np.abs(w - (M @ z + q)) <= bound), (res.method, np.abs(w - (M @ z + q)).max())
     if res.status is LCPStatus.SOLVED:
-        tol = res.info["tol"]
-        assert np.all(z >= -tol) and np.all(w >= -tol), (res.method, res.error, tol)
-        bound = tol * (np.abs(z).sum() + np.abs(w).sum()) + 1e-300
+        # tol bounds a negative w_i (units of q), tol_z a negative z_i (units of z); each
+        # product z_i w_i is at most tol_z |w_i| + tol |z_i| for a certified answer.
+        tol, tol_z = res.info["tol"], res.info["tol_z"]
+        assert np.all(z >= -tol_z) and np.all(w >= -tol), (res.method, res.error, tol)
+        bound = tol_z * np.abs(w).sum() + tol * np.abs(z).sum() + 1e-300
         assert abs(z @ w) <= bound, (res.method, z @ w, bound)
     else:
         assert res.status in FAILURES

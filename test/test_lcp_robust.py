@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from contact_lcp.lcp import LCPStatus, default_tolerance, solve
+from contact_lcp.lcp import LCPStatus, solve
+from contact_lcp.lcp.residual import raw_tolerance
 from contact_lcp.lcp.reference import (
     box_on_plane, legged_frame, lexicographic_ray_example, murty_exponential,
     planted_p_matrix, rigid_box_contact,
@@ -17,17 +18,17 @@ def certified(res):
     return res.success and res.error <= res.info["tol"]
 
 
-def test_certification_coefficients_match_default_tolerance():
+def test_certification_coefficients_match_raw_tolerance():
     rng = np.random.default_rng(0)
     for n in (1, 5, 40):
         M, q, z = rng.standard_normal((n, n)), rng.standard_normal(n), rng.standard_normal(n)
         a, b = certification_coefficients(M, q)
-        assert a * np.max(np.abs(z)) + b == pytest.approx(default_tolerance(M, q, z), rel=1e-12)
+        assert a * np.max(np.abs(z)) + b == pytest.approx(raw_tolerance(M, q, z), rel=1e-12)
 
 
 def test_info_reports_the_search():
     p = planted_p_matrix(30, 2)
-    res = solve(p.M, p.q, method="robust")
+    res = solve(p.M, p.q, method="robust", lemke_fallback=False)
     assert certified(res)
     assert set(STATS) <= set(res.info)
     assert res.pivots == res.info["depth"] <= res.info["total_pivots"]
@@ -47,7 +48,7 @@ def test_backtracks_from_a_dead_end():
     p = lexicographic_ray_example()
     assert solve(p.M, p.q, method="lexicographic").status is LCPStatus.NO_SOLUTION
     for offset in (1.0, 0.0):  # 0: the paper's total cost, which meets the ray first
-        res = solve(p.M, p.q, method="robust", cost_offset=offset)
+        res = solve(p.M, p.q, method="robust", cost_offset=offset, lemke_fallback=False)
         assert certified(res) and res.info["replayed"] >= 1
         assert res.info["dead_ray"] + res.info["dead_revisit"] >= 1
         np.testing.assert_allclose(res.z, p.z_expected, atol=1e-12)
@@ -57,8 +58,9 @@ def test_backtracks_from_a_dead_end():
                                      legged_frame(8)], ids=lambda p: p.name)
 def test_pure_best_first_and_cache_size_do_not_change_the_answer(problem):
     """dive=False is the plain best-first order; the cache only saves replays."""
-    cached = solve(problem.M, problem.q, method="robust", dive=False)
-    replay = solve(problem.M, problem.q, method="robust", dive=False, cache_size=0)
+    cached = solve(problem.M, problem.q, method="robust", dive=False, lemke_fallback=False)
+    replay = solve(problem.M, problem.q, method="robust", dive=False, cache_size=0,
+                   lemke_fallback=False)
     assert certified(cached) and certified(replay)
     for key in ("nodes", "queued", "depth"):
         assert cached.info[key] == replay.info[key]
@@ -73,8 +75,8 @@ def test_cost_offset_keeps_the_search_near_a_late_failure():
     breadth-first and the same problem needs many more nodes.
     """
     p = lexicographic_ray_example()
-    near = solve(p.M, p.q, method="robust")
-    literal = solve(p.M, p.q, method="robust", cost_offset=0.0)
+    near = solve(p.M, p.q, method="robust", lemke_fallback=False)
+    literal = solve(p.M, p.q, method="robust", cost_offset=0.0, lemke_fallback=False)
     assert certified(near) and certified(literal)
     assert near.info["nodes"] <= literal.info["nodes"]
 
@@ -135,3 +137,17 @@ def test_options_are_scaled_by_q():
     b = solve(p.M, 1e3 * p.q, method="robust")
     assert certified(a) and certified(b)
     np.testing.assert_allclose(1e3 * a.z, b.z, rtol=1e-6, atol=1e-9)
+
+
+def test_max_nodes_scales_with_n_and_is_reported():
+    p = planted_p_matrix(300, 0)
+    res = solve(p.M, p.q, method="robust", lemke_fallback=False)
+    assert certified(res) and res.info["max_nodes"] == 12000
+
+
+def test_lemke_paths_run_when_the_first_stage_fails():
+    p = murty_exponential(8)  # the search needs far more than max(100, n) nodes
+    res = solve(p.M, p.q, method="robust")
+    assert certified(res)
+    assert res.info["first_stage"].startswith("max_pivots")
+    assert res.info["paths"][0] == "lexicographic:solved"

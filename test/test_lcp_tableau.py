@@ -10,6 +10,9 @@ from contact_lcp.lcp.reference import planted_p_matrix
 def dense_lemke(M, q, pivot_tol=tb.PIVOT_TOL, max_pivots=500):
     """Readable dense-tableau Lemke (rows ``[I, -M, -1 | q]``): the reference path.
 
+    Ratio test: basic values within ``DEGENERATE_TOL`` of zero are zero, ratios within a
+    relative ``RATIO_TIE`` tie, ``z0`` leaves on a tie, else the first tied row.
+
     Returns ``(status, [(entering, row), ...], tableau, basis)``.
     """
     n = q.shape[0]
@@ -31,9 +34,12 @@ def dense_lemke(M, q, pivot_tol=tb.PIVOT_TOL, max_pivots=500):
         blocking = col > pivot_tol * np.max(np.abs(col))
         if not blocking.any():
             return tb.NO_SOLUTION, steps, T, basis
-        ratios = np.where(blocking, np.maximum(T[:, -1], 0.0) / np.where(blocking, col, 1.0),
-                          np.inf)
-        r = int(np.argmin(ratios))
+        qbar = T[:, -1]
+        num = np.where(qbar > tb.DEGENERATE_TOL * (1 + np.abs(qbar).max()), qbar, 0.0)
+        ratios = np.where(blocking, num / np.where(blocking, col, 1.0), np.inf)
+        tied = np.flatnonzero(ratios <= ratios.min() * (1 + tb.RATIO_TIE))
+        at_z0 = [i for i in tied if basis[i] == 2 * n]  # z0 leaves on a tie
+        r = int(at_z0[0] if at_z0 else tied[0])
     return tb.MAX_PIVOTS, steps, T, basis
 
 
@@ -47,7 +53,7 @@ def engine_lemke(M, q, max_pivots=500):
     h = tb.basis_hash(basis, keys)
     entering, r = 2 * n, int(np.argmin(q))
     steps = []
-    tb.entering_column(Binv, MT, c, entering, d)
+    tb.entering_column(Binv, MT, c, entering, d, where)
     while len(steps) < max_pivots:
         steps.append((entering, r))
         leaving = tb.pivot(Binv, qbar, basis, where, d, r, entering, work)
@@ -57,8 +63,8 @@ def engine_lemke(M, q, max_pivots=500):
         if leaving == 2 * n:
             return tb.SOLVED, steps, (Binv, qbar, basis, MT, c)
         entering = tb.complement(leaving, n)
-        tb.entering_column(Binv, MT, c, entering, d)
-        r, _, _ = tb.min_ratio_row(qbar, d, tb.PIVOT_TOL * np.max(np.abs(d)))
+        tb.entering_column(Binv, MT, c, entering, d, where)
+        r, _, _ = tb.min_ratio_row(qbar, d, tb.PIVOT_TOL * np.max(np.abs(d)), basis, 2 * n)
         if r < 0:
             return tb.NO_SOLUTION, steps, (Binv, qbar, basis, MT, c)
     return tb.MAX_PIVOTS, steps, (Binv, qbar, basis, MT, c)

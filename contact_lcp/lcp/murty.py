@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 import scipy.linalg
 
-from contact_lcp.lcp.residual import default_tolerance
+from contact_lcp.lcp.residual import raw_tolerance
 from contact_lcp.lcp.result import LCPStatus, MethodOutput
 
 
@@ -59,7 +59,7 @@ def solve_murty(M, q, *, max_pivots=None, singular_tol=1e-12):
     -------
     MethodOutput
         ``pivots`` counts flips. Signs are tested against half the certification
-        tolerance :func:`contact_lcp.lcp.residual.default_tolerance`, so a SOLVED answer
+        tolerance :func:`contact_lcp.lcp.residual.raw_tolerance`, so a SOLVED answer
         certifies. CYCLE when a set ``alpha`` comes back (possible off P-matrices);
         ``info['alpha']`` is the final set, ``info['reason']`` explains a failure.
     """
@@ -83,7 +83,7 @@ def solve_murty(M, q, *, max_pivots=None, singular_tol=1e-12):
                           f"singular (reciprocal condition {rcond:.3g} <= {singular_tol:g})"})
         z = z_new
         w = M @ z + q
-        tol = 0.5 * default_tolerance(M, q, z)
+        tol = 0.5 * raw_tolerance(M, q, z)
         bad = np.flatnonzero(np.where(alpha, z, w) < -tol)
         if bad.size == 0:
             return MethodOutput(z, LCPStatus.SOLVED, pivots,

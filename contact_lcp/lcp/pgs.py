@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from contact_lcp.lcp.residual import default_tolerance
+from contact_lcp.lcp.residual import raw_tolerance
 from contact_lcp.lcp.result import LCPStatus, MethodOutput
 
 
@@ -21,7 +21,7 @@ def solve_pgs(M, q, *, max_iterations=1000, tolerance=None, omega=1.0, z0=None):
         Sweeps before giving up with ``MAX_PIVOTS`` (one sweep counts as one pivot).
     tolerance : float, optional
         Stop when ``||min(z, w)||_inf`` falls below this, in the units of ``q``. Default:
-        half of :func:`contact_lcp.lcp.residual.default_tolerance` at the current ``z``,
+        half of :func:`contact_lcp.lcp.residual.raw_tolerance` at the current ``z``,
         so that a converged PGS answer also passes the certification of ``solve``.
     omega : float
         Relaxation factor in (0, 2).
@@ -55,7 +55,7 @@ def solve_pgs(M, q, *, max_iterations=1000, tolerance=None, omega=1.0, z0=None):
                 w += dz * M[:, i]
                 z[i] = zi
         err = float(np.max(np.abs(np.minimum(z, w))))
-        tol = 0.5 * default_tolerance(M, q, z) if tolerance is None else tolerance
+        tol = 0.5 * raw_tolerance(M, q, z) if tolerance is None else tolerance
         if err <= tol:
             return MethodOutput(z, LCPStatus.SOLVED, it, {"iterations": it})
     return MethodOutput(

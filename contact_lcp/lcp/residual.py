@@ -1,55 +1,126 @@
 """The single definition of the LCP error and tolerance used to certify every solution.
 
-:func:`certify` computes both in one compiled pass over ``M`` (it is called after every
-solve, so its fixed cost matters on small contact LCPs); :func:`lcp_error` and
-:func:`default_tolerance` are the same quantities one at a time.
+Consistent units
+----------------
+``z`` and ``w`` have different units (impulses and velocities for contact LCPs), so a
+residual that compares both with one number depends on the units: multiplying ``M`` by
+1e3 used to let a ``z`` with a component at -18 % of ``||z||`` pass. Here every answer is
+measured in the units of the equilibrated problem (:mod:`contact_lcp.lcp.scaling`):
+``zs = z / (s d2)`` and ``ws = d1 w / s`` with ``w = M z + q`` computed from the caller's
+data, and
+
+    error_rel = ||min(zs, ws)||_inf,
+    tol_rel   = 1e4 n eps (||Ms||_inf ||zs||_inf + ||qs||_inf),
+
+where ``||Ms||_inf`` and ``||qs||_inf`` are between 1/2 and 2 (no absolute floor).
+``error_rel <= tol_rel`` holds or fails the same way for ``(alpha M, beta q)`` and for
+``(D1 M D2, D1 q)``: a negative ``z_i``, a negative ``w_i`` and a complementarity gap
+``min(z_i, w_i) > 0`` are each compared with the scale of their own variable.
+
+A backward-stable pivoting method leaves an error of about
+``n eps (||Ms|| ||zs|| + ||qs||)`` in ``ws`` (Drake's Lemke uses ``n ||M||_inf 10 eps``);
+the factor 1e4 leaves room for the ill-conditioned, rank-deficient Delassus matrices of
+redundant contact while still rejecting anything visibly wrong.
+
+For reporting, both numbers are multiplied by the largest w-unit ``W = max_i s / d1_i``,
+so that ``error`` and ``tol`` are in the units of ``q`` (velocities [m/s] for contact
+LCPs) and ``error <= tol`` is the same test. ``tol`` is thus also a bound, in the units of
+``q``, on how negative a certified ``w_i`` can be.
 """
 
 import numpy as np
 from numba import njit
 
+from contact_lcp.lcp.scaling import Scaling, equilibrate
+
 _EPS = float(np.finfo(float).eps)
+
+#: ``tol_rel = CERT_FACTOR * n * eps * (||Ms|| ||zs|| + ||qs||)``.
+CERT_FACTOR = 1e4
 
 
 @njit(cache=True)
-def _pass(M, q, z):
-    """``w = M z + q``, ``||min(z, w)||_inf``, ``||M||_inf``, ``||q||_inf``, ``||z||_inf``."""
+def _pass(M, q, z, d1, d2, s):
+    """``w = M z + q`` and, in equilibrated units, ``||min(zs, ws)||_inf``, ``||Ms||_inf``,
+    ``||qs||_inf``, ``||zs||_inf``."""
     n = q.shape[0]
     w = np.empty(n)
     err = norm_M = norm_q = norm_z = 0.0
     for i in range(n):
-        s = q[i]
+        acc = q[i]
         row = 0.0
         for j in range(n):
-            s += M[i, j] * z[j]
-            row += abs(M[i, j])
-        w[i] = s
-        err = max(err, abs(min(z[i], s)))
-        norm_M = max(norm_M, row)
-        norm_q = max(norm_q, abs(q[i]))
-        norm_z = max(norm_z, abs(z[i]))
+            acc += M[i, j] * z[j]
+            row += abs(M[i, j]) * d2[j]
+        w[i] = acc
+        zs = z[i] / (s * d2[i])
+        ws = d1[i] * acc / s
+        err = max(err, abs(min(zs, ws)))
+        norm_M = max(norm_M, d1[i] * row)
+        norm_q = max(norm_q, d1[i] * abs(q[i]) / s)
+        norm_z = max(norm_z, abs(zs))
     return w, err, norm_M, norm_q, norm_z
 
 
-def _tolerance(n, norm_M, norm_q, norm_z):
+def relative_tolerance(n, norm_M, norm_q, norm_z):
+    """``CERT_FACTOR * n * eps * (norm_M * norm_z + norm_q)`` (dimensionless when the
+    norms are those of an equilibrated problem)."""
+    return CERT_FACTOR * n * _EPS * (norm_M * norm_z + norm_q)
+
+
+def raw_tolerance(M, q, z):
+    """The tolerance formula applied to ``(M, q, z)`` in whatever units they come.
+
+    For methods that run on the equilibrated problem (their stopping tests); it is the
+    certification tolerance only when ``(M, q)`` is already equilibrated.
+    """
+    n = q.shape[0]
     if n == 0:
-        return 1e-14
-    return 1e4 * n * _EPS * (norm_M * norm_z + norm_q) + 1e-14
+        return 0.0
+    norm_M = float(np.abs(M).sum(axis=1).max())
+    return relative_tolerance(n, norm_M, float(np.abs(q).max()), float(np.abs(z).max()))
 
 
-def lcp_error(M, q, z):
-    """Natural-map residual of ``z`` for LCP(M, q).
+def certify(M, q, z, scaling=None):
+    """Error and tolerance of ``z`` for LCP(M, q), in consistent units, in one pass.
 
     Parameters
     ----------
     M : (n, n) ndarray
     q : (n,) ndarray
     z : (n,) ndarray
+    scaling : Scaling, optional
+        The equilibration of ``(M, q)``; computed when not given.
 
     Returns
     -------
     error : float
-        ``||min(z, M z + q)||_inf``; zero exactly at a solution. Units of ``q``.
+        ``W ||min(zs, ws)||_inf`` (module notes), in the units of ``q``.
+    w : (n,) ndarray
+        ``M z + q``.
+    tol : float
+        ``W tol_rel``, in the units of ``q``.
+    """
+    M = np.ascontiguousarray(M, dtype=float)
+    q = np.ascontiguousarray(q, dtype=float)
+    z = np.ascontiguousarray(z, dtype=float)
+    n = q.shape[0]
+    if n == 0:
+        return 0.0, np.zeros(0), 0.0
+    if scaling is None:
+        scaling = equilibrate(M, q)
+    w, err, norm_M, norm_q, norm_z = _pass(M, q, z, scaling.d1, scaling.d2, scaling.s)
+    W = float(np.max(scaling.w_unit))
+    return float(err) * W, w, relative_tolerance(n, norm_M, norm_q, norm_z) * W
+
+
+def lcp_error(M, q, z):
+    """Natural-map residual of ``z`` for LCP(M, q) in consistent units.
+
+    Returns
+    -------
+    error : float
+        As :func:`certify`; zero exactly at a solution. Units of ``q``.
     w : (n,) ndarray
         ``M z + q``.
     """
@@ -58,37 +129,12 @@ def lcp_error(M, q, z):
 
 
 def default_tolerance(M, q, z):
-    """Certification tolerance scaled from the data.
+    """Certification tolerance of :func:`certify` (units of ``q``).
 
-    ``tol = 1e4 * max(n, 1) * eps * (||M||_inf * ||z||_inf + ||q||_inf) + 1e-14``.
-
-    A backward-stable pivoting method leaves an error of about
-    ``n * eps * (||M|| ||z|| + ||q||)`` in ``w = M z + q`` (Drake's Lemke uses
-    ``n * ||M||_inf * 10 eps``); the factor 1e4 leaves room for the ill-conditioned,
-    rank-deficient Delassus matrices of redundant contact while still rejecting anything
-    visibly wrong. For a humanoid contact LCP (n = 320, ||M|| ~ 10, impulses ~ 1 N.s,
-    velocities ~ 1 m/s) it is about 1e-8 m/s. Units of ``q``.
+    For a humanoid contact LCP (n = 320, velocities ~ 1 m/s) it is about 1e-9 m/s.
     """
     return certify(M, q, z)[2]
 
 
-def certify(M, q, z):
-    """Error and default tolerance of ``z`` in one pass.
-
-    Returns
-    -------
-    error : float
-        As :func:`lcp_error`.
-    w : (n,) ndarray
-        ``M z + q``.
-    tol : float
-        As :func:`default_tolerance`.
-    """
-    M = np.ascontiguousarray(M, dtype=float)
-    q = np.ascontiguousarray(q, dtype=float)
-    z = np.ascontiguousarray(z, dtype=float)
-    n = q.shape[0]
-    if n == 0:
-        return 0.0, np.zeros(0), _tolerance(0, 0.0, 0.0, 0.0)
-    w, err, norm_M, norm_q, norm_z = _pass(M, q, z)
-    return float(err), w, _tolerance(n, norm_M, norm_q, norm_z)
+__all__ = ["CERT_FACTOR", "Scaling", "certify", "default_tolerance", "lcp_error",
+           "raw_tolerance", "relative_tolerance"]

@@ -16,7 +16,7 @@ method instead searches the tree of pivot sequences:
 * Nodes are expanded in order of cost (a binary heap; equal costs: deeper first). A child
   in which ``z0`` leaves is a complementary basis: the search ends there when its ``z``
   passes the certification tolerance
-  (:func:`contact_lcp.lcp.residual.default_tolerance`).
+  (:func:`contact_lcp.lcp.residual.raw_tolerance`).
 
 Two departures from the paper's literal search, both measured on the benchmark's contact
 LCPs (rigid boxes, chains, bipeds, n-legged frames; n = 40..320):
@@ -36,6 +36,12 @@ LCPs (rigid boxes, chains, bipeds, n-legged frames; n = 40..320):
   expanded. So a search that never backtracks costs what lexicographic Lemke costs.
   ``dive=False`` queues every child.
 
+Never worse than Lemke (``lemke_fallback``, the default): when the search has not
+certified an answer within a first budget of nodes (about n), the lexicographic and the
+min-index Lemke paths are walked, and only if neither certifies does the search go on
+with its full budget. On the recorded stack and pile LCPs the Lemke paths fail on most
+problems that the search's first dive solves, hence this order.
+
 Only the popped node's basis inverse is formed, by one rank-1 update of its parent's
 (O(n^2)). Along a dive the parent is the node just expanded and the pivot happens in
 place; on a backtrack the parent is rebuilt by replaying the pivots from its nearest
@@ -47,8 +53,8 @@ import numpy as np
 from numba import njit
 
 from contact_lcp.lcp import tableau as tb
-from contact_lcp.lcp.lemke import STATUS
-from contact_lcp.lcp.residual import default_tolerance
+from contact_lcp.lcp.lemke import STATUS, default_max_pivots
+from contact_lcp.lcp.residual import raw_tolerance
 from contact_lcp.lcp.result import LCPStatus, MethodOutput
 
 _STATS = ("nodes", "queued", "max_queue", "depth", "total_pivots", "replayed",
@@ -77,7 +83,7 @@ def _restore(p, root, slot_of, parent, prow, leave, MT, c, Binv, qbar, basis, wh
     for k in range(m - 1, -1, -1):
         y = path[k]
         ey = tb.complement(leave[parent[y]], n)
-        tb.entering_column(Binv, MT, c, ey, d)
+        tb.entering_column(Binv, MT, c, ey, d, where)
         tb.pivot(Binv, qbar, basis, where, d, prow[y], ey, work)
     return m, path
 
@@ -162,7 +168,7 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
             if x != 0:
                 e = tb.complement(leave[p], n)
                 if d_node != p:
-                    tb.entering_column(Binv, MT, c, e, d)
+                    tb.entering_column(Binv, MT, c, e, d, where)
                 tb.pivot(Binv, qbar, basis, where, d, prow[x], e, work)
                 stats[4] += 1
                 cur, d_node = x, -1
@@ -174,17 +180,18 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
             y, skip = x, -1
         e = tb.complement(leave[y], n)
         if d_node != y:
-            tb.entering_column(Binv, MT, c, e, d)
+            tb.entering_column(Binv, MT, c, e, d, where)
             d_node = y
         tol = pivot_tol * tb.norm_inf(d)
-        istar, t_min, tiny = tb.min_ratio_row(qbar, d, tol)
+        istar, t_min, tiny = tb.min_ratio_row(qbar, d, tol, basis, z0)
         if istar < 0:
             stats[7 if tiny else 6] += 1
             continue
         limit = t_min + eps / d[istar]
         m = 0
+        zero = tb.DEGENERATE_TOL * (1.0 + tb.norm_inf(qbar))
         for r in range(n):
-            if r != skip and d[r] > tol and max(qbar[r], 0.0) / d[r] <= limit:
+            if r != skip and d[r] > tol and (qbar[r] if qbar[r] > zero else 0.0) / d[r] <= limit:
                 cand[m] = r
                 m += 1
         lazy = dive and not group
@@ -276,9 +283,9 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
 
 @njit(cache=True)
 def certification_coefficients(M, q):
-    """``(a, b)`` with ``default_tolerance(M, q, z) == a * ||z||_inf + b``.
+    """``(a, b)`` with ``raw_tolerance(M, q, z) == a * ||z||_inf + b``.
 
-    The same formula as :func:`contact_lcp.lcp.residual.default_tolerance`, evaluated in
+    The same formula as :func:`contact_lcp.lcp.residual.raw_tolerance`, evaluated in
     numba to spare two numpy passes per solve; ``test_lcp_robust.py`` pins the two
     together.
     """
@@ -291,7 +298,7 @@ def certification_coefficients(M, q):
         norm_M = max(norm_M, row)
     norm_q = tb.norm_inf(q)
     k = 1e4 * n * np.finfo(np.float64).eps
-    return k * norm_M, k * norm_q + 1e-14
+    return k * norm_M, k * norm_q
 
 
 @njit(cache=True)
@@ -346,9 +353,48 @@ def _cache_slots(n, cache_size):
     return int(min(64, max(2, (32 << 20) // (8 * max(n, 1) ** 2))))
 
 
-def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=10000,
+def first_stage_nodes(n):
+    """``max(100, n)``: the search's budget before the Lemke paths are tried."""
+    return max(100, n)
+
+
+def default_max_nodes(n):
+    """``max(10000, 40 n)``: the search budget grows with the problem."""
+    return max(10000, 40 * n)
+
+
+def _certified_path(M, q, rule, delta, pivot_tol, max_pivots):
+    """Lemke's path with ``rule``; ``(z, pivots, status code)`` where SOLVED means the
+    answer also passed the certification test on these (equilibrated) data."""
+    n = q.shape[0]
+    code, pivots, _, z, _ = tb.lemke_run(M, q, tb.zobrist_keys(n), rule, delta, pivot_tol,
+                                         max_pivots)
+    if code == tb.SOLVED:
+        w = M @ z + q
+        if not np.max(np.abs(np.minimum(z, w))) <= raw_tolerance(M, q, z):
+            code = tb.ERROR
+    return z, int(pivots), code
+
+
+def _lemke_paths(M, q, pivot_tol, info):
+    """The lexicographic then the min-index Lemke path; the first certified answer or
+    None. Their outcomes are appended to ``info['paths']``."""
+    max_pivots = default_max_pivots(q.shape[0])
+    for name, rule, delta in (("lexicographic", tb.RULE_LEXICOGRAPHIC, 0.0),
+                              ("lemke", tb.RULE_MIN_INDEX, 0.0)):
+        z, pivots, code = _certified_path(M, q, rule, float(delta), float(pivot_tol),
+                                          max_pivots)
+        info.setdefault("paths", []).append(f"{name}:{STATUS[code].name.lower()}")
+        info["path_pivots"] = info.get("path_pivots", 0) + pivots
+        if code == tb.SOLVED:
+            return MethodOutput(z, LCPStatus.SOLVED, pivots, dict(info, nodes=0))
+    return None
+
+
+def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=None,
                  initial_basis=None, dive=True, pivot_tol=tb.PIVOT_TOL,
-                 tie_threshold=1e-9, cost_offset=1.0, singular_tol=1e-10, cache_size=None):
+                 tie_threshold=1e-9, cost_offset=1.0, singular_tol=1e-10, cache_size=None,
+                 lemke_fallback=True):
     """Robust best-first pivot search (Yamane & Nakamura 2008).
 
     Parameters
@@ -365,9 +411,10 @@ def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=10000,
         A child is kept when its basic solution has
         ``||w - M z - c z0 - q||_inf <= max_error * max(1, ||q||_inf)``, which prunes
         bases made inaccurate by tiny pivots. The final answer must moreover pass the
-        certification tolerance of :func:`contact_lcp.lcp.residual.default_tolerance`.
-    max_nodes : int
-        Node expansions before giving up with ``MAX_PIVOTS``.
+        certification tolerance of :func:`contact_lcp.lcp.residual.raw_tolerance`.
+    max_nodes : int, optional
+        Node expansions before giving up with ``MAX_PIVOTS``; default
+        :func:`default_max_nodes` (``max(10000, 40 n)``), reported as ``info['max_nodes']``.
     initial_basis : sequence of int, optional
         Warm start: indices ``i`` whose ``z_i`` are basic (e.g. the loaded contacts of a
         frictionless solution). Done as a principal pivot on that block; a numerically
@@ -391,6 +438,16 @@ def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=10000,
         Reciprocal condition number below which the warm-start block is singular.
     cache_size : int, optional
         Basis inverses kept at branch points; default ``min(64, 32 MiB / (8 n^2))``.
+    lemke_fallback : bool
+        Never worse than Lemke: the search first gets :func:`first_stage_nodes` nodes;
+        if it has not certified an answer by then, the lexicographic and then the
+        min-index Lemke path (cold, each limited to ``max(1000, 50 n)`` pivots) are
+        walked and the first answer that certifies is returned; if neither does, the
+        search runs again with the full ``max_nodes``. So the method certifies every
+        problem either Lemke variant certifies, at the cost of at most
+        ``first_stage_nodes(n)`` nodes more. ``info['first_stage']``, ``info['paths']``
+        (e.g. ``['lexicographic:no_solution', 'lemke:solved']``) and
+        ``info['path_pivots']`` say what ran. False: the search alone.
 
     Returns
     -------
@@ -404,7 +461,8 @@ def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=10000,
         else NO_SOLUTION if one ended in a secondary ray, else CYCLE (revisits only).
     """
     n = q.shape[0]
-    info = {}
+    max_nodes = default_max_nodes(n) if max_nodes is None else int(max_nodes)
+    info = {"max_nodes": max_nodes}
     kept = _NO_INDEX
     if initial_basis is None:
         Binv, qbar, c, basis, where = _NO_MATRIX, _NO_VECTOR, _NO_VECTOR, _NO_INDEX, _NO_INDEX
@@ -415,17 +473,30 @@ def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=10000,
         if dropped.size:
             info["warm_start_dropped"] = dropped.tolist()
         c, qbar = tb.warm_start_vectors(M, q, Binv, kept)
-        if qbar.min() >= -default_tolerance(M, q, np.zeros(n)):
+        if qbar.min() >= -raw_tolerance(M, q, np.zeros(n)):
             z = tb.extract_z(qbar, basis, n)
             return MethodOutput(z, LCPStatus.SOLVED, int(kept.size), dict(info, nodes=0))
-    code, stats, z, res = _run(
-        M, q, c, Binv, qbar, basis, where, tb.zobrist_keys(n), kept.size,
-        float(epsilon), float(max_error), float(pivot_tol), float(tie_threshold),
-        int(max_nodes), _cache_slots(n, cache_size), bool(dive), float(cost_offset),
-        initial_basis is None,
-    )
+    cold = initial_basis is None
+
+    def search(budget):
+        state = (Binv, qbar, basis, where) if cold else (Binv.copy(), qbar.copy(),
+                                                        basis.copy(), where.copy())
+        return _run(M, q, c, *state, tb.zobrist_keys(n), kept.size, float(epsilon),
+                    float(max_error), float(pivot_tol), float(tie_threshold), int(budget),
+                    _cache_slots(n, cache_size), bool(dive), float(cost_offset), cold)
+
+    first = min(max_nodes, first_stage_nodes(n)) if lemke_fallback else max_nodes
+    code, stats, z, res = search(first)
     if code == tb.SOLVED and stats[0] == 0:  # q >= 0
-        return MethodOutput(z, LCPStatus.SOLVED, 0, {"nodes": 0})
+        return MethodOutput(z, LCPStatus.SOLVED, 0, {"nodes": 0, "max_nodes": max_nodes})
+    if lemke_fallback and code != tb.SOLVED:
+        info["first_stage"] = f"{STATUS[code].name.lower()} after {int(stats[0])} nodes"
+        info["first_stage_pivots"] = int(stats[4])
+        out = _lemke_paths(M, q, pivot_tol, info)
+        if out is not None:
+            return out
+        if first < max_nodes:
+            code, stats, z, res = search(max_nodes)
     info.update(zip(_STATS, stats.tolist()))
     if code == tb.SOLVED:
         info["basis_residual"] = res

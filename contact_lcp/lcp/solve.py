@@ -8,6 +8,7 @@ import numpy as np
 from contact_lcp.exceptions import InvalidProblem
 from contact_lcp.lcp.residual import certify
 from contact_lcp.lcp.result import LCPResult, LCPStatus, MethodOutput
+from contact_lcp.lcp.scaling import equilibrate as _equilibrate
 from contact_lcp.lcp import lemke, lexicographic, murty, pgs, robust
 
 #: method name -> function(M, q, **options) -> MethodOutput
@@ -54,12 +55,31 @@ def _check_options(method, func, options):
     if unknown:
         raise TypeError(
             f"unknown option(s) {unknown} for method {method!r}; "
-            f"valid options: {valid + ['tol']}"
+            f"valid options: {valid + ['tol', 'equilibrate']}"
         )
 
 
-def solve(M, q, method="robust", *, tol=None, **options):
+def _scaled_options(method, options, scaling):
+    """Options given in the caller's units, converted to the equilibrated ones."""
+    if method != "pgs":
+        return options
+    options = dict(options)
+    if options.get("z0") is not None:
+        options["z0"] = scaling.z_to_scaled(options["z0"])
+    if options.get("tolerance") is not None:
+        options["tolerance"] = float(options["tolerance"]) / float(np.max(scaling.w_unit))
+    return options
+
+
+def solve(M, q, method="robust", *, tol=None, equilibrate=True, **options):
     """Solve the LCP ``w = M z + q, z >= 0, w >= 0, z.w = 0`` and certify the answer.
+
+    The method pivots on the equilibrated problem ``(D1 M D2, D1 q / s)``
+    (:mod:`contact_lcp.lcp.scaling`, exact powers of two) and its answer is mapped back
+    to the caller's units, so scaling ``M`` or ``q`` (or the rows and columns of ``M``)
+    changes neither the path nor the verdict beyond round-off. Certification
+    (:func:`contact_lcp.lcp.residual.certify`) measures ``z`` and ``w`` each on its own
+    scale.
 
     Parameters
     ----------
@@ -70,18 +90,25 @@ def solve(M, q, method="robust", *, tol=None, **options):
     method : str
         One of ``METHODS``: 'robust' (default), 'lemke', 'lexicographic', 'murty', 'pgs'.
     tol : float, optional
-        Certification tolerance on ``||min(z, w)||_inf``, in the units of ``q``. Default
-        :func:`contact_lcp.lcp.residual.default_tolerance` (scaled from ``M``, ``q`` and
-        ``z``). A method that claims success with a larger error is reported as
-        ``LCPStatus.ERROR``.
+        Certification tolerance on the error (units of ``q``, see
+        :func:`contact_lcp.lcp.residual.certify`). Default: the scaled tolerance
+        ``1e4 n eps (||Ms|| ||zs|| + ||qs||)`` expressed in the units of ``q``. A method
+        that claims success with a larger error is reported as ``LCPStatus.ERROR``.
+    equilibrate : bool
+        Pivot on the equilibrated problem (default). False hands the caller's data to
+        the method as they are (for comparisons); certification is the same either way.
     **options
         Keyword options of the method (see each ``solve_*``); an unknown one is a
-        ``TypeError`` that lists the valid ones.
+        ``TypeError`` that lists the valid ones. Tie thresholds and pivot tolerances act
+        in equilibrated units; PGS's ``z0`` and ``tolerance`` are in the caller's.
 
     Returns
     -------
     LCPResult
         Never raises for what the algorithm can reach; the status says why it ended.
+        ``info['tol']`` is the tolerance used (units of ``q``: also how negative a
+        certified ``w_i`` can be), ``info['tol_z']`` the same bound for ``z`` (units of
+        ``z``, the largest over components), ``info['scale_sweeps']`` the Ruiz sweeps.
 
     Raises
     ------
@@ -97,20 +124,30 @@ def solve(M, q, method="robust", *, tol=None, **options):
     M, q = _validate(M, q)
     n = q.shape[0]
     if n == 0:
-        return LCPResult(np.zeros(0), np.zeros(0), LCPStatus.SOLVED, method, 0, 0.0, {"tol": 0.0})
-    out: MethodOutput = func(M, q, **options)
-    z = np.asarray(out.z, dtype=float)
+        return LCPResult(np.zeros(0), np.zeros(0), LCPStatus.SOLVED, method, 0, 0.0,
+                         {"tol": 0.0, "tol_z": 0.0})
+    scaling = _equilibrate(M, q)
+    if equilibrate:
+        Ms, qs = scaling.apply(M, q)
+        out: MethodOutput = func(Ms, qs, **_scaled_options(method, options, scaling))
+        z = scaling.z_from_scaled(out.z) if np.shape(out.z) == (n,) else out.z
+    else:
+        out = func(M, q, **options)
+        z = out.z
+    z = np.asarray(z, dtype=float)
+    info = dict(out.info)
+    info["scale_sweeps"] = scaling.sweeps
     if z.shape != (n,) or not np.all(np.isfinite(z)):
         status = LCPStatus.NUMERICAL_FAILURE if out.status is LCPStatus.SOLVED else out.status
         z = np.where(np.isfinite(z), z, 0.0) if z.shape == (n,) else np.zeros(n)
-        err, w, _ = certify(M, q, z)
-        info = dict(out.info, reason="method returned a non-finite point")
+        err, w, _ = certify(M, q, z, scaling)
+        info["reason"] = "method returned a non-finite point"
         return LCPResult(z, w, status, method, out.pivots, err, info)
-    err, w, tol_default = certify(M, q, z)
+    err, w, tol_default = certify(M, q, z, scaling)
     tol_used = tol_default if tol is None else float(tol)
     status = out.status
-    info = dict(out.info)
     info["tol"] = float(tol_used)
+    info["tol_z"] = float(tol_used / np.max(scaling.w_unit) * np.max(scaling.z_unit))
     if status is LCPStatus.SOLVED and not err <= tol_used:
         status = LCPStatus.ERROR
         info["claimed"] = LCPStatus.SOLVED.name

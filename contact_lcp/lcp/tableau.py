@@ -90,8 +90,36 @@ def basis_hash(basis, keys):
 
 
 @njit(cache=True)
-def entering_column(Binv, MT, c, v, d):
-    """Write ``d = B^-1 a_v`` for variable ``v`` (``a = e_i, -M[:, j], -c``); O(n^2).
+def binv_times(Binv, where, a, d):
+    """``d = B^-1 a`` using the structure of ``B^-1``; O(n k) for ``k`` nonbasic ``w``.
+
+    Column ``i`` of ``B^-1`` is the unit vector ``e_where[i]`` whenever ``w_i`` is basic
+    (``B e_where[i] = e_i``), so only the columns of nonbasic ``w`` (as many as basic
+    ``z`` and ``z0``) need a product.
+    """
+    n = Binv.shape[0]
+    cols = np.empty(n, dtype=np.int64)
+    m = 0
+    for k in range(n):
+        d[k] = 0.0
+    for k in range(n):
+        if where[k] < 0:
+            if a[k] != 0.0:
+                cols[m] = k
+                m += 1
+        else:
+            d[where[k]] += a[k]
+    for i in range(n):
+        acc = 0.0
+        for t in range(m):
+            k = cols[t]
+            acc += Binv[i, k] * a[k]
+        d[i] += acc
+
+
+@njit(cache=True)
+def entering_column(Binv, MT, c, v, d, where):
+    """Write ``d = B^-1 a_v`` for variable ``v`` (``a = e_i, -M[:, j], -c``); O(n k).
 
     ``MT`` is ``M.T`` made contiguous, so ``-M[:, j]`` is the contiguous row ``-MT[j]``.
     """
@@ -99,36 +127,52 @@ def entering_column(Binv, MT, c, v, d):
     if v < n:
         d[:] = Binv[:, v]
     elif v < 2 * n:
-        d[:] = -np.dot(Binv, MT[v - n])
+        binv_times(Binv, where, MT[v - n], d)
+        for i in range(n):
+            d[i] = -d[i]
     else:
-        d[:] = -np.dot(Binv, c)
+        binv_times(Binv, where, c, d)
+        for i in range(n):
+            d[i] = -d[i]
 
 
 @njit(cache=True)
 def pivot(Binv, qbar, basis, where, d, r, v, work):
-    """Variable ``v`` (column ``d``) enters in row ``r``; rank-1 update, O(n^2).
+    """Variable ``v`` (column ``d``) enters in row ``r``; rank-1 update, O(n k).
 
+    Only the columns with ``Binv[r, k] != 0`` change (the unit columns of basic ``w``
+    in other rows do not); when a ``w_v`` enters, its column is set to ``e_r`` exactly.
     Returns the leaving variable. ``work`` is an (n,) scratch buffer.
     """
     n = Binv.shape[0]
     inv = 1.0 / d[r]
+    cols = np.empty(n, dtype=np.int64)
+    m = 0
     for k in range(n):
-        work[k] = Binv[r, k] * inv
+        x = Binv[r, k]
+        if x != 0.0:
+            work[m] = x * inv
+            cols[m] = k
+            m += 1
     qr = qbar[r] * inv
     for i in range(n):
         f = d[i]
         if i == r or f == 0.0:
             continue
-        for k in range(n):
-            Binv[i, k] -= f * work[k]
+        for t in range(m):
+            Binv[i, cols[t]] -= f * work[t]
         qbar[i] -= f * qr
-    for k in range(n):
-        Binv[r, k] = work[k]
+    for t in range(m):
+        Binv[r, cols[t]] = work[t]
     qbar[r] = qr
     leaving = basis[r]
     basis[r] = v
     where[leaving] = -1
     where[v] = r
+    if v < n:
+        for i in range(n):
+            Binv[i, v] = 0.0
+        Binv[r, v] = 1.0
     return leaving
 
 
@@ -168,21 +212,45 @@ def residual(MT, q, c, basis, x):
     return norm_inf(out)
 
 
-@njit(cache=True)
-def min_ratio_row(qbar, d, tol):
-    """Minimum-ratio row among ``d_i > tol`` (first index on exact ties), or -1.
+#: Basic values ``|qbar_i| <= DEGENERATE_TOL * (1 + ||qbar||_inf)`` count as 0 in the ratio
+#: test, so that a degenerate tie is broken by the rule and not by the sign of round-off
+#: (which differs between two scalings of the same problem). The data are equilibrated.
+DEGENERATE_TOL = 1e-13
 
-    Numerators are clamped at 0 so round-off below zero in ``qbar`` reads as degenerate.
-    Returns ``(row, t_min, tiny)`` with ``tiny`` true when some ``0 < d_i <= tol``.
+
+#: Ratios within a relative ``RATIO_TIE`` of the minimum tie (round-off of a tie).
+RATIO_TIE = 1e-11
+
+
+@njit(cache=True)
+def min_ratio_row(qbar, d, tol, basis, z0):
+    """Minimum-ratio row among ``d_i > tol``, or -1.
+
+    Numerators below ``DEGENERATE_TOL * (1 + ||qbar||_inf)`` (round-off either side of
+    zero) are clamped to 0, so they read as degenerate. Ratios within a relative
+    ``RATIO_TIE`` of the minimum tie; among tied rows the one where ``z0`` is basic
+    leaves (pass ``z0 = -1`` for none), else the first index. Returns
+    ``(row, t_min, tiny)`` with ``tiny`` true when some ``0 < d_i <= tol``.
     """
-    best, t_min, tiny = -1, np.inf, False
+    t_min, tiny = np.inf, False
+    zero = DEGENERATE_TOL * (1.0 + norm_inf(qbar))
     for i in range(qbar.shape[0]):
         if d[i] > tol:
-            t = max(qbar[i], 0.0) / d[i]
+            t = (qbar[i] if qbar[i] > zero else 0.0) / d[i]
             if t < t_min:
-                best, t_min = i, t
+                t_min = t
         elif d[i] > 0.0:
             tiny = True
+    if t_min == np.inf:
+        return -1, t_min, tiny
+    limit = t_min * (1.0 + RATIO_TIE)
+    best = -1
+    for i in range(qbar.shape[0]):
+        if d[i] > tol and (qbar[i] if qbar[i] > zero else 0.0) / d[i] <= limit:
+            if basis[i] == z0:
+                return i, t_min, tiny
+            if best < 0:
+                best = i
     return best, t_min, tiny
 
 
@@ -190,18 +258,22 @@ def min_ratio_row(qbar, d, tol):
 def lexicographic_row(qbar, d, Binv, basis, tol, delta, z0, rows):
     """Lexicographic minimum-ratio row with tie threshold ``delta`` (absolute).
 
-    Rows within ``delta`` of the minimum ratio tie; if ``z0`` is among them it leaves.
-    Otherwise the ties are narrowed by ``Binv[i, k] / d_i`` for ``k = 0, 1, ...`` keeping
-    rows within ``delta`` of the minimum, until one row is left; if several remain after
-    all columns, the one with the smallest last value (then the smallest index) wins.
-    ``rows`` is an (n,) int scratch buffer. Returns ``(row, tiny)`` like min_ratio_row.
+    Rows within ``delta`` (plus the relative round-off allowance ``RATIO_TIE``) of the
+    minimum ratio of :func:`min_ratio_row` tie; if ``z0`` is among them it leaves.
+    Otherwise the ties are narrowed by ``Binv[i, k] / d_i`` for ``k = 0, 1, ...``
+    keeping rows within ``delta + RATIO_TIE * max |Binv[i, k] / d_i|`` of the minimum,
+    until one row is left; if several remain after all columns, the one with the smallest
+    last value (then the smallest index) wins. ``rows`` is an (n,) int scratch buffer.
+    Returns ``(row, tiny)`` like min_ratio_row.
     """
-    best, t_min, tiny = min_ratio_row(qbar, d, tol)
+    best, t_min, tiny = min_ratio_row(qbar, d, tol, basis, z0)
     if best < 0:
         return best, tiny
     m = 0
+    zero = DEGENERATE_TOL * (1.0 + norm_inf(qbar))
+    limit = t_min * (1.0 + RATIO_TIE) + delta
     for i in range(qbar.shape[0]):
-        if d[i] > tol and max(qbar[i], 0.0) / d[i] <= t_min + delta:
+        if d[i] > tol and (qbar[i] if qbar[i] > zero else 0.0) / d[i] <= limit:
             if basis[i] == z0:
                 return i, tiny
             rows[m] = i
@@ -210,12 +282,15 @@ def lexicographic_row(qbar, d, Binv, basis, tol, delta, z0, rows):
     k = 0
     while m > 1 and k < n:
         vmin = np.inf
+        vabs = 0.0
         for a in range(m):
-            vmin = min(vmin, Binv[rows[a], k] / d[rows[a]])
+            v = Binv[rows[a], k] / d[rows[a]]
+            vmin = min(vmin, v)
+            vabs = max(vabs, abs(v))
         keep = 0
         for a in range(m):
             i = rows[a]
-            if Binv[i, k] / d[i] <= vmin + delta:
+            if Binv[i, k] / d[i] <= vmin + delta + RATIO_TIE * vabs:
                 rows[keep] = i
                 keep += 1
         if keep == 1 or k == n - 1:
@@ -309,12 +384,12 @@ def complementary_path(MT, q, c, Binv, qbar, basis, where, keys, entering, rule,
     while True:
         if pivots >= max_pivots:
             return MAX_PIVOTS, pivots, entering
-        entering_column(Binv, MT, c, entering, d)
+        entering_column(Binv, MT, c, entering, d, where)
         tol = pivot_tol * norm_inf(d)
         if rule == RULE_LEXICOGRAPHIC:
             r, tiny = lexicographic_row(qbar, d, Binv, basis, tol, delta, z0, rows)
         else:
-            r, _, tiny = min_ratio_row(qbar, d, tol)
+            r, _, tiny = min_ratio_row(qbar, d, tol, basis, z0)
         if r < 0:
             return (NUMERICAL_FAILURE if tiny else NO_SOLUTION), pivots, entering
         leaving = pivot(Binv, qbar, basis, where, d, r, entering, work)

@@ -1,0 +1,171 @@
+"""Recorded LCPs of the stacking and pile scenes, and the scale sweep (issue 10).
+
+``python benchmarks/bench_lcp.py --scenes DIR`` reads ``DIR/<scene>.npz`` written by
+``contact-lcp simulate config/<scene>.yaml --record-lcps DIR/<scene>.npz`` and
+
+* solves every recorded LCP (at most ``--per-scene`` per scene, spread over the
+  recording) with each of our methods and quantecon's ``lcp_lemke``, every answer
+  certified by :func:`contact_lcp.lcp.residual.certify`; prints per-size medians and
+  certified counts;
+* runs the scale sweep: each LCP with ``n <= --sweep-max-n`` under ``(alpha M, beta q)``
+  for ``alpha, beta`` in ``{1e-6, 1e-3, 1, 1e3, 1e6}`` and 3 random row/column scalings
+  ``D1 M D2`` (factors 10^U(-3, 3)); counts verdict changes against the unscaled problem
+  and false successes (a certified answer that, mapped back, fails an independent dense
+  check in the original units).
+
+Both tables go to ``benchmarks/results/lcp-scenes_<stamp>_<rev>.csv`` and
+``lcp-sweep_<stamp>_<rev>.csv``.
+"""
+
+import time
+
+import numpy as np
+
+import common
+from contact_lcp.lcp import METHODS, solve
+from contact_lcp.lcp.residual import certify
+from contact_lcp.sim.recording import load_lcps
+
+SCENES = ("tower_5", "tower_10", "pyramid_3", "pyramid_4", "spheres_21", "spheres_200")
+SIZE_BUCKETS = ((0, 50), (50, 150), (150, 400), (400, 800), (800, 10**6))
+SCALES = (1e-6, 1e-3, 1.0, 1e3, 1e6)
+SCENE_COLUMNS = ["scene", "index", "n", "variant", "status", "certified", "ms", "pivots",
+                 "error", "tol", "revision", "date"]
+SWEEP_COLUMNS = ["scene", "index", "n", "method", "scaling", "base_ok", "ok", "same_verdict",
+                 "false_success", "revision", "date"]
+
+
+def recorded(directory, per_scene, max_n=None):
+    """``[(scene, index, M, q)]``: up to ``per_scene`` LCPs per scene, evenly spread."""
+    out = []
+    for scene in SCENES:
+        try:
+            lcps = load_lcps(f"{directory}/{scene}.npz")
+        except Exception as e:  # a scene not recorded yet is reported, not fatal
+            print(f"  {scene}: not read ({type(e).__name__})")
+            continue
+        picks = np.unique(np.linspace(0, len(lcps) - 1, min(per_scene, len(lcps))).astype(int))
+        for i in picks:
+            M, q = lcps[i][0], lcps[i][1]
+            if max_n is None or q.size <= max_n:
+                out.append((scene, int(i), M, q))
+    return out
+
+
+def _quantecon():
+    try:
+        from quantecon.optimize import lcp_lemke
+    except ImportError:
+        return None
+    lcp_lemke(np.array([[2.0, 1.0], [1.0, 2.0]]), np.array([-1.0, -1.0]))  # compile
+    return lcp_lemke
+
+
+def run_scenes(problems, methods):
+    """One row per (problem, variant); quantecon's answer certified by our check."""
+    rows = []
+    qe = _quantecon()
+    for scene, index, M, q in problems:
+        n = q.size
+        for method in methods:
+            t = time.perf_counter()
+            res = solve(M, q, method=method)
+            ms = 1e3 * (time.perf_counter() - t)
+            rows.append(dict(scene=scene, index=index, n=n, variant=method,
+                             status=res.status.name, certified=bool(res.success), ms=ms,
+                             pivots=res.pivots, error=res.error, tol=res.info["tol"]))
+        if qe is not None:
+            t = time.perf_counter()
+            out = qe(np.ascontiguousarray(M), np.ascontiguousarray(q),
+                     max_iter=max(1000, 50 * n))
+            ms = 1e3 * (time.perf_counter() - t)
+            err, _, tol = certify(M, q, np.asarray(out.z, dtype=float))
+            rows.append(dict(scene=scene, index=index, n=n, variant="quantecon",
+                             status=f"status {out.status}", certified=bool(err <= tol), ms=ms,
+                             pivots=int(out.num_iter), error=err, tol=tol))
+        print(f"  {scene}[{index}] n={n}: " + ", ".join(
+            f"{r['variant']} {r['ms']:.0f} ms{'' if r['certified'] else ' FAIL'}"
+            for r in rows if r["scene"] == scene and r["index"] == index))
+    return rows
+
+
+def size_table(rows):
+    """Per-size median ms and certified/tried of each variant."""
+    variants = list(dict.fromkeys(r["variant"] for r in rows))
+    table = []
+    for v in variants:
+        row = {"variant": v}
+        for lo, hi in SIZE_BUCKETS:
+            sel = [r for r in rows if r["variant"] == v and lo < r["n"] <= hi]
+            row[f"{hi}"] = (f"{common.median([r['ms'] for r in sel]):.1f} ms "
+                            f"{sum(r['certified'] for r in sel)}/{len(sel)}") if sel else "-"
+        table.append(row)
+    heads = ["variant"] + [f"{lo}<n<={hi}" for lo, hi in SIZE_BUCKETS]
+    return common.format_table(table, ["variant"] + [f"{hi}" for _, hi in SIZE_BUCKETS], heads)
+
+
+def _independent_ok(M, q, z):
+    """Dense check in the original units, each of z and w against its own size."""
+    w = M @ z + q
+    zs = np.abs(z).max() + 1e-300
+    ws = np.abs(w).max() + np.abs(q).max()
+    return bool(z.min() >= -1e-6 * zs and w.min() >= -1e-6 * ws
+                and np.max(np.minimum(np.abs(z) / zs, np.abs(w) / ws)) <= 1e-6)
+
+
+def scalings(n, seed):
+    rng = np.random.default_rng(seed)
+    for a in SCALES:
+        for b in SCALES:
+            yield f"alpha={a:g} beta={b:g}", np.full(n, 1.0), np.full(n, a), b
+    for k in range(3):
+        yield f"D1 M D2 #{k}", 10.0 ** rng.uniform(-3, 3, n), 10.0 ** rng.uniform(-3, 3, n), 1.0
+
+
+def run_sweep(problems, methods):
+    """Rows of the scale sweep (module notes)."""
+    rows = []
+    for scene, index, M, q in problems:
+        n = q.size
+        for method in methods:
+            base_ok = solve(M, q, method=method).success
+            for name, d1, d2, beta in scalings(n, index):
+                Ms = d1[:, None] * M * d2[None, :]
+                res = solve(Ms, beta * d1 * q, method=method)
+                false = res.success and not _independent_ok(M, q, d2 * res.z / beta)
+                rows.append(dict(scene=scene, index=index, n=n, method=method, scaling=name,
+                                 base_ok=base_ok, ok=res.success,
+                                 same_verdict=res.success == base_ok, false_success=false))
+        print(f"  sweep {scene}[{index}] n={n}: done")
+    return rows
+
+
+def main(directory, per_scene=4, sweep_per_scene=2, sweep_max_n=250, results_dir=None,
+         methods=None):
+    """Run both parts and write the CSVs."""
+    sweep_methods = methods or sorted(METHODS)
+    methods = methods or ["robust", "lemke", "lexicographic"]
+    print(f"recorded LCPs from {directory}:")
+    problems = recorded(directory, per_scene)
+    rows = run_scenes(problems, methods)
+    print("\nmedian time and certified/tried by size (recorded scene LCPs):")
+    print(size_table(rows))
+    sweep_problems = recorded(directory, sweep_per_scene, sweep_max_n)
+    sweep = run_sweep(sweep_problems, sweep_methods)
+    print("\nscale sweep (same verdict as unscaled / false successes):")
+    for m in dict.fromkeys(r["method"] for r in sweep):
+        sel = [r for r in sweep if r["method"] == m]
+        print(f"  {m:14s} {sum(r['same_verdict'] for r in sel)}/{len(sel)} same verdict, "
+              f"{sum(r['false_success'] for r in sel)} false successes, "
+              f"{sum(r['ok'] for r in sel)} certified")
+    if results_dir:
+        date, stamp = common.utc_stamp()
+        rev = common.git_revision()
+        for r in rows + sweep:
+            r.update(revision=rev, date=date)
+        a = common.write_csv(common.results_path("lcp-scenes", rev, stamp, results_dir), rows,
+                             SCENE_COLUMNS, float_format="%.6g")
+        b = common.write_csv(common.results_path("lcp-sweep", rev, stamp, results_dir), sweep,
+                             SWEEP_COLUMNS)
+        print(f"wrote {a}, {b}")
+    return rows, sweep
