@@ -245,3 +245,18 @@ def test_compiled_ground_path_matches_the_general_one(scene):
         assert len(fast) == len(slow) > 0
         for f in ("body_a", "body_b", "joint_a", "joint_b", "p_W", "R_WC", "distance", "mu"):
             np.testing.assert_allclose(getattr(fast, f), getattr(slow, f), atol=1e-12, err_msg=f)
+
+
+def test_equal_boxes_stacked_edge_to_edge_give_their_face_patch():
+    # Two equal boxes exactly on top of each other touch along coincident edges too; the
+    # closest-point normal is then arbitrary and coal's patch came back with 1 to 8 points
+    # from step to step. The face clip gives the 4 corners at gap 0, normal +z.
+    world, contacts = detect([BodySpec("a", "box", (0.1, 0.1, 0.1), 1.0, (0, 0, 0.05, 0, 0, 0, 1)),
+                              BodySpec("b", "box", (0.1, 0.1, 0.1), 1.0, (0, 0, 0.15, 0, 0, 0, 1))],
+                             1e-3)
+    between = [c for c in contacts if c.body_a == "a" and c.body_b == "b"]
+    assert len(between) == 4
+    for c in between:
+        np.testing.assert_allclose(c.n_W, Z, atol=1e-12)
+        assert abs(c.distance) < 1e-12 and c.p_W[2] == pytest.approx(0.1)
+    assert {tuple(np.round(np.abs(c.p_W[:2]), 9)) for c in between} == {(0.05, 0.05)}

@@ -32,6 +32,7 @@ import coal
 import numpy as np
 
 from contact_lcp.collision.contact_point import tangent_basis
+from contact_lcp.collision.clip import best_face_normal, face_patch
 from contact_lcp.collision.contact_set import ContactSet, frames_of
 from contact_lcp.collision.ground import polytopes_on_ground
 from contact_lcp.collision.reduction import (
@@ -317,7 +318,11 @@ class ContactDetector:
                    for c in contacts if c.penetration_depth <= eps]
         if mesh or not closest:
             return _stack(closest)
-        out = self._patch(i, j, Ti, Tj, res, closest[0][2], eps)
+        out = None
+        if self._halfspaces[i] is not None and self._halfspaces[j] is not None:
+            out = self._face_patch(i, j, (Ri, ti), (Rj, tj), closest[0][2], eps)
+        if out is None:
+            out = self._patch(i, j, Ti, Tj, res, closest[0][2], eps)
         return _stack(out or closest[:1])
 
     def _patch(self, i, j, Ti, Tj, res, d0, eps):
@@ -331,12 +336,33 @@ class ContactDetector:
         if patches.numContactPatches() == 0:
             return []
         patch = patches.getContactPatch(0)
-        n = np.array(patch.getNormal())
-        (Ri, ti), (Rj, tj) = (Ti.getRotation(), Ti.getTranslation()), (
-            Tj.getRotation(), Tj.getTranslation())
+        points = [np.array(patch.getPoint(k)) for k in range(patch.size())]
+        return self._measure(i, j, (Ti.getRotation(), Ti.getTranslation()),
+                             (Tj.getRotation(), Tj.getTranslation()), points,
+                             np.array(patch.getNormal()), d0, eps)
+
+    def _face_patch(self, i, j, placement_i, placement_j, d0, eps):
+        """Clipped support faces of two polytopes when a face realises their distance
+        ``d0`` (see :mod:`contact_lcp.collision.clip`); None otherwise (edge-edge)."""
+        (Ri, ti), (Rj, tj) = placement_i, placement_j
+        VA, VB = self._verts[i] @ Ri.T + ti, self._verts[j] @ Rj.T + tj
+        (Na, ba), (Nb, bb) = self._halfspaces[i], self._halfspaces[j]
+        NA, NB = Na @ Ri.T, Nb @ Rj.T
+        n, sep = best_face_normal(VA, (NA, ba + NA @ ti), VB, (NB, bb + NB @ tj))
+        if sep < d0 - 1e-6:  # the closest features are edges: coal's patch
+            return None
+        points = face_patch(VA, VB, n, max(eps, 1e-6))
+        if points is None:
+            return None
+        return self._measure(i, j, placement_i, placement_j, points, n, d0, eps)
+
+    def _measure(self, i, j, placement_i, placement_j, points, n, d0, eps):
+        """Each patch point's gap re-measured along the normal ``n`` (from i to j) through
+        both shapes; points farther than ``eps`` dropped; ``d0`` for shapes that cannot be
+        measured (neither polytope nor sphere)."""
+        (Ri, ti), (Rj, tj) = placement_i, placement_j
         out = []
-        for k in range(patch.size()):
-            x = np.array(patch.getPoint(k))
+        for x in points:
             si = ray_interval(self._shapes[i], self._halfspaces[i], Ri, ti, x, n)
             sj = ray_interval(self._shapes[j], self._halfspaces[j], Rj, tj, x, n)
             if si is None or sj is None:  # not a polytope or sphere: the pair distance
