@@ -38,19 +38,24 @@ def _cross2(o, a, b):
     return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
 
 
-def clip_convex(subject, clip):
-    """Intersection of two convex CCW polygons (m, 2) and (c, 2); (r, 2), maybe empty."""
+def clip_convex(subject, clip, tol=1e-9):
+    """Intersection of two convex CCW polygons (m, 2) and (c, 2); (r, 2), maybe empty.
+
+    A subject vertex within ``tol`` [m] outside a clip edge counts as inside, so that
+    coincident polygons (two equal boxes stacked) come back whole, not split at round-off.
+    """
     out = [np.asarray(p, dtype=float) for p in subject]
     c = len(clip)
     for e in range(c):
         a, b = clip[e], clip[(e + 1) % c]
+        slack = -tol * np.hypot(b[0] - a[0], b[1] - a[1])  # cross = distance * |b - a|
         inp, out = out, []
         if not inp:
             break
         prev = inp[-1]
-        prev_in = _cross2(a, b, prev) >= 0.0
+        prev_in = _cross2(a, b, prev) >= slack
         for cur in inp:
-            cur_in = _cross2(a, b, cur) >= 0.0
+            cur_in = _cross2(a, b, cur) >= slack
             if cur_in != prev_in:
                 d1, d2 = _cross2(a, b, prev), _cross2(a, b, cur)
                 out.append(prev + (cur - prev) * (d1 / (d1 - d2)))
@@ -117,5 +122,9 @@ def face_patch(VA, VB, n, face_tol):
     xy = clip_convex(polyA, polyB)
     if len(xy) == 0:
         return None
+    # pull the vertices 1e-7 of the way to the centroid: a ray along n through a corner
+    # of both faces would graze the side faces and be measured at round-off
+    c = xy.mean(axis=0)
+    xy = c + (1.0 - 1e-7) * (xy - c)
     mid = 0.5 * (hA.max() + hB.min())
     return xy @ T.T + mid * n
