@@ -46,7 +46,8 @@ class RobotIO:
     def publish_description(self):
         """Latch the robot's URDF on ``<ns>/robot_description``."""
         if self._description is not None:
-            self._description.publish(String(data=self.robot.urdf))
+            self._description.publish(String(data=self.robot.published_urdf
+                                              or self.robot.urdf))
 
     def publish(self, t, sim, js, transforms):
         """Publish the robot's state at ROS time ``t`` [s]; append its base transform."""

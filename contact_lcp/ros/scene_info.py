@@ -16,6 +16,7 @@ import numpy as np
 
 from contact_lcp.exceptions import SceneError
 from contact_lcp.ros.config import resolve_scene
+from contact_lcp.ros.package_uris import resolve_package_uris
 
 
 def build_simulator(cfg, *, warm=True):
@@ -100,6 +101,7 @@ class RobotEntry:
     floating: bool
     base_link: str
     urdf: str
+    published_urdf: str = ""
 
     def topic(self, name):
         """Absolute topic ``name`` in the robot's namespace."""
@@ -155,11 +157,13 @@ class SceneInfo:
             prefix = f"{r.name}/"
             local = tuple(n[len(prefix):] if n.startswith(prefix) else n for n in names)
             urdf = sim.robot_description(i)
+            dirs = getattr(sim.scene.robots[i].robot, "package_dirs", ()) or ()
             robots.append(RobotEntry(
                 index=i, name=r.name, namespace=r.name if several else "",
                 frame_prefix=prefix if several else "", joint_names=names,
                 local_names=local, first=first, floating=bool(r.floating_base),
-                base_link=root_link(urdf), urdf=urdf))
+                base_link=root_link(urdf), urdf=urdf,
+                published_urdf=resolve_package_uris(urdf, dirs)))
             first += len(names)
         bodies = tuple(b.name for b in sim.world.bodies)
         links = tuple(n for r in sim.world.robots for n in r.link_names) + bodies
