@@ -120,7 +120,8 @@ def _random_command(rng, joints, pubs):
         values[rng.randrange(n)] = math.inf
         pubs["commands"].publish(Float64MultiArray(data=values))
     elif kind == "length":
-        pubs["commands"].publish(Float64MultiArray(data=values[:rng.randrange(n)] + [0.0] * rng.randrange(2)))
+        wrong = values[:rng.randrange(n)] if rng.random() < 0.5 else values + [0.0]
+        pubs["commands"].publish(Float64MultiArray(data=wrong))
     elif kind == "unknown":
         pubs["joint_commands"].publish(JointState(name=["no_such_joint"], position=[0.1]))
     elif kind == "jc_valid":
