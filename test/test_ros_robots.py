@@ -37,6 +37,33 @@ def urdf_joints(urdf):
             if j.get("type") != "fixed"]
 
 
+# (first in the file: it runs before the module-scoped two-robot node of `pair` starts)
+def test_the_robot_is_read_from_a_transient_local_robot_description_topic():
+    """robot_description_topic: a URDF published (latched) on it replaces the scene's
+    robot (here the humanoid with l_hip_yaw renamed); a bad one is rejected with a
+    reason and the node goes on with what it has."""
+    h = Harness({"scene": "humanoid_stand.yaml", "real_time_factor": 0.0,
+                 "robot_description_topic": "/robot_description", "marker_rate": 0.0})
+    try:
+        h.record(JointState, "/joint_states")
+        h.wait_for(lambda: h.latest("/joint_states"), 30, "/joint_states")
+        assert "l_hip_yaw" in h.latest("/joint_states").name
+        pub = h.client.create_publisher(String, "/robot_description", LATCHED)
+        pub.publish(String(data="<robot name='broken'"))
+        time.sleep(0.5)
+        urdf = URDF.read_text().replace('"l_hip_yaw"', '"l_hip_yaw_renamed"')
+        assert urdf != URDF.read_text()
+        pub.publish(String(data=urdf))
+        since = time.monotonic()
+        js = h.wait_for(lambda: [m for m in h.messages("/joint_states", since)
+                                 if "l_hip_yaw_renamed" in m.name], 30,
+                        "joint states of the new robot")[-1]
+        assert sorted(js.name) == sorted(urdf_joints(urdf))
+        assert h.node.scene.robot_description == urdf and not h.errors
+    finally:
+        h.close()
+
+
 @pytest.fixture(scope="module")
 def pair():
     h = Harness({"scene": str(ROOT / "test" / "data" / "two_humanoids.yaml"),
@@ -122,32 +149,6 @@ def test_joint_commands_move_one_robot_only_with_the_mode_chosen_per_joint(pair)
         assert all(math.isfinite(x) for x in [*m.position, *m.velocity, *m.effort])
     assert joint(h, "bob", "l_elbow") == pytest.approx(-1.2, abs=0.05)
     assert not h.errors
-
-
-def test_the_robot_is_read_from_a_transient_local_robot_description_topic():
-    """robot_description_topic: a URDF published (latched) on it replaces the scene's
-    robot (here the humanoid with l_hip_yaw renamed); a bad one is rejected with a
-    reason and the node goes on with what it has."""
-    h = Harness({"scene": "humanoid_stand.yaml", "real_time_factor": 0.0,
-                 "robot_description_topic": "/robot_description", "marker_rate": 0.0})
-    try:
-        h.record(JointState, "/joint_states")
-        h.wait_for(lambda: h.latest("/joint_states"), 30, "/joint_states")
-        assert "l_hip_yaw" in h.latest("/joint_states").name
-        pub = h.client.create_publisher(String, "/robot_description", LATCHED)
-        pub.publish(String(data="<robot name='broken'"))
-        time.sleep(0.5)
-        urdf = URDF.read_text().replace('"l_hip_yaw"', '"l_hip_yaw_renamed"')
-        assert urdf != URDF.read_text()
-        pub.publish(String(data=urdf))
-        since = time.monotonic()
-        js = h.wait_for(lambda: [m for m in h.messages("/joint_states", since)
-                                 if "l_hip_yaw_renamed" in m.name], 30,
-                        "joint states of the new robot")[-1]
-        assert sorted(js.name) == sorted(urdf_joints(urdf))
-        assert h.node.scene.robot_description == urdf and not h.errors
-    finally:
-        h.close()
 
 
 def test_stamps_of_every_robot_are_the_clock(pair):
