@@ -45,12 +45,17 @@ class NodeProcess:
     def alive(self):
         return self.proc.poll() is None
 
-    def rss_kib(self):
-        """Resident set size [KiB] of the node process (0 once it has exited)."""
+    def rss_kib(self, field="VmRSS"):
+        """Resident memory [KiB] of the node process (0 once it has exited).
+
+        ``VmRSS`` counts mapped files too (shared libraries, numba's cache), whose pages
+        the kernel drops and reloads under memory pressure; ``RssAnon`` (heap, stacks)
+        is what a leak makes grow.
+        """
         try:
             with open(f"/proc/{self.pid}/status") as f:
                 for line in f:
-                    if line.startswith("VmRSS:"):
+                    if line.startswith(field + ":"):
                         return int(line.split()[1])
         except OSError:
             pass

@@ -186,10 +186,12 @@ def soak(args):
                     counts = dict(client.counts)
                 clock = client.clock[1] if client.clock else float("nan")
                 rows.append(dict(t_wall=now - t0, alive=node.alive(), rss_kib=node.rss_kib(),
+                                 rss_anon_kib=node.rss_kib("RssAnon"),
                                  joint_states=counts["joint_states"], nan=counts["nan"],
                                  error_diagnostics=counts["errors"], sim_time=clock,
                                  commands=sum(sent.values()), **flips))
-                print(f"{now - t0:6.0f} s  alive {node.alive()}  rss {node.rss_kib()} KiB  "
+                print(f"{now - t0:6.0f} s  alive {node.alive()}  rss {node.rss_kib()} KiB "
+                      f"(anonymous {node.rss_kib('RssAnon')} KiB)  "
                       f"joint_states {counts['joint_states']}  NaN {counts['nan']}  "
                       f"errors {counts['errors']}  sim {clock:.1f} s  flips {flips}",
                       flush=True)
@@ -215,14 +217,16 @@ def soak(args):
         client.close()
     for x in rows:
         x.update(revision=revision, date=date, scene=os.path.basename(scene))
-    columns = ["revision", "date", "scene", "t_wall", "alive", "rss_kib", "joint_states", "nan",
+    columns = ["revision", "date", "scene", "t_wall", "alive", "rss_kib", "rss_anon_kib",
+               "joint_states", "nan",
                "error_diagnostics", "sim_time", "commands", "accepted", "rejected",
                "unanswered"]
     path = common.write_csv(common.results_path("bench_node_soak", revision, stamp), rows,
                             columns)
     first, last = rows[0], rows[-1]
     print(f"\nsoak {last['t_wall']:.0f} s: alive to the end {all(x['alive'] for x in rows)}, "
-          f"exit code {exit_code} (SIGINT); RSS {first['rss_kib']} -> {last['rss_kib']} KiB; "
+          f"exit code {exit_code} (SIGINT); RSS {first['rss_kib']} -> {last['rss_kib']} KiB, "
+          f"anonymous {first['rss_anon_kib']} -> {last['rss_anon_kib']} KiB; "
           f"NaN published {last['nan']}; ERROR diagnostics {last['error_diagnostics']}; "
           f"commands sent {sent}; parameter flips {flips}; wrote {path}")
     return 0 if all(x["alive"] for x in rows) and last["nan"] == 0 else 1
