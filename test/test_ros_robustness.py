@@ -101,6 +101,7 @@ def test_a_failed_step_pauses_with_paused_true_and_an_error_and_reset_resumes(ba
     assert not h.errors
 
 
+@pytest.mark.slow
 def test_parameter_changes_during_a_long_step_are_answered_and_never_kill_the_node(ball):
     """Before: a rebuild while the physics thread was busy raised TimeoutError and the
     process exited. Now a stalled step (3 s, longer than any wait of the node) delays
@@ -242,7 +243,7 @@ def test_the_warm_up_leaves_the_initial_state():
     assert sim.t == 0.0 and np.array_equal(sim.q, q0) and sim.stats.steps == 0
 
 
-def test_threads_are_released_when_the_node_closes(monkeypatch):
+def test_threads_are_released_when_the_node_closes():
     before = {t.name for t in threading.enumerate()}
     h = Harness({"scene": "ball_drop.yaml", "marker_rate": 0.0})
     h.close()
