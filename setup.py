@@ -17,6 +17,8 @@ ros_wheels = [
     "ros-kilted-diagnostic-msgs",
     "ros-kilted-trajectory-msgs",
     "ros-kilted-rosgraph-msgs",
+    # the ament index, to look packages up (scene files, package:// URIs) as under ROS
+    "ros-kilted-ament-index-python",
 ]
 
 setup(

@@ -19,10 +19,27 @@ the most load-independent of the three. Rows go to
 ``benchmarks/results/bench_node_<stamp>_<revision>.csv`` (``common.py``), with the
 1-minute load average.
 
+Two more modes measure the node as a user sees it, from an independent client process
+(benchmarks/node_client.py; the node is its own process):
+
+* ``--mode client`` — the node as fast as possible (``real_time_factor: 0``) publishing
+  at ``--publish-rate`` Hz of sim time; per round the client counts ``/joint_states``
+  per wall second and per sim second and takes the RTF from ``/clock``, and the CLI
+  (``contact-lcp simulate``) runs the same scene for the same sim time: node RTF vs CLI
+  RTF. Targets (issue 14): >= 1 kHz of sim time delivered at >= 200 Hz wall, RTF >= 5,
+  node within 10 % of the CLI.
+* ``--mode soak`` — ``--seconds`` of the humanoid at real-time factor 1 with random
+  command streams every 50 ms (valid ones, NaN, inf, wrong lengths, unknown joints, on
+  ``~/commands``, ``/joint_commands`` and ``~/joint_trajectory``), a parameter flip
+  every second (some rebuild the simulator) and a reset every 10 s. Every 10 s a row:
+  node alive, RSS, messages, NaN seen (must stay 0), ERROR diagnostics.
+
 Usage::
 
     .venv/bin/python benchmarks/bench_node.py [--scene config/humanoid_stand.yaml]
         [--seconds 5] [--rounds 3] [--publish-rate 100]
+    .venv/bin/python benchmarks/bench_node.py --mode client --publish-rate 1000
+    .venv/bin/python benchmarks/bench_node.py --mode soak --seconds 600
 """
 
 import argparse
@@ -93,7 +110,16 @@ def main(argv=None):
     parser.add_argument("--seconds", type=float, default=3.0, help="wall seconds per round")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--publish-rate", type=float, default=100.0)
+    parser.add_argument("--mode", choices=("overhead", "client", "soak"), default="overhead")
     args = parser.parse_args(argv)
+    if args.mode == "client":
+        import node_modes
+
+        return node_modes.client_rounds(args)
+    if args.mode == "soak":
+        import node_modes
+
+        return node_modes.soak(args)
 
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     context = rclpy.Context()

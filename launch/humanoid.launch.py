@@ -9,13 +9,18 @@ loader, i.e. the same XML the node publishes on /robot_description.
 
 import os
 
-from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.conditions import IfCondition
-from launch.substitutions import LaunchConfiguration
-from launch_ros.actions import Node
+# contact_lcp pins numpy's BLAS to one thread when it is imported first; launch has
+# usually loaded numpy already, so say it here (before contact_lcp is imported): no
+# "imported after numpy" warning, and the node inherits the setting.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from contact_lcp.ros.config import package_config_dir
+from launch import LaunchDescription  # noqa: E402
+from launch.actions import DeclareLaunchArgument, OpaqueFunction  # noqa: E402
+from launch.conditions import IfCondition  # noqa: E402
+from launch.substitutions import LaunchConfiguration  # noqa: E402
+from launch_ros.actions import Node  # noqa: E402
+
+from contact_lcp.ros.config import package_config_dir  # noqa: E402
 
 DEFAULT_SCENE = "humanoid_stand.yaml"
 
@@ -47,15 +52,25 @@ def describe(default_scene):
 
 
 def _robot_state_publisher(context):
-    from contact_lcp.ros.scene_info import scene_robot_urdf
+    """One robot_state_publisher per robot of the scene, in the robot's namespace.
 
-    urdf = scene_robot_urdf(LaunchConfiguration("scene").perform(context))
+    A scene with several robots puts robot ``name`` in namespace ``/<name>`` with TF
+    frames ``<name>/...`` (``frame_prefix``), as the node names its base frame.
+    """
+    from contact_lcp.ros.scene_info import scene_robot_urdfs
+
+    scene = LaunchConfiguration("scene").perform(context)
     use_sim_time = LaunchConfiguration("use_sim_time").perform(context).lower() == "true"
-    return [Node(
-        package="robot_state_publisher", executable="robot_state_publisher", output="screen",
-        parameters=[{"robot_description": urdf, "use_sim_time": use_sim_time}],
-        # the node already publishes the same XML there
-        remappings=[("robot_description", "robot_state_publisher/robot_description")])]
+    nodes = []
+    for _name, namespace, urdf in scene_robot_urdfs(scene):
+        nodes.append(Node(
+            package="robot_state_publisher", executable="robot_state_publisher",
+            namespace=namespace or None, output="screen",
+            parameters=[{"robot_description": urdf, "use_sim_time": use_sim_time,
+                         "frame_prefix": f"{namespace}/" if namespace else ""}],
+            # the contact_lcp node already publishes the same XML on robot_description
+            remappings=[("robot_description", "robot_state_publisher/robot_description")]))
+    return nodes
 
 
 def generate_launch_description():

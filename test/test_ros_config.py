@@ -66,3 +66,22 @@ def test_resolve_scene_relative_to_cwd_then_package_config(tmp_path, monkeypatch
     assert config.resolve_scene("mine.yaml") == str(scene.resolve())
     with pytest.raises(FileNotFoundError, match="not found; looked at"):
         config.resolve_scene("other.yaml")
+
+
+def test_the_params_file_and_docs_list_every_parameter():
+    """config/contact_lcp.params.yaml sets every scalar parameter (lists, which ROS
+    cannot type empty, are commented out) and docs/ros.md describes every one."""
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    params = yaml.safe_load((root / "config" / "contact_lcp.params.yaml").read_text())
+    values = params["contact_lcp"]["ros__parameters"]
+    scalar = {p.name for p in config.PARAMETERS if p.kind is not list}
+    assert set(values) == scalar
+    for name, value in values.items():
+        assert config.check(name, value) is None, name
+    docs = (root / "docs" / "ros.md").read_text()
+    missing = [p.name for p in config.PARAMETERS if f"| `{p.name}` |" not in docs]
+    assert not missing, f"docs/ros.md does not describe {missing}"

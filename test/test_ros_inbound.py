@@ -67,3 +67,29 @@ def test_throttle_logs_new_reasons_and_counts_repeats():
     assert th.warn("cmd", "NaN")
     assert log.lines[-1] == "NaN (1 more rejected since)"
     assert len(log.lines) == 4
+
+
+# -- sensor_msgs/JointState commands (topic_based_ros2_control) ---------------------------
+def test_each_joint_takes_the_first_finite_field():
+    from contact_lcp.ros.inbound import joint_command_groups
+
+    nan = float("nan")
+    groups = joint_command_groups(["a", "b", "c"], [0.5, nan, nan], [nan, -1.0, nan],
+                                  [nan, 2.0, 3.0])
+    assert groups == {"position": (["a"], [0.5]), "velocity": (["b"], [-1.0]),
+                      "effort": (["c"], [3.0])}
+    assert joint_command_groups(["a"], [], [], [4.0]) == {"effort": (["a"], [4.0])}
+
+
+@pytest.mark.parametrize("names, p, v, e, words", [
+    ([], [], [], [], "no joint names"),
+    (["a", "a"], [1.0, 2.0], [], [], "repeated"),
+    (["a"], [1.0, 2.0], [], [], "position has 2 values for 1 joints"),
+    (["a", "b"], [1.0, float("nan")], [], [], "joint 'b' has no finite"),
+    (["a"], [], [float("inf")], [], "joint 'a' has no finite"),
+])
+def test_malformed_joint_commands_say_why(names, p, v, e, words):
+    from contact_lcp.ros.inbound import joint_command_groups
+
+    with pytest.raises(ValueError, match=words):
+        joint_command_groups(names, p, v, e)

@@ -126,3 +126,25 @@ def test_diagnostics_levels():
     snap.error = "SimulationError: boom"
     assert messages.diagnostics(0.0, snap, target_rtf=1.0, scene="s", new_failures=0
                                 ).status[0].level == status.ERROR
+
+
+def test_imu_reads_the_specific_force_and_rates_in_the_base_frame():
+    """A base yawed 90 deg about z, spinning at 1 rad/s about world x, accelerating at
+    1 m/s^2 along world x, under g = (0, 0, -9.81): seen from the base (its x axis is
+    world y), f = R^T (a - g) = (0, -1, 9.81) and w = R^T (1, 0, 0) = (0, -1, 0)."""
+    s = np.sqrt(0.5)
+    base = SimpleNamespace(pose=np.array([0, 0, 1, 0, 0, s, s]),
+                           twist=np.array([0, 0, 0, 1.0, 0, 0]))
+    msg = messages.imu(2.0, "b/base_link", base, [1.0, 0, 0], [0, 0, -9.81])
+    assert msg.header.frame_id == "b/base_link"
+    f, w = msg.linear_acceleration, msg.angular_velocity
+    assert [f.x, f.y, f.z] == pytest.approx([0.0, -1.0, 9.81], abs=1e-12)
+    assert [w.x, w.y, w.z] == pytest.approx([0.0, -1.0, 0.0], abs=1e-12)
+    assert (msg.orientation.z, msg.orientation.w) == pytest.approx((s, s))
+
+
+def test_joint_state_slice_takes_one_robots_joints_under_its_urdf_names():
+    js = SimpleNamespace(names=["a/x", "a/y", "b/x"], position=np.array([1.0, 2.0, 3.0]),
+                         velocity=np.zeros(3), effort=np.zeros(3))
+    msg = messages.joint_state_slice(0.0, js, 2, ["x"])
+    assert list(msg.name) == ["x"] and list(msg.position) == [3.0]

@@ -43,7 +43,8 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISH_RATE = 50.0  # [Hz]
-DOMAIN_ID = 1 + os.getpid() % 100  # 1..100: valid for localhost discovery
+# ROS_DOMAIN_ID if set (each session its own), else one from the pid (valid: 1..101)
+DOMAIN_ID = int(os.environ.get("ROS_DOMAIN_ID") or 1 + os.getpid() % 100)
 ARM = "l_elbow"  # a joint that can move without upsetting the balance; limits [-2.5, 0]
 NS = "/contact_lcp"
 

@@ -6,6 +6,7 @@ Everything after ``--ros-args`` goes to ROS (``-p name:=value``, ``--params-file
 """
 
 import argparse
+import os
 import signal
 import sys
 
@@ -30,6 +31,8 @@ def parse_args(argv):
 
 def run(argv=None):
     """Run the node; return the exit status (0 done, 2 bad parameters or scene)."""
+    parent = os.getppid()
+    die_with_parent()
     import rclpy
     from rclpy.exceptions import ParameterException
     from rclpy.signals import SignalHandlerOptions
@@ -57,9 +60,15 @@ def run(argv=None):
         executor.add_node(node)
         while rclpy.ok() and not node.finished:
             executor.spin_once(timeout_sec=0.25)
+            if os.getppid() != parent:  # orphaned (re-parented): the launcher is gone
+                print("contact_lcp_node: the parent process is gone; stopping",
+                      file=sys.stderr, flush=True)
+                break
         if node.finished and not opts.quiet:
-            snap = node.loop.snapshot().result(2.0)
-            print(status_line(snap), flush=True)
+            try:
+                print(status_line(node.loop.snapshot().result(2.0)), flush=True)
+            except Exception:  # the last line is a courtesy: never fail the exit on it
+                pass
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
@@ -74,3 +83,21 @@ def run(argv=None):
 
 def _terminate(signum, frame):
     raise KeyboardInterrupt
+
+
+def die_with_parent(signum=signal.SIGTERM):
+    """Ask Linux to send ``signum`` when the parent process dies (PR_SET_PDEATHSIG).
+
+    Returns True when set. The spin loop of :func:`run` also polls ``os.getppid()``, which
+    covers other systems and a parent that died before this call.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        return libc.prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False

@@ -42,6 +42,11 @@ PARAMETERS = (
     ParameterSpec(
         "robot_description", "", str,
         "URDF XML replacing the scene robot's URDF. Empty: the scene's own.", True),
+    ParameterSpec(
+        "robot_description_topic", "", str,
+        "Topic (std_msgs/String, transient local) whose URDF replaces the first robot's, "
+        "as robot_description does, each time a different one arrives. Empty: off. "
+        "Start-up only."),
     ParameterSpec("time_step", 0.0, float, "Time step h [s]. 0: the scene's.", True),
     ParameterSpec("solver_method", "", str, "LCP method. Empty: the scene's.", True),
     ParameterSpec(
@@ -82,6 +87,7 @@ class NodeConfig:
 
     scene: str = ""
     robot_description: str = ""
+    robot_description_topic: str = ""
     time_step: float = 0.0
     solver_method: str = ""
     real_time_factor: float = 1.0
@@ -139,6 +145,8 @@ def check(name, value):
         return _check_number(name, float(value))
     if not isinstance(value, spec.kind):
         return f"{name} must be a {spec.kind.__name__}, got {type(value).__name__} {value!r}"
+    if name == "robot_description_topic" and value and not value.startswith("/"):
+        return f"robot_description_topic must be an absolute topic name, got {value!r}"
     if name == "command_mode" and value not in COMMAND_MODES:
         return f"command_mode must be one of {', '.join(COMMAND_MODES)}, got {value!r}"
     if name == "scene" and value:

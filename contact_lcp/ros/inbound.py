@@ -5,6 +5,7 @@ order of its times, as the user wrote them); values (NaN, unknown joints, limits
 checked by the simulator, whose ``CommandError`` gives the reason that is logged.
 """
 
+import math
 import threading
 import time
 
@@ -47,6 +48,50 @@ def trajectory_arrays(msg):
     stamp = msg.header.stamp
     start = None if (stamp.sec, stamp.nanosec) == (0, 0) else from_time(stamp)
     return joints, start, t_rel, positions, (velocities if all(given) else None)
+
+
+#: The fields of a sensor_msgs/JointState command, in the order a joint's mode is chosen.
+COMMAND_FIELDS = (("position", "position"), ("velocity", "velocity"), ("effort", "effort"))
+
+
+def joint_command_groups(names, position, velocity, effort):
+    """``{mode: (joints, values)}`` of a ``sensor_msgs/JointState`` used as a command.
+
+    As topic_based_ros2_control publishes them: ``name`` lists the commanded joints; each
+    of ``position`` [rad], ``velocity`` [rad/s], ``effort`` [N.m] is empty (not
+    commanded) or has one value per name. A joint takes the first of position,
+    velocity, effort that has a finite value for it (NaN = "not through this field"),
+    so one message may command joints in different modes.
+
+    Raises
+    ------
+    ValueError
+        No names, a repeated name, a field whose length is neither 0 nor
+        ``len(names)``, or a joint with no finite value in any field.
+    """
+    names = list(names)
+    if not names:
+        raise ValueError("no joint names")
+    if len(set(names)) != len(names):
+        raise ValueError(f"joint names repeated: {names}")
+    fields = {"position": list(position), "velocity": list(velocity),
+              "effort": list(effort)}
+    for field, values in fields.items():
+        if len(values) not in (0, len(names)):
+            raise ValueError(f"{field} has {len(values)} values for {len(names)} joints "
+                             "(expected 0 or one per name)")
+    groups = {}
+    for i, joint in enumerate(names):
+        for field, mode in COMMAND_FIELDS:
+            values = fields[field]
+            if values and math.isfinite(values[i]):
+                joints, vals = groups.setdefault(mode, ([], []))
+                joints.append(joint)
+                vals.append(float(values[i]))
+                break
+        else:
+            raise ValueError(f"joint {joint!r} has no finite position, velocity or effort")
+    return groups
 
 
 class Throttle:

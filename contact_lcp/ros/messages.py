@@ -15,7 +15,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, Pose, TransformStamped, Vector3, WrenchStamped
 from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import Imu, JointState
 from visualization_msgs.msg import Marker, MarkerArray
 
 WORLD = "world"
@@ -70,6 +70,66 @@ def joint_state(t, js, out=None):
     return msg
 
 
+def joint_state_slice(t, js, first, names, out=None):
+    """``sensor_msgs/JointState`` of joints ``first:first + len(names)`` of a simulator
+    ``JointState``, under the given ``names`` (a robot's URDF names)."""
+    msg = out or JointState()
+    msg.header.stamp = to_time(t)
+    if list(msg.name) != list(names):
+        msg.name = list(names)
+    end = first + len(names)
+    msg.position = _doubles(js.position[first:end])
+    msg.velocity = _doubles(js.velocity[first:end])
+    msg.effort = _doubles(js.effort[first:end])
+    return msg
+
+
+def rotation_of(p):
+    """Rotation matrix (3, 3) of a pose [x y z qx qy qz qw]."""
+    qx, qy, qz, qw = (float(c) for c in p[3:7])
+    return np.array([
+        [1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qz * qw), 2 * (qx * qz + qy * qw)],
+        [2 * (qx * qy + qz * qw), 1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qx * qw)],
+        [2 * (qx * qz - qy * qw), 2 * (qy * qz + qx * qw), 1 - 2 * (qx * qx + qy * qy)],
+    ])
+
+
+def imu(t, frame, base, a_W, gravity, out=None):
+    """``sensor_msgs/Imu`` at the origin of a floating base, as an ideal IMU reads it.
+
+    Parameters
+    ----------
+    t : float
+        Stamp [s].
+    frame : str
+        frame_id: the base link's TF frame.
+    base : BaseState
+        Pose [x y z qx qy qz qw] and world-frame twist [v w] of the base origin.
+    a_W : (3,) array_like
+        Acceleration of the base origin in W [m/s^2] (the node differentiates the
+        published velocities over one publish period).
+    gravity : (3,) array_like
+        Gravity in W [m/s^2].
+
+    The orientation is the base's in W; angular velocity [rad/s] and linear
+    acceleration [m/s^2] are in the base frame, the latter the specific force
+    ``R^T (a_W - g)`` (at rest, +9.81 along the world's up axis seen from the base).
+    Covariances are 0 (exact, noise-free).
+    """
+    msg = out or Imu()
+    msg.header.stamp = to_time(t)
+    msg.header.frame_id = frame
+    p = np.asarray(base.pose, dtype=np.float64)
+    R = rotation_of(p)
+    o = msg.orientation
+    o.x, o.y, o.z, o.w = (float(c) for c in p[3:7])
+    w_B = R.T @ np.asarray(base.twist[3:6], dtype=np.float64)
+    f_B = R.T @ (np.asarray(a_W, dtype=np.float64) - np.asarray(gravity, dtype=np.float64))
+    _set_xyz(msg.angular_velocity, *w_B.tolist())
+    _set_xyz(msg.linear_acceleration, *f_B.tolist())
+    return msg
+
+
 def _set_xyz(v, x, y, z):
     v.x, v.y, v.z = x, y, z
 
@@ -116,7 +176,7 @@ def odometry(t, base, child_frame, out=None):
 
 
 def transform(t, base, child_frame, out=None):
-    """``TransformStamped`` world -> ``child_frame`` of a ``BaseState``."""
+    """``TransformStamped`` world -> ``child_frame`` of a ``BaseState`` (or a body's)."""
     msg = out or TransformStamped()
     msg.header.stamp = to_time(t)
     msg.header.frame_id = WORLD

@@ -4,44 +4,53 @@ All physics is in :mod:`contact_lcp.sim`; the stepping thread is
 :class:`contact_lcp.ros.physics.PhysicsLoop`, which also runs the publishers as periodic
 tasks (state streams on sim time, markers and diagnostics on wall time; none on the
 node's ROS clock, so ``use_sim_time`` changes nothing: the node is the clock);
-message packing is in :mod:`contact_lcp.ros.messages`. The executor (single-threaded)
-serves subscriptions, services and parameters. Interfaces are listed in
-:mod:`contact_lcp.ros`.
+per-robot publishing is in :mod:`contact_lcp.ros.robots`, message packing in
+:mod:`contact_lcp.ros.messages`. The executor (single-threaded) serves subscriptions,
+services and parameters; no callback of it ever waits on the physics thread without a
+bound, and none lets an exception out (a failure becomes a rejected parameter, a failed
+service call or a throttled warning). Interfaces are listed in :mod:`contact_lcp.ros`.
 """
-
-from concurrent.futures import TimeoutError as FutureTimeout
 
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.exceptions import InvalidParameterValueException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, QoSProfile
+from rclpy.qos import QoSProfile
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
-from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
-from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
 from contact_lcp.ros import config, messages
-from contact_lcp.ros.inbound import Throttle, trajectory_arrays
+from contact_lcp.ros.inbound import Throttle, joint_command_groups, trajectory_arrays
 from contact_lcp.ros.physics import PhysicsLoop
+from contact_lcp.ros.robots import LATCHED, SceneIO
 from contact_lcp.ros.scene_info import SceneInfo, build_simulator
+from contact_lcp.ros.services import NodeServices
 
 try:  # tf2_msgs has no PyPI wheel: /tf only where a ROS 2 installation provides it
     from tf2_msgs.msg import TFMessage
 except ImportError:
     TFMessage = None
 
-#: How long [s] a ROS callback waits for the physics thread.
-WAIT = 2.0
+
+def load(cfg):
+    """``(sim, SceneInfo)`` for NodeConfig ``cfg``: built and warmed up (compiled)."""
+    from contact_lcp.ros.scene_info import warm_up
+
+    sim = build_simulator(cfg, warm=False)
+    warm_error = warm_up(sim)
+    return sim, SceneInfo.of(sim, cfg, warm_error)
 
 
-class ContactLCPNode(Node):
+class ContactLCPNode(NodeServices, Node):
     """Simulate a scene and publish it; see :mod:`contact_lcp.ros` for the interfaces.
+
+    The simulator is built and its first step compiled before anything is published
+    (so ``/clock`` and ``joint_states`` mean "ready").
 
     Parameters
     ----------
@@ -55,9 +64,11 @@ class ContactLCPNode(Node):
         super().__init__("contact_lcp", **node_kwargs)
         self._config = config.NodeConfig()
         self._loop = None
-        self._pending_sim = None
+        self._pending = None
         self._status = status
         self._throttle = Throttle(self.get_logger())
+        self._pubs = {}  # (type, topic) -> publisher, kept for the node's life
+        self._subs = {}  # topic -> subscription
         self.add_on_set_parameters_callback(self._validate)
         self.add_post_set_parameters_callback(self._apply)
         self._rejected = ""
@@ -68,9 +79,8 @@ class ContactLCPNode(Node):
             except InvalidParameterValueException as e:
                 raise ValueError(f"parameter {spec.name}: {self._rejected}") from e
 
-        sim = build_simulator(self._config)
-        self._scene = SceneInfo.of(sim, self._config)
-        reason = self._check_names(self._config, self._scene, sim)
+        sim, self._scene = load(self._config)
+        reason = self._check_names(self._config, self._scene)
         if reason:
             raise ValueError(reason)
         self._loop = PhysicsLoop(
@@ -79,44 +89,48 @@ class ContactLCPNode(Node):
             on_task_error=self._on_task_error)
 
         qos = QoSProfile(depth=10)
-        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self._pub_clock = self.create_publisher(ClockMsg, "/clock", qos)
-        self._pub_joints = self.create_publisher(JointState, "/joint_states", qos)
-        self._pub_odom = self.create_publisher(Odometry, "/odom", qos)
         self._pub_markers = self.create_publisher(MarkerArray, "~/contact_markers", 2)
         self._pub_diag = self.create_publisher(DiagnosticArray, "/diagnostics", qos)
-        self._pub_description = self.create_publisher(String, "/robot_description", latched)
         self._pub_tf = None
         if TFMessage is not None:
             self._pub_tf = self.create_publisher(TFMessage, "/tf", QoSProfile(depth=100))
         else:
-            self.get_logger().info("tf2_msgs is not importable: /tf (world -> base) is not "
-                                   "published; ~/contact_markers still shows the scene")
-        self._pub_wrench = {}
+            self.get_logger().info("tf2_msgs is not importable: /tf is not published; "
+                                   "~/contact_markers still shows the scene")
+        self._io = self._scene_io(self._scene)
         self._arrows = 0
         self._shapes = []  # shape markers, refilled each time
         self._failures = 0
-        self.publish_cycles = 0  # completed /joint_states cycles (for benchmarks)
-        # messages refilled every cycle by the physics thread (publish() serializes them)
-        self._out = {"clock": ClockMsg(), "joints": JointState(), "odom": Odometry()}
+        self.publish_cycles = 0  # completed publishing cycles (for benchmarks)
+        self._out = {"clock": ClockMsg()}
         self._out_wrench = {}
-        self._make_wrench_publishers()
-        self._pub_description.publish(String(data=self._scene.robot_description))
+        self._make_wrench_publishers(self._config, self._scene)
+        self._io.publish_descriptions()
 
         self.create_subscription(Float64MultiArray, "~/commands", self._on_commands, 10)
         self.create_subscription(JointTrajectory, "~/joint_trajectory", self._on_trajectory, 10)
-        self.create_service(Trigger, "~/reset", self._srv_reset)
-        self.create_service(SetBool, "~/set_paused", self._srv_set_paused)
-        self.create_service(Trigger, "~/step", self._srv_step)
+        self._make_command_subscriptions(self._scene)
+        if self._config.robot_description_topic:
+            self.create_subscription(String, self._config.robot_description_topic,
+                                     self._on_robot_description, LATCHED)
+        self._make_services()
+        # a failed step is seen in the physics thread; the `paused` parameter is set
+        # from the executor, woken by this guard condition
+        self._error_guard = self.create_guard_condition(self._sync_paused)
 
         self._tasks = []
         self._make_tasks()
         self._loop.every(1.0, self._report)
         self._loop.start()
+        if self._scene.warm_error:
+            self.get_logger().warning(f"the first step fails: {self._scene.warm_error}")
         self.get_logger().info(
-            f"scene {self._scene.path}: {len(self._scene.joint_names)} joints, "
-            f"h = {self._scene.h:g} s, real-time factor {self._config.real_time_factor:g}, "
-            f"publishing at {self._config.publish_rate:g} Hz")
+            f"ready: scene {self._scene.path}: {len(self._scene.robots)} robot(s), "
+            f"{len(self._scene.bodies)} free bod(y/ies), {len(self._scene.joint_names)} "
+            f"joints, h = {self._scene.h:g} s, real-time factor "
+            f"{self._config.real_time_factor:g}, publishing at "
+            f"{self._config.publish_rate:g} Hz")
 
     @property
     def finished(self):
@@ -128,15 +142,34 @@ class ContactLCPNode(Node):
         """The :class:`PhysicsLoop` stepping the simulator."""
         return self._loop
 
+    @property
+    def scene(self):
+        """The :class:`SceneInfo` of the simulator being stepped."""
+        return self._scene
+
     def shutdown(self):
         """Stop the physics thread (call before ``destroy_node``)."""
         if self._loop is not None:
             self._loop.stop()
 
+    def _publisher(self, kind, topic, qos):
+        key = (kind, topic)
+        if key not in self._pubs:
+            self._pubs[key] = self.create_publisher(kind, topic, qos)
+        return self._pubs[key]
+
+    def _scene_io(self, scene):
+        skip = self._config.robot_description_topic
+        return SceneIO(scene, self._publisher, skip_description=skip)
+
     # -- parameters -------------------------------------------------------------------
     def _validate(self, params):
         """On-set-parameters callback: every rule of config.check, then the scene's."""
-        result = self._check(params)
+        try:
+            result = self._check(params)
+        except Exception as e:  # never out of a callback: a reason instead
+            result = SetParametersResult(successful=False,
+                                         reason=f"{type(e).__name__}: {e}")
         if not result.successful:
             self._rejected = result.reason  # for the start-up error message
         return result
@@ -149,81 +182,83 @@ class ContactLCPNode(Node):
         if self._loop is None:  # declaring: names are checked once the scene is built
             return SetParametersResult(successful=True)
         mine = {p.name: p.value for p in params if p.name in config.SPECS}
+        if "robot_description_topic" in mine and \
+                mine["robot_description_topic"] != self._config.robot_description_topic:
+            return SetParametersResult(
+                successful=False, reason="robot_description_topic is read at start-up only")
         new = self._config.with_values(mine)
-        scene, sim = self._scene, None
+        scene, pending = self._scene, None
         if any(config.SPECS[n].rebuild and getattr(new, n) != getattr(self._config, n)
                for n in mine):
-            try:
-                sim = build_simulator(new)
-                scene = SceneInfo.of(sim, new)
+            try:  # built and compiled here: the physics thread only swaps it in
+                sim, scene = load(new)
             except Exception as e:  # SceneError says why; anything else must not kill us
                 reason = str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}"
                 return SetParametersResult(successful=False, reason=reason)
-        reason = self._check_names(new, scene, sim)
+            pending = (sim, scene)
+        reason = self._check_names(new, scene)
         if reason:
             return SetParametersResult(successful=False, reason=reason)
-        self._pending_sim = (sim, scene) if sim is not None else None
+        self._pending = pending
         return SetParametersResult(successful=True)
 
-    def _check_names(self, cfg, scene, sim=None):
+    @staticmethod
+    def _check_names(cfg, scene):
         """Reason why cfg.joints / cfg.wrench_links do not fit the scene, or None."""
-        reason = config.check_names("joints", cfg.joints, scene.joint_names)
-        if reason or not cfg.wrench_links:
-            return reason
-
-        def probe(s):
-            for link in cfg.wrench_links:
-                s.link_wrench(link, "local")
-        try:
-            if sim is not None:
-                probe(sim)  # not yet handed to the physics thread
-            else:
-                self._loop.submit(probe).result(WAIT)
-        except (KeyError, ValueError) as e:  # FrameNotFound names the valid links
-            return f"wrench_links: {e}"
-        except FutureTimeout:
-            return "wrench_links: the physics thread did not answer"
-        return None
+        return (config.check_names("joints", cfg.joints, scene.joint_names)
+                or config.check_names("wrench_links", cfg.wrench_links, scene.links))
 
     def _apply(self, params):
+        """Post-set callback: hand the accepted values to the physics thread (no waiting)."""
+        try:
+            self._apply_values(params)
+        except Exception as e:  # accepted but not in force: say so, stay alive
+            self.get_logger().error(f"applying parameters failed: {type(e).__name__}: {e}")
+
+    def _apply_values(self, params):
         old = self._config
         new = old.with_values({p.name: p.value for p in params if p.name in config.SPECS})
-        if self._loop is None or self._pending_sim is None:
-            self._config = new
-        else:  # the publishers (physics thread) see the new scene with the new simulator
-            sim, scene = self._pending_sim
-            self._pending_sim = None
-
-            def adopt():
-                self._config, self._scene = new, scene
-            self._loop.replace_simulator(sim, then=adopt).result(WAIT)
-            self._pub_description.publish(String(data=scene.robot_description))
-            self.get_logger().info(f"rebuilt the simulator: scene {scene.path}, "
-                                   f"h = {scene.h:g} s")
+        self._config = new
         if self._loop is None:
             return
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            sim, scene = pending
+            io = self._scene_io(scene)
+            self._make_wrench_publishers(new, scene)
+            self._make_command_subscriptions(scene)
+
+            def adopt():  # in the physics thread, before any task sees the new simulator
+                self._scene, self._io = scene, io
+                io.publish_descriptions()
+
+            def done(fut):
+                if fut.exception() is None:
+                    self.get_logger().info(f"rebuilt the simulator: scene {scene.path}, "
+                                           f"h = {scene.h:g} s")
+            self._loop.replace_simulator(sim, then=adopt).add_done_callback(done)
+        else:
+            self._make_wrench_publishers(new, self._scene)
         if new.paused != old.paused:
             self._loop.set_paused(new.paused)
         if new.real_time_factor != old.real_time_factor:
             self._loop.set_real_time_factor(new.real_time_factor)
         if (new.publish_rate, new.marker_rate) != (old.publish_rate, old.marker_rate):
             self._make_tasks()
-        self._make_wrench_publishers()
+
+    def _sync_paused(self):
+        """Guard-condition callback: after a failed step, ``paused`` reads True."""
+        if self._loop.paused and self._loop.error and not self._config.paused:
+            result = self.set_parameters([Parameter("paused", value=True)])[0]
+            if not result.successful:
+                self.get_logger().error(f"could not set paused: {result.reason}")
 
     def _wrench_links(self):
         return self._config.wrench_links or self._scene.wrench_links
 
-    def _make_wrench_publishers(self):
-        links = self._wrench_links()
-        if set(links) == set(self._pub_wrench):
-            return
-        old = self._pub_wrench
-        self._pub_wrench = {link: old.get(link) or self.create_publisher(
-            WrenchStamped, f"~/contact_wrenches/{link}", 10) for link in links}
-        if old and self._loop.running:  # the physics thread publishes: let it drop old
-            self._loop.submit(lambda sim: None).result(WAIT)
-        for link in set(old) - set(links):
-            self.destroy_publisher(old[link])
+    def _make_wrench_publishers(self, cfg, scene):
+        for link in cfg.wrench_links or scene.wrench_links:
+            self._publisher(WrenchStamped, f"~/contact_wrenches/{link}", 10)
 
     def _make_tasks(self):
         for task in self._tasks:
@@ -235,17 +270,14 @@ class ContactLCPNode(Node):
 
     # -- publishing: periodic tasks run by the physics thread -------------------------
     def _publish(self, sim):
-        snap = self._loop.take_snapshot(sim, self._wrench_links())
-        t, base_link, out = snap.time, self._scene.base_link, self._out
-        self._pub_clock.publish(messages.clock(t, out.get("clock")))
-        self._pub_joints.publish(messages.joint_state(t, snap.joints, out.get("joints")))
-        if snap.base is not None:
-            self._pub_odom.publish(messages.odometry(t, snap.base, base_link, out.get("odom")))
-            if self._pub_tf is not None:
-                self._pub_tf.publish(
-                    TFMessage(transforms=[messages.transform(t, snap.base, base_link)]))
-        for link, w in snap.wrenches.items():
-            pub = self._pub_wrench.get(link)
+        t = self._loop.time
+        self._pub_clock.publish(messages.clock(t, self._out["clock"]))
+        transforms = self._io.publish(t, sim, sim.joint_state())
+        if self._pub_tf is not None and transforms:
+            self._pub_tf.publish(TFMessage(transforms=transforms))
+        links = self._wrench_links()
+        for link, w in sim.link_wrenches(links, "local").items():
+            pub = self._pubs.get((WrenchStamped, f"~/contact_wrenches/{link}"))
             if pub is not None:
                 msg = messages.wrench(t, link, w, self._out_wrench.get(link))
                 self._out_wrench[link] = msg
@@ -274,6 +306,7 @@ class ContactLCPNode(Node):
     def _on_physics_error(self, exc):
         self.get_logger().error(f"simulation stopped and paused: {type(exc).__name__}: {exc}; "
                                 "call ~/reset to start again")
+        self._error_guard.trigger()
 
     # -- commands ---------------------------------------------------------------------
     def _on_commands(self, msg):
@@ -283,6 +316,44 @@ class ContactLCPNode(Node):
         values = list(msg.data)
         self._submit("~/commands", lambda sim: sim.set_command(
             cfg.command_mode, values, joints=joints, kp=kp, kd=kd))
+
+    def _make_command_subscriptions(self, scene):
+        for robot in scene.robots:
+            topic = robot.topic("joint_commands")
+            if topic not in self._subs:
+                self._subs[topic] = self.create_subscription(
+                    JointState, topic,
+                    lambda msg, ns=robot.namespace, t=topic: self._on_joint_commands(
+                        msg, ns, t), 10)
+
+    def _on_joint_commands(self, msg, namespace, topic):
+        """``<ns>/joint_commands``: as topic_based_ros2_control's hardware plugin sends."""
+        robot = self._scene.robot_in(namespace)
+        try:
+            if robot is None:
+                raise ValueError(f"the scene has no robot in namespace {namespace!r}")
+            groups = joint_command_groups(msg.name, msg.position, msg.velocity, msg.effort)
+            groups = {mode: ([robot.sim_joint(j) for j in joints], values)
+                      for mode, (joints, values) in groups.items()}
+        except (ValueError, KeyError) as e:
+            self._throttle.warn(topic, f"{topic} rejected: {str(e).strip(chr(39))}")
+            return
+        kp, kd = self._config.gains()
+
+        def op(sim):
+            for mode, (joints, values) in groups.items():
+                sim.set_command(mode, values, joints=joints, kp=kp, kd=kd)
+        self._submit(topic, op)
+
+    def _on_robot_description(self, msg):
+        if msg.data == self._scene.robot_description:
+            return
+        result = self.set_parameters([Parameter("robot_description", value=msg.data)])[0]
+        topic = self._config.robot_description_topic
+        if result.successful:
+            self.get_logger().info(f"new robot description from {topic}")
+        else:
+            self._throttle.warn(topic, f"{topic} rejected: {result.reason}")
 
     def _on_trajectory(self, msg):
         try:
@@ -313,32 +384,6 @@ class ContactLCPNode(Node):
             if exc is not None:
                 self._throttle.warn(topic, f"{topic} rejected: {exc}")
         self._loop.submit(op).add_done_callback(done)
-
-    # -- services ---------------------------------------------------------------------
-    def _srv_reset(self, request, response):
-        response.success, response.message = self._wait(self._loop.reset(), "reset")
-        return response
-
-    def _srv_step(self, request, response):
-        response.success, response.message = self._wait(self._loop.step_once(), "stepped")
-        return response
-
-    def _srv_set_paused(self, request, response):
-        result = self.set_parameters([Parameter("paused", value=bool(request.data))])[0]
-        response.success = result.successful
-        response.message = result.reason or ("paused" if request.data else "running")
-        if result.successful:  # the parameter callback queued it: wait until it is in force
-            self._wait(self._loop.submit(lambda sim: None), "")
-        return response
-
-    def _wait(self, fut, verb):
-        try:
-            fut.result(WAIT)
-        except FutureTimeout:
-            return False, "the physics thread did not answer in time"
-        except Exception as e:
-            return False, str(e)
-        return True, f"{verb}; sim time {self._loop.time:.6f} s"
 
 
 def status_line(snap):

@@ -192,12 +192,26 @@ class PhysicsLoop:
             return info
         return self.submit(op)
 
-    def reset(self):
-        """Future: back to the scene's initial state, with the clock still moving forward."""
+    @property
+    def error(self):
+        """Why the last step failed ('' when it did not, or since a reset)."""
+        return self._error
+
+    def reset(self, resume_after_error=True):
+        """Future: back to the scene's initial state, with the clock still moving forward.
+
+        Its result is the error the loop was stopped by ('' if none); after an error,
+        with ``resume_after_error``, stepping resumes (a reset after a failed step means
+        "start again"; a pause asked for by the user stays).
+        """
         def op(sim):
+            error = self._error
             self._offset += sim.t + sim.h
             sim.reset()
             self._restart()
+            if error and resume_after_error:
+                self._paused = False
+            return error
         return self.submit(op)
 
     def replace_simulator(self, new_sim, then=None):
@@ -223,7 +237,7 @@ class PhysicsLoop:
         return Snapshot(
             time=self.time,
             joints=sim.joint_state(),
-            base=sim.base_state(),
+            base=_first_base(sim),
             wrenches=sim.link_wrenches(wrench_links, "local"),
             contacts=sim.contacts() if contacts else [],
             shapes=sim.collision_shapes() if shapes else [],
@@ -324,6 +338,7 @@ class PhysicsLoop:
                 self._on_error(e)
             return None
         self.cpu["steps"] += time.thread_time() - c0
+        self._error = ""  # stepping again after an error, successfully
         self._now = self._offset + self._sim.t
         self._stepped += self._sim.h
         if self._duration is not None and self.time >= self._duration - 1e-9:
@@ -375,6 +390,12 @@ class PhysicsLoop:
 
     _now: float = 0.0
     _anchor: Optional[tuple] = None
+
+
+def _first_base(sim):
+    """``sim.base_state()`` of the first robot; None without robots (free bodies only)."""
+    robots = getattr(getattr(sim, "world", None), "robots", None)
+    return None if robots is not None and not robots else sim.base_state()
 
 
 class Task:

@@ -1,0 +1,232 @@
+"""``bench_node.py --mode client`` and ``--mode soak``: the node seen from another process.
+
+See the docstring of benchmarks/bench_node.py for what is measured and why.
+"""
+
+import math
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import common
+from node_client import NS, ROOT, Client, NodeProcess
+
+CLI_RTF = re.compile(r"\(([0-9.]+)x real time\)")
+
+
+def cli_rtf(scene, sim_seconds):
+    """Real-time factor printed by ``contact-lcp simulate`` for ``sim_seconds``."""
+    out = subprocess.run(
+        [sys.executable, "-m", "contact_lcp.cli", "simulate", scene, "--duration",
+         f"{sim_seconds:g}"], cwd=ROOT, capture_output=True, text=True, timeout=3600,
+        env=dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")])))
+    match = CLI_RTF.search(out.stdout)
+    if match is None:
+        raise RuntimeError(f"no real-time factor in the CLI's output:\n{out.stdout}{out.stderr}")
+    return float(match.group(1))
+
+
+def client_rounds(args):
+    """Rates and RTF of the node (own process) against the CLI, alternating rounds."""
+    revision = common.git_revision()
+    date, stamp = common.utc_stamp()
+    scene = os.path.abspath(args.scene)
+    log = os.path.join(tempfile.mkdtemp(prefix="bench_node_"), "node.log")
+    client = Client()
+    rows = []
+    try:
+        for r in range(args.rounds):
+            node = NodeProcess({"scene": scene, "real_time_factor": 0.0,
+                                "publish_rate": args.publish_rate, "marker_rate": 0.0}, log)
+            try:
+                node.wait_ready()
+                client.window(1.0)  # discovery and settling
+                wall_hz, sim_hz, rtf = client.window(args.seconds)
+            finally:
+                node.stop()
+            sim_s = max(rtf * args.seconds, 0.5)
+            cli = cli_rtf(scene, round(sim_s, 3))
+            rows.append(dict(mode="client", round=r, rtf=rtf, cli_rtf=cli,
+                             joint_states_hz=wall_hz, joint_states_sim_hz=sim_hz,
+                             ratio=rtf / cli if cli else float("nan")))
+            print(f"round {r}: node rtf {rtf:.3f} (CLI {cli:.3f}, ratio {rtf / cli:.3f}); "
+                  f"/joint_states {wall_hz:.1f} Hz wall, {sim_hz:.1f} Hz sim", flush=True)
+    finally:
+        client.close()
+    load = os.getloadavg()[0]
+    for x in rows:
+        x.update(revision=revision, date=date, scene=os.path.basename(scene),
+                 seconds=args.seconds, publish_rate=args.publish_rate, load_1min=load)
+    columns = ["revision", "date", "scene", "mode", "round", "seconds", "publish_rate", "rtf",
+               "cli_rtf", "ratio", "joint_states_hz", "joint_states_sim_hz", "load_1min"]
+    path = common.write_csv(common.results_path("bench_node_client", revision, stamp),
+                            rows, columns)
+    med = {k: common.median([x[k] for x in rows]) for k in
+           ("rtf", "cli_rtf", "ratio", "joint_states_hz", "joint_states_sim_hz")}
+    print(f"\nmedian: node rtf {med['rtf']:.3f}, CLI rtf {med['cli_rtf']:.3f}, node/CLI "
+          f"{med['ratio']:.3f} (target >= 0.9); /joint_states {med['joint_states_hz']:.1f} Hz "
+          f"wall (target >= 200), {med['joint_states_sim_hz']:.1f} Hz sim (asked "
+          f"{args.publish_rate:g}); load {load:.2f}; wrote {path}")
+    return 0
+
+
+# -- soak -------------------------------------------------------------------------------
+FLIPS = [("publish_rate", [50.0, 100.0, 200.0]),
+         ("command_mode", ["position", "velocity", "effort"]),
+         ("real_time_factor", [1.0, 0.0, 1.0]),
+         ("kp", [0.0, 300.0]),
+         ("paused", [False, False, True]),
+         ("wrench_links", [["l_foot"], ["l_foot", "r_foot"]]),
+         ("solver_method", ["", "lexicographic"]),  # rebuilds the simulator
+         ("time_step", [0.0, 0.002])]  # rebuilds the simulator
+
+
+def _parameter_request(name, value):
+    from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+    from rcl_interfaces.srv import SetParameters
+
+    if isinstance(value, bool):
+        v = ParameterValue(type=ParameterType.PARAMETER_BOOL, bool_value=value)
+    elif isinstance(value, float):
+        v = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=value)
+    elif isinstance(value, str):
+        v = ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=value)
+    else:
+        v = ParameterValue(type=ParameterType.PARAMETER_STRING_ARRAY, string_array_value=value)
+    return SetParameters.Request(parameters=[Parameter(name=name, value=v)])
+
+
+def _random_command(rng, joints, pubs):
+    """Publish one random command, good or bad; return its kind."""
+    from builtin_interfaces.msg import Duration
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    n = len(joints)
+    kind = rng.choice(["valid", "valid", "nan", "inf", "length", "unknown", "jc_valid",
+                       "jc_mixed", "jc_bad", "trajectory", "trajectory_bad"])
+    values = [rng.uniform(-0.3, 0.3) for _ in range(n)]
+    if kind == "valid":
+        pubs["commands"].publish(Float64MultiArray(data=values))
+    elif kind == "nan":
+        values[rng.randrange(n)] = math.nan
+        pubs["commands"].publish(Float64MultiArray(data=values))
+    elif kind == "inf":
+        values[rng.randrange(n)] = math.inf
+        pubs["commands"].publish(Float64MultiArray(data=values))
+    elif kind == "length":
+        wrong = values[:rng.randrange(n)] if rng.random() < 0.5 else values + [0.0]
+        pubs["commands"].publish(Float64MultiArray(data=wrong))
+    elif kind == "unknown":
+        pubs["joint_commands"].publish(JointState(name=["no_such_joint"], position=[0.1]))
+    elif kind == "jc_valid":
+        pubs["joint_commands"].publish(JointState(name=list(joints), position=values))
+    elif kind == "jc_mixed":
+        pos = [v if i % 2 else math.nan for i, v in enumerate(values)]
+        vel = [math.nan if i % 2 else 0.1 * v for i, v in enumerate(values)]
+        pubs["joint_commands"].publish(JointState(name=list(joints), position=pos, velocity=vel))
+    elif kind == "jc_bad":
+        pubs["joint_commands"].publish(JointState(name=list(joints), position=values[:-1]))
+    else:
+        j = rng.choice(joints)
+        times = [0.2, 0.4] if kind == "trajectory" else [0.4, 0.2]
+        msg = JointTrajectory(joint_names=[j])
+        for t in times:
+            msg.points.append(JointTrajectoryPoint(
+                positions=[rng.uniform(-0.3, 0.0)],
+                time_from_start=Duration(sec=0, nanosec=int(t * 1e9))))
+        pubs["trajectory"].publish(msg)
+    return kind
+
+
+def soak(args):
+    """The soak described in bench_node.py; a CSV row every 10 s."""
+    from rcl_interfaces.srv import SetParameters
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    from std_srvs.srv import Trigger
+    from trajectory_msgs.msg import JointTrajectory
+
+    from contact_lcp.sim import Simulator
+
+    revision = common.git_revision()
+    date, stamp = common.utc_stamp()
+    scene = os.path.abspath(args.scene)
+    joints = list(Simulator.from_file(scene).joint_names)
+    rng = random.Random(14)
+    log = os.path.join(tempfile.mkdtemp(prefix="bench_node_soak_"), "node.log")
+    node = NodeProcess({"scene": scene, "real_time_factor": 1.0, "marker_rate": 5.0}, log)
+    client = Client()
+    rows, sent, flips = [], {}, {"accepted": 0, "rejected": 0, "unanswered": 0}
+    futures = []
+    try:
+        node.wait_ready()
+        pubs = {"commands": client.node.create_publisher(Float64MultiArray, f"{NS}/commands", 10),
+                "joint_commands": client.node.create_publisher(JointState, "/joint_commands", 10),
+                "trajectory": client.node.create_publisher(
+                    JointTrajectory, f"{NS}/joint_trajectory", 10)}
+        time.sleep(1.0)
+        t0 = time.monotonic()
+        next_flip, next_reset, next_row, k = t0 + 1.0, t0 + 10.0, t0, 0
+        while True:
+            now = time.monotonic()
+            if now >= next_row:
+                for f in futures:
+                    if f.done():
+                        ok = f.result() is not None and f.result().results[0].successful
+                        flips["accepted" if ok else "rejected"] += 1
+                flips["unanswered"] = sum(not f.done() for f in futures)
+                futures = [f for f in futures if not f.done()]
+                with client.lock:
+                    counts = dict(client.counts)
+                clock = client.clock[1] if client.clock else float("nan")
+                rows.append(dict(t_wall=now - t0, alive=node.alive(), rss_kib=node.rss_kib(),
+                                 rss_anon_kib=node.rss_kib("RssAnon"),
+                                 joint_states=counts["joint_states"], nan=counts["nan"],
+                                 error_diagnostics=counts["errors"], sim_time=clock,
+                                 commands=sum(sent.values()), **flips))
+                print(f"{now - t0:6.0f} s  alive {node.alive()}  rss {node.rss_kib()} KiB "
+                      f"(anonymous {node.rss_kib('RssAnon')} KiB)  "
+                      f"joint_states {counts['joint_states']}  NaN {counts['nan']}  "
+                      f"errors {counts['errors']}  sim {clock:.1f} s  flips {flips}",
+                      flush=True)
+                next_row += 10.0
+                if now - t0 >= args.seconds or not node.alive():
+                    break
+            kind = _random_command(rng, joints, pubs)
+            sent[kind] = sent.get(kind, 0) + 1
+            if now >= next_flip:
+                name, values = FLIPS[k % len(FLIPS)]
+                k += 1
+                fut = client.call_async(SetParameters, f"{NS}/set_parameters",
+                                        _parameter_request(name, rng.choice(values)))
+                if fut is not None:
+                    futures.append(fut)
+                next_flip += 1.0
+            if now >= next_reset:
+                client.call_async(Trigger, f"{NS}/reset", Trigger.Request())
+                next_reset += 10.0
+            time.sleep(0.05)
+    finally:
+        exit_code = node.stop()
+        client.close()
+    for x in rows:
+        x.update(revision=revision, date=date, scene=os.path.basename(scene))
+    columns = ["revision", "date", "scene", "t_wall", "alive", "rss_kib", "rss_anon_kib",
+               "joint_states", "nan",
+               "error_diagnostics", "sim_time", "commands", "accepted", "rejected",
+               "unanswered"]
+    path = common.write_csv(common.results_path("bench_node_soak", revision, stamp), rows,
+                            columns)
+    first, last = rows[0], rows[-1]
+    print(f"\nsoak {last['t_wall']:.0f} s: alive to the end {all(x['alive'] for x in rows)}, "
+          f"exit code {exit_code} (SIGINT); RSS {first['rss_kib']} -> {last['rss_kib']} KiB, "
+          f"anonymous {first['rss_anon_kib']} -> {last['rss_anon_kib']} KiB; "
+          f"NaN published {last['nan']}; ERROR diagnostics {last['error_diagnostics']}; "
+          f"commands sent {sent}; parameter flips {flips}; wrote {path}")
+    return 0 if all(x["alive"] for x in rows) and last["nan"] == 0 else 1

@@ -1,0 +1,99 @@
+"""Per-robot publishers: joint states, odometry, IMU, description, TF of a scene.
+
+A :class:`SceneIO` is made (in the executor thread) for each simulator the node runs,
+and handed to the physics thread together with it; its :meth:`SceneIO.publish` runs
+there. Publishers come from the node's cache (one per topic for the node's life), so a
+rebuilt scene reuses them and a publisher is never destroyed while the physics thread
+may use it. Topics and frames follow :mod:`contact_lcp.ros.scene_info`.
+"""
+
+import numpy as np
+from nav_msgs.msg import Odometry
+from rclpy.qos import DurabilityPolicy, QoSProfile
+from sensor_msgs.msg import Imu, JointState
+from std_msgs.msg import String
+
+from contact_lcp.ros import messages
+
+#: Keep-last depth of the state streams.
+DEPTH = 10
+#: A transient-local, depth-1 profile (the robot descriptions).
+LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+class RobotIO:
+    """Publishers of one robot (see :class:`contact_lcp.ros.scene_info.RobotEntry`).
+
+    ``publisher(kind, topic, qos)`` returns the node's (cached) publisher; the robot's
+    description is not published on ``skip_description`` (the topic the node reads a
+    description from).
+    """
+
+    def __init__(self, robot, gravity, publisher, skip_description=""):
+        self.robot = robot
+        self._gravity = np.asarray(gravity, dtype=float)
+        self._joints = publisher(JointState, robot.topic("joint_states"), DEPTH)
+        self._odom = self._imu = None
+        if robot.floating:
+            self._odom = publisher(Odometry, robot.topic("odom"), DEPTH)
+            self._imu = publisher(Imu, robot.topic("imu"), DEPTH)
+        self._description = None
+        if robot.topic("robot_description") != skip_description:
+            self._description = publisher(String, robot.topic("robot_description"), LATCHED)
+        self._out = {"joints": JointState(), "odom": Odometry(), "imu": Imu()}
+        self._last = None  # (sim t, v_W of the base origin) of the previous sample
+
+    def publish_description(self):
+        """Latch the robot's URDF on ``<ns>/robot_description``."""
+        if self._description is not None:
+            self._description.publish(String(data=self.robot.published_urdf
+                                              or self.robot.urdf))
+
+    def publish(self, t, sim, js, transforms):
+        """Publish the robot's state at ROS time ``t`` [s]; append its base transform."""
+        r, out = self.robot, self._out
+        self._joints.publish(messages.joint_state_slice(
+            t, js, r.first, r.local_names, out["joints"]))
+        if not r.floating:
+            return
+        base = sim.base_state(r.index)
+        self._odom.publish(messages.odometry(t, base, r.base_frame, out["odom"]))
+        self._imu.publish(messages.imu(
+            t, r.base_frame, base, self._acceleration(sim.t, base), self._gravity,
+            out["imu"]))
+        transforms.append(messages.transform(t, base, r.base_frame))
+
+    def _acceleration(self, sim_t, base):
+        """Mean acceleration [m/s^2] of the base origin in W since the last sample.
+
+        Zero for the first sample and after a reset (the sim time went back); a new
+        simulator starts with a new RobotIO.
+        """
+        v = np.asarray(base.twist[:3], dtype=float).copy()
+        last, self._last = self._last, (sim_t, v)
+        if last is None or not sim_t > last[0]:
+            return np.zeros(3)
+        return (v - last[1]) / (sim_t - last[0])
+
+
+class SceneIO:
+    """The publishers of one scene: every robot, and the free bodies' transforms."""
+
+    def __init__(self, scene, publisher, skip_description=""):
+        self.scene = scene
+        self.robots = [RobotIO(r, scene.gravity, publisher, skip_description)
+                       for r in scene.robots]
+
+    def publish_descriptions(self):
+        """Latch every robot's URDF."""
+        for r in self.robots:
+            r.publish_description()
+
+    def publish(self, t, sim, js):
+        """Publish every robot's state; return the transforms (robots' bases, bodies)."""
+        transforms = []
+        for r in self.robots:
+            r.publish(t, sim, js, transforms)
+        for name in self.scene.bodies:
+            transforms.append(messages.transform(t, sim.body_state(name), name))
+        return transforms

@@ -1,0 +1,138 @@
+"""The contact_lcp node in the test process, and an independent client node beside it.
+
+Both nodes talk over real DDS (localhost only), each spun by its own executor thread;
+an exception escaping a callback of the simulator node is recorded in ``errors`` (the
+node process would have died of it). ``ROS_DOMAIN_ID`` is taken from the environment
+when set (a session picks its own), else derived from the pid.
+"""
+
+import os
+import threading
+import time
+
+import rclpy
+from rcl_interfaces.msg import Parameter as ParameterMsg
+from rcl_interfaces.msg import ParameterType, ParameterValue
+from rcl_interfaces.srv import GetParameters, SetParameters
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
+
+DOMAIN_ID = int(os.environ.get("ROS_DOMAIN_ID") or 1 + os.getpid() % 100)
+os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+
+
+def stamp(msg):
+    """Seconds of a message's header stamp."""
+    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+
+
+def clock_of(msg):
+    """Seconds of a rosgraph_msgs/Clock."""
+    return msg.clock.sec + msg.clock.nanosec * 1e-9
+
+
+def _value(value):
+    if isinstance(value, bool):
+        return ParameterValue(type=ParameterType.PARAMETER_BOOL, bool_value=value)
+    if isinstance(value, float):
+        return ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=value)
+    if isinstance(value, str):
+        return ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=value)
+    return ParameterValue(type=ParameterType.PARAMETER_STRING_ARRAY,
+                          string_array_value=list(value))
+
+
+class Harness:
+    """A ContactLCPNode with ``params`` and a client node, in one fresh context."""
+
+    def __init__(self, params, *, start_client=True):
+        from contact_lcp.ros.node import ContactLCPNode
+
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context, domain_id=DOMAIN_ID)
+        self.errors = []
+        self.log = {}
+        self.node = None
+        try:
+            self.node = ContactLCPNode(
+                context=self.context,
+                parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
+            self.client = rclpy.create_node("contact_lcp_test_client", context=self.context)
+        except BaseException:
+            self.close()
+            raise
+        self._threads = []
+        for node in (self.node, self.client):
+            executor = SingleThreadedExecutor(context=self.context)
+            executor.add_node(node)
+            thread = threading.Thread(target=self._spin, args=(executor,), daemon=True)
+            thread.start()
+            self._threads.append((executor, thread))
+
+    def _spin(self, executor):
+        while rclpy.ok(context=self.context):
+            try:
+                executor.spin_once(timeout_sec=0.05)
+            except Exception as e:  # ExternalShutdown at the end; anything else: a defect
+                if rclpy.ok(context=self.context):
+                    self.errors.append(e)
+
+    # -- the client side ----------------------------------------------------------------
+    def record(self, kind, topic, qos=50):
+        """Keep every message of ``topic``; returns the list they are appended to."""
+        self.log[topic] = []
+        self.client.create_subscription(
+            kind, topic, lambda m: self.log[topic].append((time.monotonic(), m)), qos)
+        return self.log[topic]
+
+    def latest(self, topic):
+        return self.log[topic][-1][1] if self.log[topic] else None
+
+    def messages(self, topic, since=0.0):
+        return [m for w, m in list(self.log[topic]) if w >= since]
+
+    def wait_for(self, predicate, timeout, what):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = predicate()
+            if value:
+                return value
+            time.sleep(0.02)
+        raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+    def call(self, kind, name, request, timeout=10.0):
+        client = self.client.create_client(kind, name)
+        try:
+            assert client.wait_for_service(timeout_sec=timeout), f"no service {name}"
+            future = client.call_async(request)
+            self.wait_for(future.done, timeout, f"{name} to answer")
+            return future.result()
+        finally:
+            self.client.destroy_client(client)
+
+    def set_parameter(self, name, value, timeout=30.0):
+        """SetParametersResult of setting ``name`` through the node's service."""
+        request = SetParameters.Request(
+            parameters=[ParameterMsg(name=name, value=_value(value))])
+        return self.call(SetParameters, "/contact_lcp/set_parameters", request,
+                         timeout).results[0]
+
+    def get_parameter(self, name):
+        """The node's value of ``name``, read through its service."""
+        response = self.call(GetParameters, "/contact_lcp/get_parameters",
+                             GetParameters.Request(names=[name]))
+        v = response.values[0]
+        return {ParameterType.PARAMETER_BOOL: v.bool_value,
+                ParameterType.PARAMETER_DOUBLE: v.double_value,
+                ParameterType.PARAMETER_STRING: v.string_value}.get(v.type)
+
+    def close(self):
+        if self.node is not None:
+            self.node.shutdown()
+        rclpy.try_shutdown(context=self.context)
+        for _, thread in getattr(self, "_threads", []):
+            thread.join(5.0)
+        for executor, _ in getattr(self, "_threads", []):
+            executor.shutdown()
+        if self.node is not None:
+            self.node.destroy_node()

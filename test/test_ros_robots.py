@@ -1,0 +1,160 @@
+"""Several robots, sensors, ros2_control-style commands, a description read from a topic.
+
+test/data/two_humanoids.yaml puts two copies of our humanoid (alice at y = +1 m, bob at
+y = -1 m) in one scene: the simulator names their joints "alice/l_knee"...; the node
+must give each robot its own namespace with URDF joint names. Checked by an independent
+client node over DDS (test/ros_harness.py).
+"""
+
+import math
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+rclpy = pytest.importorskip("rclpy")
+
+from nav_msgs.msg import Odometry  # noqa: E402
+from rclpy.qos import DurabilityPolicy, QoSProfile  # noqa: E402
+from rosgraph_msgs.msg import Clock  # noqa: E402
+from sensor_msgs.msg import Imu, JointState  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
+
+from ros_harness import Harness, clock_of, stamp  # noqa: E402
+
+pytestmark = [pytest.mark.ros]
+
+ROOT = Path(__file__).resolve().parents[1]
+URDF = ROOT / "urdf" / "humanoid.urdf"
+LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+ROBOTS = {"alice": 1.0, "bob": -1.0}  # name -> base y [m]
+
+
+def urdf_joints(urdf):
+    return [j.get("name") for j in ET.fromstring(urdf).findall("joint")
+            if j.get("type") != "fixed"]
+
+
+# (first in the file: it runs before the module-scoped two-robot node of `pair` starts)
+def test_the_robot_is_read_from_a_transient_local_robot_description_topic():
+    """robot_description_topic: a URDF published (latched) on it replaces the scene's
+    robot (here the humanoid with l_hip_yaw renamed); a bad one is rejected with a
+    reason and the node goes on with what it has."""
+    h = Harness({"scene": "humanoid_stand.yaml", "real_time_factor": 0.0,
+                 "robot_description_topic": "/robot_description", "marker_rate": 0.0})
+    try:
+        h.record(JointState, "/joint_states")
+        h.wait_for(lambda: h.latest("/joint_states"), 30, "/joint_states")
+        assert "l_hip_yaw" in h.latest("/joint_states").name
+        pub = h.client.create_publisher(String, "/robot_description", LATCHED)
+        pub.publish(String(data="<robot name='broken'"))
+        time.sleep(0.5)
+        urdf = URDF.read_text().replace('"l_hip_yaw"', '"l_hip_yaw_renamed"')
+        assert urdf != URDF.read_text()
+        pub.publish(String(data=urdf))
+        since = time.monotonic()
+        js = h.wait_for(lambda: [m for m in h.messages("/joint_states", since)
+                                 if "l_hip_yaw_renamed" in m.name], 30,
+                        "joint states of the new robot")[-1]
+        assert sorted(js.name) == sorted(urdf_joints(urdf))
+        assert h.node.scene.robot_description == urdf and not h.errors
+    finally:
+        h.close()
+
+
+@pytest.fixture(scope="module")
+def pair():
+    h = Harness({"scene": str(ROOT / "test" / "data" / "two_humanoids.yaml"),
+                 "real_time_factor": 0.0, "marker_rate": 0.0, "publish_rate": 100.0})
+    try:
+        h.record(Clock, "/clock")
+        for name in ROBOTS:
+            h.record(JointState, f"/{name}/joint_states")
+            h.record(Odometry, f"/{name}/odom")
+            h.record(Imu, f"/{name}/imu")
+            h.record(String, f"/{name}/robot_description", LATCHED)
+        h.commands = {name: h.client.create_publisher(JointState, f"/{name}/joint_commands", 10)
+                      for name in ROBOTS}
+        h.wait_for(lambda: all(h.log[t] for t in h.log), 60, "every topic of both robots")
+        yield h
+    finally:
+        h.close()
+
+
+def joint(h, robot, name):
+    js = h.latest(f"/{robot}/joint_states")
+    return js.position[list(js.name).index(name)]
+
+
+def test_each_robot_has_its_namespace_urdf_joint_names_and_frames(pair):
+    h = pair
+    urdf = URDF.read_text()
+    for name, y in ROBOTS.items():
+        assert h.latest(f"/{name}/robot_description").data == urdf
+        js = h.latest(f"/{name}/joint_states")
+        assert sorted(js.name) == sorted(urdf_joints(urdf))  # unprefixed
+        odom = h.latest(f"/{name}/odom")
+        assert odom.header.frame_id == "world"
+        assert odom.child_frame_id == f"{name}/base_link"
+        assert odom.pose.pose.position.y == pytest.approx(y, abs=0.01)
+        assert h.latest(f"/{name}/imu").header.frame_id == f"{name}/base_link"
+
+
+def test_the_imu_of_a_standing_robot_reads_gravity(pair):
+    """Specific force R^T (a - g): at rest (0, 0, 9.81) seen from a level base.
+
+    Averaged over 0.1 s of standing after 0.3 s of settling (the base is level within
+    0.01 rad, so x and y stay below 0.1 m/s^2; 0.2 m/s^2 allows for the residual sway of
+    the PD-held posture, which averages out)."""
+    h = pair
+    h.wait_for(lambda: clock_of(h.latest("/clock")) >= 0.3, 60, "0.3 s of settling")
+    since = time.monotonic()
+    t0 = clock_of(h.latest("/clock"))
+    h.wait_for(lambda: clock_of(h.latest("/clock")) >= t0 + 0.1, 60, "0.1 s of samples")
+    for name in ROBOTS:
+        acc = np.array([[m.linear_acceleration.x, m.linear_acceleration.y,
+                         m.linear_acceleration.z] for m in h.messages(f"/{name}/imu", since)])
+        gyro = np.array([[m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z]
+                         for m in h.messages(f"/{name}/imu", since)])
+        assert len(acc) >= 5
+        assert acc.mean(axis=0) == pytest.approx([0.0, 0.0, 9.81], abs=0.2), name
+        assert np.abs(gyro).max() < 0.1, name  # standing still [rad/s]
+
+
+def test_joint_commands_move_one_robot_only_with_the_mode_chosen_per_joint(pair):
+    """As topic_based_ros2_control sends them: l_elbow by position, r_elbow by velocity
+    (its position field NaN), in one message to bob; alice does not move."""
+    h = pair
+    alice_l, bob_r = joint(h, "alice", "l_elbow"), joint(h, "bob", "r_elbow")
+    msg = JointState(name=["l_elbow", "r_elbow"], position=[-1.2, math.nan],
+                     velocity=[math.nan, -0.5])
+    for _ in range(3):
+        h.commands["bob"].publish(msg)
+        time.sleep(0.05)
+    h.wait_for(lambda: abs(joint(h, "bob", "l_elbow") + 1.2) < 0.05, 60, "bob's l_elbow")
+    assert joint(h, "bob", "r_elbow") < bob_r - 0.05  # driven at -0.5 rad/s
+    assert joint(h, "alice", "l_elbow") == pytest.approx(alice_l, abs=0.02)
+    # malformed commands are dropped; the state stays finite and the last command holds
+    for bad in [JointState(name=["l_elbow"], position=[1.0, 2.0]),
+                JointState(name=["no_such_joint"], position=[0.0]),
+                JointState(name=["l_elbow"], position=[math.nan]),
+                JointState(name=["alice/l_elbow"], position=[0.0])]:
+        h.commands["bob"].publish(bad)
+        time.sleep(0.1)
+    since = time.monotonic()
+    h.wait_for(lambda: len(h.messages("/bob/joint_states", since)) > 5, 30, "more states")
+    for m in h.messages("/bob/joint_states", since):
+        assert all(math.isfinite(x) for x in [*m.position, *m.velocity, *m.effort])
+    assert joint(h, "bob", "l_elbow") == pytest.approx(-1.2, abs=0.05)
+    assert not h.errors
+
+
+def test_stamps_of_every_robot_are_the_clock(pair):
+    h = pair
+    since = time.monotonic()
+    h.wait_for(lambda: len(h.messages("/alice/joint_states", since)) > 3, 30, "states")
+    clocks = {clock_of(m) for m in h.messages("/clock")}
+    for name in ROBOTS:
+        assert {stamp(m) for m in h.messages(f"/{name}/joint_states", since)[:-1]} <= clocks
