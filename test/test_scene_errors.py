@@ -84,3 +84,12 @@ def test_talos_starts_at_the_srdf_base_pose():
     sim = Simulator(talos_scene())
     assert sim.base_state(0).pose[2] == pytest.approx(1.01927, abs=1e-9)
     assert math.isclose(sim.base_state(0).pose[6], 1.0)
+
+
+def test_a_world_too_large_for_pinocchio_data_is_refused_with_the_numbers():
+    # 200 free spheres: Pinocchio's Data grows as joints x nv^2 (~40 GB each); the system
+    # used to kill the process. A clear SceneError names the size instead.
+    bodies = [{"name": f"s{i}", "shape": "sphere", "size": [0.02], "mass": 0.05,
+               "pose": [0.05 * (i % 10), 0.05 * (i // 10), 0.1, 0, 0, 0, 1]} for i in range(200)]
+    with pytest.raises(SceneError, match=r"200 joints and nv = 1200 \(200 free bodies\).*GB"):
+        Simulator(scene_from_dict({"bodies": bodies}))

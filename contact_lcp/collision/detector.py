@@ -1,6 +1,6 @@
 """Contact points of a :class:`~contact_lcp.dynamics.World` at a configuration.
 
-Pairs are the world's candidate collision pairs (``collision_model.collisionPairs``):
+Pairs are the world's candidate collision pairs (``World.pairs``):
 robot-ground, robot-body, body-body, body-ground, robot-robot and, with
 ``self_collision=True``, the robot self-collision pairs left after the SRDF and adjacency
 filters. Each pair whose distance is <= ``activation_distance`` contributes points
@@ -24,7 +24,7 @@ earlier kept point is dropped; with ``remove_interior`` only the vertices of the
 hull of the pair's points (in the contact plane) are kept. Points are never dropped
 because of their velocity.
 
-Order: pairs in ``collisionPairs`` order, then points in detection order, so that the
+Order: pairs in ``World.pairs`` order, then points in detection order, so that the
 same configuration always gives the same list.
 """
 
@@ -160,8 +160,7 @@ class ContactDetector:
         self._vall = (np.concatenate([v for v in self._verts if v is not None]).astype(float)
                       if any(sizes) else np.zeros((0, 3)))
         pairs = []
-        for cp in gm.collisionPairs:
-            i, j = sorted((int(cp.first), int(cp.second)))
+        for i, j in w.pairs:
             if (i, j) in w.self_pairs and not self.self_collision:
                 continue
             if self._names[j] == GROUND:

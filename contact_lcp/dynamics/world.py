@@ -65,6 +65,30 @@ def _fill_contact_rows(J, frames, points, sides, J6s, origins):
                                            + c1 * J6s[s, 4, col] + c2 * J6s[s, 5, col])
 
 
+#: bytes a pinocchio.Data takes per joint and per squared velocity dimension (measured
+#: with Pinocchio 4: 60 free-flyers, nv = 360, take 1.08 GB per Data)
+DATA_BYTES_PER_JOINT_NV2 = 200.0
+#: the Data objects one world creates (kinematics, dynamics, Jacobians, free motion)
+DATA_PER_WORLD = 4
+#: refuse worlds whose Data would take more than this [bytes]
+MAX_DATA_BYTES = 8e9
+
+
+def check_data_size(model, num_bodies):
+    """Refuse a world whose Pinocchio Data objects would not fit in memory.
+
+    Pinocchio's Data grows as (joints x nv^2): every free body is a free-flyer joint of one
+    model, so 200 free bodies would take about 40 GB per Data. The message names the
+    numbers instead of dying with MemoryError or being killed by the system.
+    """
+    need = DATA_BYTES_PER_JOINT_NV2 * model.njoints * model.nv ** 2 * DATA_PER_WORLD
+    if need > MAX_DATA_BYTES:
+        raise SceneError(
+            f"the world has {model.njoints - 1} joints and nv = {model.nv} ({num_bodies} free "
+            f"bodies); Pinocchio's dynamics data would take about {need / 1e9:.0f} GB "
+            f"(limit {MAX_DATA_BYTES / 1e9:.0f} GB): use fewer free bodies (about 100 at most)")
+
+
 class World:
     """Robots, free bodies and the ground in one Pinocchio model.
 
@@ -85,11 +109,14 @@ class World:
     model, data : pin.Model, pin.Data
     collision_model, collision_data : pin.GeometryModel, pin.GeometryData
         Every collision geometry; the ground (if any) is the last one, on the universe.
-        ``collision_model.collisionPairs`` lists the candidate pairs (see ``pairs``).
+        The GeometryModel holds no collision pairs (Pinocchio would allocate collision
+        and patch results for each: gigabytes for 200 bodies); ``pairs`` lists them.
+    pairs : list of (int, int)
+        Candidate geometry pairs ``i < j``.
     geometry_owner : list of str
         For each geometry, the robot or body it belongs to, or ``"ground"``.
     self_pairs : set of (int, int)
-        The geometry pairs of ``collisionPairs`` that are robot self-collision pairs.
+        The geometry pairs of ``pairs`` that are robot self-collision pairs.
     gravity : (3,) ndarray
     robots : list of RobotInfo
     bodies : list of BodyInfo
@@ -146,6 +173,7 @@ class World:
         self.geometry_owner = owners
         self.self_pairs = self_pairs
         self._add_pairs()
+        check_data_size(model, len(self.bodies))
         self.data = model.createData()
         self._data_dyn = model.createData()
         self._data_jac = model.createData()
@@ -192,12 +220,13 @@ class World:
         are not both fixed to the world, plus the filtered robot self-collision pairs."""
         geom, owners = self.collision_model, self.geometry_owner
         joints = [obj.parentJoint for obj in geom.geometryObjects]
+        self.pairs = []
         for i in range(geom.ngeoms):
             for j in range(i + 1, geom.ngeoms):
                 if joints[i] == 0 and joints[j] == 0:
                     continue
                 if owners[i] != owners[j] or (i, j) in self.self_pairs:
-                    geom.addCollisionPair(pin.CollisionPair(i, j))
+                    self.pairs.append((i, j))
 
     # ----------------------------------------------------------------- kinematics
     def _check_q(self, q):
