@@ -96,6 +96,7 @@ def test_normal_lcp_is_symmetric_psd_as_built(seed, k, nv, gaps, coefficient, mo
     ({"coefficient": -1.0}, "expected a number >= 0"),
     ({"per": "body"}, "'contact' or 'pair'"),
     ({"damping": 1.0}, "unknown option"),
+    ({"method": "simplex"}, "option 'method': expected one of"),
 ])
 def test_bad_options_are_scene_errors(options, message):
     with pytest.raises(SceneError, match=message):

@@ -18,7 +18,7 @@ from contact_lcp.contact.base import ContactModel, ModelSettings
 from contact_lcp.contact.frictionless import frictionless_impulse, safe_stop, solve_frictionless
 from contact_lcp.contact.report import ContactSolution, Outcome, SolveReport, tally
 from contact_lcp.exceptions import SceneError
-from contact_lcp.lcp import solve
+from contact_lcp.lcp import METHODS, solve
 
 #: LCP methods that accept a warm start ``initial_basis``
 WARM_START_METHODS = ("robust", "ppm")
@@ -35,15 +35,25 @@ class NormalRowsModel(ContactModel):
     impulses, and falls back to the certified frictionless impulse (``fallback=True``) or
     a safe stop.
 
-    Options: ``touch_distance`` [m] (default 1e-4), ``release_speed`` [m/s] (default 1e-6).
+    Options: ``touch_distance`` [m] (default 1e-4), ``release_speed`` [m/s] (default
+    1e-6); ``method``: the LCP method of the normal-row LCP, default ``ppm`` (S4's; the
+    LCP is PSD), None for the scene's ``solver.method`` (whose ``solver.options`` then
+    apply). A scene can thus keep ``solver.method: robust`` for the pyramid model and
+    switch models without changing it.
     """
 
-    OPTIONS = {"touch_distance": 1e-4, "release_speed": 1e-6}
+    OPTIONS = {"touch_distance": 1e-4, "release_speed": 1e-6, "method": "ppm"}
 
     def __init__(self, settings=ModelSettings()):
         super().__init__(settings)
         self.touch_distance = option_number(self, "touch_distance", nonneg=True)
         self.release_speed = option_number(self, "release_speed", nonneg=True)
+        method = self.options["method"]
+        if method is not None and method not in METHODS:
+            raise SceneError(f"contact model {self.name!r}: option 'method': expected one of "
+                             f"{sorted(METHODS)} or null, got {method!r}")
+        self.method = settings.method if method is None else method
+        self.method_options = dict(settings.solver_options) if method is None else {}
         self.reset()
 
     def reset(self):
@@ -55,7 +65,7 @@ class NormalRowsModel(ContactModel):
         raise NotImplementedError
 
     def _warm_basis(self, problem, n):
-        if (self._last_pair is None or self.settings.method not in WARM_START_METHODS
+        if (self._last_pair is None or self.method not in WARM_START_METHODS
                 or not np.array_equal(self._last_pair, problem.pair)
                 or self._last_basis.size == 0 or self._last_basis.max() >= n):
             return None
@@ -72,10 +82,10 @@ class NormalRowsModel(ContactModel):
         results = []
         for _ in range(MAX_RELEASES + 1):
             lcp, info = self.reduce(problem, contacts)
-            opts = dict(s.solver_options)
-            if basis is not None and s.method in WARM_START_METHODS:
+            opts = dict(self.method_options)
+            if basis is not None and self.method in WARM_START_METHODS:
                 opts["initial_basis"] = basis
-            res = solve(lcp.M, lcp.q, s.method, **opts)
+            res = solve(lcp.M, lcp.q, self.method, **opts)
             results.append(res)
             if not res.success:
                 break
@@ -99,7 +109,7 @@ class NormalRowsModel(ContactModel):
                 info["solver_fallback"] = res.info["fallback"]
             pivots, solves, failures = tally(results)
             return ContactSolution(lcp.impulses(problem, res.z), SolveReport(
-                Outcome.SOLVED, res.status, self.name, s.method, True, pivots=pivots,
+                Outcome.SOLVED, res.status, self.name, self.method, True, pivots=pivots,
                 solves=solves, failures=failures, warm_started=warm, info=info))
         self._last_pair = None
         fl = None
