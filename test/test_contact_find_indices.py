@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from contact_lcp.contact.find_indices import find_indices
+from contact_lcp.lcp.cholesky import IncrementalCholesky
 
 
 @settings(max_examples=40, deadline=None)
@@ -27,6 +28,12 @@ def test_selected_rows_are_independent_and_span_all(seed, nv, rows):
     np.testing.assert_allclose(J[sel].T @ coef, J.T, atol=1e-8 * max(1.0, np.abs(J).max()))
     np.testing.assert_allclose(chol.factor() @ chol.factor().T, G[np.ix_(sel, sel)],
                                atol=1e-10 * np.abs(G).max())
+    # the same choice as S4's Alg. 2 literally: append each row, keep it if non-singular
+    one_by_one, kept = IncrementalCholesky(1), []
+    for i in range(rows):
+        if len(kept) < nv and one_by_one.try_append(G[kept, i], G[i, i]):
+            kept.append(i)
+    assert list(sel) == kept
 
 
 def test_box_on_plane_keeps_three_tangent_rows_of_eight():

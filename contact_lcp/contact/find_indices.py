@@ -7,6 +7,9 @@ rows. FIND-INDICES walks the candidate rows in order and keeps a row only when t
 block of the kept rows stays non-singular, tested by appending it to an incremental
 Cholesky factor (O(k^2) per candidate, k <= nv kept rows). A dropped row is a combination
 of kept ones, so ``T_kept v = 0`` implies ``T_dropped v = 0``: the solution is unchanged.
+The factor is built right-looking (each kept row updates every later candidate at once),
+which gives the same selection as appending the candidates one by one to
+:class:`~contact_lcp.lcp.cholesky.IncrementalCholesky` at a fraction of the Python cost.
 """
 
 import numpy as np
@@ -43,12 +46,31 @@ def find_indices(G, candidates, *, singular_tol=1e-10, max_rank=None):
     if candidates.size and (candidates.min() < 0 or candidates.max() >= G.shape[0]):
         raise ValueError(f"candidates: expected row indices in [0, {G.shape[0]}), got "
                          f"{candidates.min()}..{candidates.max()}")
-    limit = candidates.size if max_rank is None else min(int(max_rank), candidates.size)
-    chol = IncrementalCholesky(max(limit, 1), singular_tol)
+    c = candidates.size
+    limit = c if max_rank is None else min(int(max_rank), c)
+    # Right-looking Cholesky over the candidates in order: ``C[:, j]`` is the column of
+    # the j-th kept row for every candidate and ``d`` each candidate's pivot left after
+    # the kept rows (its squared distance to their span, in the metric G). A dependent
+    # candidate then costs one comparison; a kept one an O(c k) update.
+    Gc = G[np.ix_(candidates, candidates)]
+    diag = np.diag(Gc).copy()
+    d = diag.copy()
+    C = np.zeros((c, max(limit, 1)))
     selected = []
-    for i in candidates:
+    for i in range(c):
         if len(selected) >= limit:
             break
-        if chol.try_append(G[selected, i], G[i, i]):
-            selected.append(int(i))
-    return np.asarray(selected, dtype=np.int64), chol
+        if not (diag[i] > 0.0 and d[i] > singular_tol * diag[i]):
+            continue
+        k = len(selected)
+        root = np.sqrt(d[i])
+        C[i, k] = root
+        rest = slice(i + 1, c)
+        C[rest, k] = (Gc[rest, i] - C[rest, :k] @ C[i, :k]) / root
+        d[rest] -= C[rest, k] ** 2
+        selected.append(i)
+    chol = IncrementalCholesky(max(limit, 1), singular_tol)
+    k = len(selected)
+    chol.L[:k, :k] = C[selected, :k]
+    chol.size = k
+    return candidates[selected], chol
