@@ -16,8 +16,15 @@ Two tables, printed and written to one CSV
    of degrees of freedom (8: two fingers and one held box), the pads made of 1 to 8
    ridges (8 to 64 contacts); S4 claims the cost follows the degrees of freedom.
 
-Times are ``time.perf_counter`` means over the timed steps after ``settle`` untimed ones,
-with one BLAS thread. Targets (not tests): grasp PPM mean <= 7 pivots and >= 5x faster
+3. **lcp** — the LCPs alone, replayed from the no-slip/viscous runs' recorded problems,
+   each solved cold by every method in turn (interleaved, so machine load hits all alike):
+   the pyramid's frictional LCP ((2 + 8) k unknowns) by the robust search, the models'
+   normal-row LCPs (k unknowns) by the PPM and the robust search. S4's Table I compares
+   216 Stewart-Trinkle unknowns with Lemke against 36 no-slip unknowns with the PPM.
+
+Step and stage times are ``time.perf_counter`` medians over the timed steps after
+``settle`` untimed ones, with one BLAS thread (the machine is shared: medians resist the
+load of other processes, ``load1`` is recorded). Targets (not tests): grasp PPM mean <= 7 pivots and >= 5x faster
 than the pyramid's robust search; no-slip step at 64 contacts <= 2x that at 8.
 
 Usage::
@@ -61,9 +68,10 @@ S4_RATIOS = {
 }
 #: ridge grids (along x, along z) of the scaling gripper: 2 pads x 4 points per ridge
 RIDGES = ((1, 1), (1, 2), (2, 2), (2, 4))
-COLUMNS = ("revision", "date", "section", "scene", "name", "status", "steps", "contacts",
-           "dofs", "lcp_size", "step_us", "solve_us", "pivots_mean", "pivots_max", "slip_max",
-           "failures", "fallbacks", "drift", "notes")
+COLUMNS = ("revision", "date", "load1", "section", "scene", "name", "status", "steps",
+           "contacts", "dofs", "lcp_size", "step_us", "solve_us", "collision_us",
+           "lcp_build_us", "lcp_us", "pivots_mean", "pivots_max", "slip_max", "failures",
+           "fallbacks", "drift", "notes")
 
 
 def loaded_slip(rec, v):
@@ -89,6 +97,7 @@ def run(sim, steps, settle):
         sim.step()
     z0 = watched_height(sim)
     step_t, solve_t, pivots, slip, contacts = [], [], [], 0.0, []
+    stages = {"collision": [], "lcp_build": []}
     failures = fallbacks = 0
     for _ in range(steps):
         t0 = time.perf_counter()
@@ -96,6 +105,8 @@ def run(sim, steps, settle):
         step_t.append(time.perf_counter() - t0)
         rep = info.report
         solve_t.append(info.timings.get("solve", 0.0))
+        for key, values in stages.items():
+            values.append(info.timings.get(key, 0.0))
         pivots.append(rep.pivots)
         contacts.append(info.num_contacts)
         failures += rep.failures
@@ -103,7 +114,9 @@ def run(sim, steps, settle):
         slip = max(slip, loaded_slip(sim._last, sim.v))
     return dict(status="ok", steps=steps, contacts=float(np.mean(contacts)),
                 dofs=int(sim.world.model.nv), lcp_size=int(rep.info.get("lcp_size", 0)),
-                step_us=1e6 * float(np.mean(step_t)), solve_us=1e6 * float(np.mean(solve_t)),
+                step_us=1e6 * common.median(step_t), solve_us=1e6 * common.median(solve_t),
+                collision_us=1e6 * common.median(stages["collision"]),
+                lcp_build_us=1e6 * common.median(stages["lcp_build"]),
                 pivots_mean=float(np.mean(pivots)), pivots_max=int(max(pivots)),
                 slip_max=slip, failures=failures, fallbacks=fallbacks,
                 drift=float(np.abs(watched_height(sim) - z0).max()))
@@ -156,6 +169,53 @@ def ratios(rows):
         out.append(dict(name=label, step=ratio(scene, slow, fast, "step_us"),
                         solve=ratio(scene, slow, fast, "solve_us"), s4=S4_RATIOS.get(label)))
     return out
+
+
+def lcp_table(steps):
+    """Replay each scene's LCPs: pyramid (robust) vs normal rows (ppm, robust), cold."""
+    from contact_lcp.contact.base import ModelSettings
+    from contact_lcp.contact.lcp_builder import build_contact_lcp
+    from contact_lcp.contact.models import make_model
+    from contact_lcp.lcp import solve
+
+    rows = []
+    for scene, path in SCENES.items():
+        for model in ("no_slip", "viscous"):
+            sim = simulator(os.path.join(ROOT, path), model, {})
+            sim.record_problems = True
+            for _ in range(steps):
+                sim.step()
+            problems = [p for p in sim.recorded_problems if p.num_contacts]
+            m = make_model(model, ModelSettings())
+            cases = {"pyramid LCP/robust": [], f"{model} LCP/ppm": [],
+                     f"{model} LCP/robust": []}
+            lcps = []
+            for p in problems:
+                fr = build_contact_lcp(p.G, p.u, p.mu, num_directions=8,
+                                       num_unilateral=p.num_limits, normal_bias=p.bias)
+                red, _ = m.reduce(p, p.phi[:p.num_contacts] <= m.touch_distance)
+                lcps.append(((fr.M, fr.q), (red.M, red.q)))
+            stats = {name: {"t": [], "pivots": [], "fail": 0, "n": 0} for name in cases}
+            for (fM, fq), (rM, rq) in lcps:
+                for name, (M, q, method) in {
+                        "pyramid LCP/robust": (fM, fq, "robust"),
+                        f"{model} LCP/ppm": (rM, rq, "ppm"),
+                        f"{model} LCP/robust": (rM, rq, "robust")}.items():
+                    t0 = time.perf_counter()
+                    res = solve(M, q, method)
+                    st = stats[name]
+                    st["t"].append(time.perf_counter() - t0)
+                    st["pivots"].append(res.pivots)
+                    st["fail"] += int(not res.success or "fallback" in res.info)
+                    st["n"] = q.shape[0]
+            for name, st in stats.items():
+                rows.append(dict(section="lcp", scene=scene, name=name, status="ok",
+                                 steps=len(lcps), lcp_size=st["n"],
+                                 lcp_us=1e6 * common.median(st["t"]),
+                                 pivots_mean=float(np.mean(st["pivots"])),
+                                 pivots_max=int(max(st["pivots"])), failures=st["fail"],
+                                 notes="cold solves of the recorded problems"))
+    return rows
 
 
 def gripper_urdf(nx, nz):
@@ -230,18 +290,24 @@ def main(argv=None):
     rat = ratios(rows)
     print("\nSpeed ratios (ours: mean step time, mean solve time; S4: whole runs)")
     print(common.format_table(rat, ("name", "step", "solve", "s4")))
+    lcp = lcp_table(10 if args.quick else 100)
+    print("\nLCPs alone, cold (failures: uncertified, or the PPM fell back to robust)")
+    print(common.format_table(lcp, ("scene", "name", "lcp_size", "lcp_us", "pivots_mean",
+                                    "pivots_max", "failures")))
     scale = scaling_table(10 if args.quick else 300, settle)
     print("\nNo-slip cost against contacts at 8 dofs")
-    print(common.format_table(scale, ("name", "contacts", "dofs", "step_us", "solve_us",
-                                      "pivots_mean", "slip_max", "failures", "status")))
+    print(common.format_table(scale, ("name", "contacts", "dofs", "step_us", "collision_us",
+                                      "lcp_build_us", "solve_us", "pivots_mean", "slip_max",
+                                      "failures", "status")))
     ok = [r for r in scale if r.get("status") == "ok"]
     if len(ok) == len(RIDGES):
         print(f"step time at {ok[-1]['contacts']:.0f} / at {ok[0]['contacts']:.0f} contacts: "
               f"{ok[-1]['step_us'] / ok[0]['step_us']:.2f} (target <= 2)")
     all_rows = rows + [dict(section="ratio", scene="", name=r["name"], step_us=r["step"],
-                            solve_us=r["solve"], notes=f"S4: {r['s4']}") for r in rat] + scale
+                            solve_us=r["solve"], notes=f"S4: {r['s4']}") for r in rat] + lcp + scale
+    load1 = os.getloadavg()[0]
     for r in all_rows:
-        r.update(revision=revision, date=date)
+        r.update(revision=revision, date=date, load1=load1)
     if args.results_dir != "":
         path = common.results_path("bench_drumwright", revision, stamp, args.results_dir)
         common.write_csv(path, all_rows, COLUMNS)

@@ -10,7 +10,34 @@ and the factor update of the modified principal pivoting method (S4, Alg. 1).
 """
 
 import numpy as np
-from scipy.linalg import solve_triangular
+from numba import njit
+
+
+@njit(cache=True)
+def _forward(L, b, k):
+    """``L[:k, :k]^-1 b`` for ``b`` (k, p): forward substitution."""
+    x = b.copy()
+    for i in range(k):
+        for j in range(i):
+            x[i] -= L[i, j] * x[j]
+        x[i] /= L[i, i]
+    return x
+
+
+@njit(cache=True)
+def _backward(L, b, k):
+    """``L[:k, :k]'^-1 b`` for ``b`` (k, p): back substitution."""
+    x = b.copy()
+    for i in range(k - 1, -1, -1):
+        for j in range(i + 1, k):
+            x[i] -= L[j, i] * x[j]
+        x[i] /= L[i, i]
+    return x
+
+
+def _as_columns(b):
+    b = np.asarray(b, dtype=float)
+    return np.ascontiguousarray(b.reshape(b.shape[0], -1)), b.ndim == 1
 
 
 class IncrementalCholesky:
@@ -44,7 +71,8 @@ class IncrementalCholesky:
         if not c > 0.0:
             return False
         if k:
-            lrow = solve_triangular(self.L[:k, :k], a, lower=True, check_finite=False)
+            col, _ = _as_columns(a)
+            lrow = _forward(self.L, col, k)[:, 0]
             d2 = c - float(lrow @ lrow)
         else:
             lrow, d2 = np.zeros(0), c
@@ -88,13 +116,13 @@ class IncrementalCholesky:
         self.size = k - 1
 
     def solve(self, b):
-        """``A[S, S]^-1 b`` for ``b`` (k,)."""
+        """``A[S, S]^-1 b`` for ``b`` (k,) or (k, p)."""
         k = self.size
+        cols, vector = _as_columns(b)
         if k == 0:
-            return np.zeros(0)
-        L = self.L[:k, :k]
-        y = solve_triangular(L, b, lower=True, check_finite=False)
-        return solve_triangular(L, y, lower=True, trans="T", check_finite=False)
+            return np.zeros(cols.shape if not vector else 0)
+        x = _backward(self.L, _forward(self.L, cols, k), k)
+        return x[:, 0] if vector else x
 
     def factor(self):
         """A copy of the current ``L`` (k, k)."""
