@@ -40,9 +40,9 @@ robust pivot search solves the same LCP and ``info['fallback']`` says so.
 """
 
 import numpy as np
+from numba import njit
 
-from contact_lcp.lcp.cholesky import IncrementalCholesky
-from contact_lcp.lcp.residual import default_tolerance
+from contact_lcp.lcp import tableau as tb
 from contact_lcp.lcp.result import LCPStatus, MethodOutput
 from contact_lcp.lcp.robust import solve_robust
 
@@ -50,109 +50,237 @@ from contact_lcp.lcp.robust import solve_robust
 FALLBACKS = {"robust": solve_robust}
 
 
-def _blocking(c, zb):
-    """Position in beta that first reaches zero along ``z_beta - t c`` (t >= 0), or -1.
-
-    ``c = M[beta, beta]^-1 M[beta, i]`` for an index ``i`` dependent on beta: the direction
-    (``z_i = t``, ``z_beta -= t c``) leaves ``w`` unchanged and lowers the QP objective
-    ``z'Mz/2 + q'z`` at the rate ``w_i < 0``, so it is followed until a ``z_j`` hits zero."""
-    grow = c > 1e-12 * max(1.0, float(np.abs(c).max()))
-    if not np.any(grow):
-        return -1
-    ratio = np.where(grow, np.maximum(zb, 0.0) / np.where(grow, c, 1.0), np.inf)
-    return int(np.argmin(ratio))
+# Kernel status codes (mapped to LCPStatus by _STATUS).
+_SOLVED, _CYCLE, _MAX_PIVOTS, _SINGULAR, _INFEASIBLE, _INACCURATE, _EXCHANGE = range(7)
+_STATUS = {_SOLVED: LCPStatus.SOLVED, _CYCLE: LCPStatus.CYCLE,
+           _MAX_PIVOTS: LCPStatus.MAX_PIVOTS, _SINGULAR: LCPStatus.NUMERICAL_FAILURE,
+           _INFEASIBLE: LCPStatus.NO_SOLUTION, _INACCURATE: LCPStatus.NUMERICAL_FAILURE,
+           _EXCHANGE: LCPStatus.NUMERICAL_FAILURE}
+_STATS = ("swaps", "shifted_swaps", "exchanges", "least_index")
 
 
-def _run(M, q, beta0, max_pivots, singular_tol):
-    """The modified PPM itself; returns ``(z, status, pivots, info)``."""
+@njit(cache=True)
+def _append(L, k, M, beta, i, singular_tol):
+    """Try to add index ``i`` as row ``k`` of the factor of ``M[beta, beta]``."""
+    c = M[i, i]
+    if not c > 0.0:
+        return False
+    d2 = c
+    for r in range(k):
+        s = M[beta[r], i]
+        for j in range(r):
+            s -= L[r, j] * L[k, j]
+        L[k, r] = s / L[r, r]
+        d2 -= L[k, r] * L[k, r]
+    if not d2 > singular_tol * c:
+        return False
+    L[k, k] = np.sqrt(d2)
+    return True
+
+
+@njit(cache=True)
+def _remove(L, k, p, beta):
+    """Remove position ``p`` from beta (size ``k``) and its factor (delete + rank-1 update)."""
+    x = L[p + 1:k, p].copy()
+    for r in range(p, k - 1):
+        beta[r] = beta[r + 1]
+        for j in range(k):
+            L[r, j] = L[r + 1, j]
+    for r in range(k):
+        for j in range(p, k - 1):
+            L[r, j] = L[r, j + 1]
+        L[r, k - 1] = 0.0
+    for j in range(k):
+        L[k - 1, j] = 0.0
+    for j in range(p, k - 1):
+        t = x[j - p]
+        if t == 0.0:
+            continue
+        rr = np.sqrt(L[j, j] ** 2 + t * t)
+        cth, sth = rr / L[j, j], t / L[j, j]
+        L[j, j] = rr
+        for r in range(j + 1, k - 1):
+            L[r, j] = (L[r, j] + sth * x[r - p]) / cth
+            x[r - p] = cth * x[r - p] - sth * L[r, j]
+
+
+@njit(cache=True)
+def _block_solve(L, k, rhs):
+    """``M[beta, beta]^-1 rhs`` from the factor (forward then back substitution)."""
+    y = rhs.copy()
+    for r in range(k):
+        for j in range(r):
+            y[r] -= L[r, j] * y[j]
+        y[r] /= L[r, r]
+    for r in range(k - 1, -1, -1):
+        for j in range(r + 1, k):
+            y[r] -= L[j, r] * y[j]
+        y[r] /= L[r, r]
+    return y
+
+
+@njit(cache=True)
+def _kernel(M, q, beta0, max_pivots, singular_tol, keys, tol_scale, norm_M, norm_q):
+    """The modified PPM. Returns ``(status, z, beta, pivots, stats, culprit)``.
+
+    The sign tolerance of a pass is half the certification tolerance of
+    :func:`contact_lcp.lcp.residual.default_tolerance` at the current ``z``:
+    ``tol_scale * (norm_M * ||z||_inf + norm_q) + 1e-14`` with ``tol_scale = 1e4 n eps``.
+    """
     n = q.shape[0]
+    L = np.zeros((n, n))
+    beta = np.empty(n, dtype=np.int64)
+    in_beta = np.zeros(n, dtype=np.bool_)
     z = np.zeros(n)
-    tol = 0.5 * default_tolerance(M, q, z)
+    stats = np.zeros(4, dtype=np.int64)
+    tol = 0.5 * (tol_scale * norm_q + 1e-14)
     if q.min() >= -tol:
-        return z, LCPStatus.SOLVED, 0, {"beta": []}
-    chol = IncrementalCholesky(min(n, 16), singular_tol)
-    beta = []
+        return _SOLVED, z, beta[:0], 0, stats, -1
+    k = 0
     for i in beta0:
-        if chol.try_append(M[beta, i], M[i, i]):
-            beta.append(int(i))
-    if not beta:
-        i = int(np.argmin(q))
-        if not chol.try_append(M[beta, i], M[i, i]):
-            return z, LCPStatus.NUMERICAL_FAILURE, 0, {
-                "beta": [], "reason": f"diagonal M[{i}, {i}] = {M[i, i]} is not positive"}
-        beta = [i]
-    pivots = len(beta)
-    # swaps: passes where one index entered and another left; shifted_swaps: those where
-    # the entering index is the smaller (a sorted beta would shift the leaving position).
-    stats = {"swaps": 0, "shifted_swaps": 0, "exchanges": 0, "least_index": False}
-
-    def end(status, reason=None):
-        info = dict(stats, beta=list(beta))
-        if reason:
-            info["reason"] = reason
-        return z, status, pivots, info
-
-    seen = set()
-    in_beta = np.zeros(n, dtype=bool)
+        if not in_beta[i] and _append(L, k, M, beta, i, singular_tol):
+            beta[k] = i
+            in_beta[i] = True
+            k += 1
+    if k == 0:
+        i = np.argmin(q)
+        if not _append(L, 0, M, beta, i, singular_tol):
+            return _SINGULAR, z, beta[:0], 0, stats, i
+        beta[0] = i
+        in_beta[i] = True
+        k = 1
+    pivots = k
+    key = np.int64(0)
+    for r in range(k):
+        key ^= keys[beta[r]]
+    seen = {key}
+    first = True
     while True:
-        in_beta[:] = False
-        in_beta[beta] = True
-        key = in_beta.tobytes()
-        if key in seen:
-            if stats["least_index"]:
-                return end(LCPStatus.CYCLE, "the set beta repeated")
-            stats["least_index"], seen = True, set()  # from now on Murty's rule
-        seen.add(key)
-        zb = chol.solve(-q[beta])
-        z = np.zeros(n)
-        z[beta] = zb
-        w = M[:, beta] @ zb + q
-        tol = 0.5 * default_tolerance(M, q, z)
-        i = int(np.argmin(np.where(in_beta, np.inf, w)))
-        j = int(np.argmin(zb))
-        enter, leave = w[i] < -tol, zb[j] < -tol
-        if stats["least_index"] and (enter or leave):
-            # Murty's least-index rule (finite on P-matrices): flip the smallest wrong index.
-            wrong = np.where(in_beta, z, w) < -tol
-            first = int(np.flatnonzero(wrong)[0])
-            enter, leave = not in_beta[first], bool(in_beta[first])
-            i, j = first, (beta.index(first) if leave else j)
+        if not first:
+            key = np.int64(0)
+            for r in range(k):
+                key ^= keys[beta[r]]
+            if key in seen:
+                if stats[3]:
+                    return _CYCLE, z, beta[:k].copy(), pivots, stats, -1
+                stats[3] = 1  # from now on Murty's least-index rule
+                seen = {key}
+            else:
+                seen.add(key)
+        first = False
+        rhs = np.empty(k)
+        for r in range(k):
+            rhs[r] = -q[beta[r]]
+        zb = _block_solve(L, k, rhs)
+        z[:] = 0.0
+        norm_z = 0.0
+        for r in range(k):
+            z[beta[r]] = zb[r]
+            norm_z = max(norm_z, abs(zb[r]))
+        w = q.copy()
+        for r in range(k):
+            for i in range(n):
+                w[i] += M[i, beta[r]] * zb[r]
+        tol = 0.5 * (tol_scale * (norm_M * norm_z + norm_q) + 1e-14)
+        i, wmin = -1, 0.0
+        for j in range(n):
+            if not in_beta[j] and (i < 0 or w[j] < wmin):
+                i, wmin = j, w[j]
+        j = np.argmin(zb)
+        enter = i >= 0 and wmin < -tol
+        leave = zb[j] < -tol
+        if stats[3] and (enter or leave):
+            for f in range(n):  # least-index rule: flip the smallest wrong index
+                if (in_beta[f] and z[f] < -tol) or (not in_beta[f] and w[f] < -tol):
+                    break
+            enter, leave = not in_beta[f], in_beta[f]
+            if leave:
+                for r in range(k):
+                    if beta[r] == f:
+                        j = r
+            else:
+                i = f
         if not enter and not leave:
-            err = float(np.max(np.abs(np.minimum(z, w))))
-            if err > 2.0 * tol:  # the block solve itself was inaccurate (ill-conditioned)
-                return end(LCPStatus.NUMERICAL_FAILURE,
-                           f"block solve residual {err:.3g} above the tolerance")
-            return end(LCPStatus.SOLVED)
+            err = 0.0
+            for f in range(n):
+                err = max(err, abs(min(z[f], w[f])))
+            if err > 2.0 * tol:  # the block solve itself was inaccurate
+                return _INACCURATE, z, beta[:k].copy(), pivots, stats, -1
+            return _SOLVED, z, beta[:k].copy(), pivots, stats, -1
         if pivots >= max_pivots:
-            return end(LCPStatus.MAX_PIVOTS, f"pivot limit {max_pivots}")
+            return _MAX_PIVOTS, z, beta[:k].copy(), pivots, stats, -1
         left = -1
-        if leave:
-            # j is a position in beta as it was solved: use it before beta changes.
-            left = beta.pop(j)
-            chol.remove(j)
+        if leave:  # j is a position in beta as it was solved: use it before beta changes
+            left = beta[j]
+            in_beta[left] = False
+            _remove(L, k, j, beta)
+            k -= 1
             pivots += 1
         if not enter:
             continue
-        if chol.try_append(M[beta, i], M[i, i]):
-            beta.append(i)
+        if _append(L, k, M, beta, i, singular_tol):
+            beta[k] = i
+            in_beta[i] = True
+            k += 1
             pivots += 1
             if leave:
-                stats["swaps"] += 1
-                stats["shifted_swaps"] += int(i < left)
+                stats[0] += 1
+                stats[1] += i < left
         elif not leave:
-            # i depends on beta: exchange it for the index that blocks the descent.
-            j = _blocking(chol.solve(M[beta, i]), zb)
-            if j < 0:
-                return end(LCPStatus.NO_SOLUTION, f"index {i} depends on beta and nothing "
-                           "blocks its descent: the PSD LCP is infeasible")
-            beta.pop(j)
-            chol.remove(j)
-            if not chol.try_append(M[beta, i], M[i, i]):
-                return end(LCPStatus.NUMERICAL_FAILURE,
-                           f"exchanging index {i} left a singular block")
-            beta.append(i)
+            # i depends on beta: the direction z_i = t, z_beta -= t c (c = block^-1 M[beta, i])
+            # keeps w and lowers the QP objective at the rate w_i < 0; follow it until a
+            # z_j reaches zero and exchange j for i (none: the LCP is infeasible).
+            col = np.empty(k)
+            for r in range(k):
+                col[r] = M[beta[r], i]
+            c = _block_solve(L, k, col)
+            cmax = 0.0
+            for r in range(k):
+                cmax = max(cmax, abs(c[r]))
+            jb, best = -1, np.inf
+            for r in range(k):
+                if c[r] > 1e-12 * max(1.0, cmax):
+                    ratio = max(zb[r], 0.0) / c[r]
+                    if ratio < best:
+                        jb, best = r, ratio
+            if jb < 0:
+                return _INFEASIBLE, z, beta[:k].copy(), pivots, stats, i
+            in_beta[beta[jb]] = False
+            _remove(L, k, jb, beta)
+            k -= 1
+            if not _append(L, k, M, beta, i, singular_tol):
+                return _EXCHANGE, z, beta[:k].copy(), pivots, stats, i
+            beta[k] = i
+            in_beta[i] = True
+            k += 1
             pivots += 2
-            stats["exchanges"] += 1
+            stats[2] += 1
+
+
+def _run(M, q, beta0, max_pivots, singular_tol):
+    """The kernel, with its status and statistics as ``(z, status, pivots, info)``."""
+    n = q.shape[0]
+    norm_M = float(np.abs(M).sum(axis=1).max())
+    norm_q = float(np.abs(q).max())
+    tol_scale = 1e4 * n * float(np.finfo(float).eps)
+    code, z, beta, pivots, stats, culprit = _kernel(
+        M, q, np.asarray(beta0, dtype=np.int64), int(max_pivots), float(singular_tol),
+        tb.zobrist_keys(n), tol_scale, norm_M, norm_q)
+    info = {name: int(x) for name, x in zip(_STATS, stats)}
+    info["least_index"] = bool(stats[3])
+    info["beta"] = beta.tolist()
+    reason = {
+        _CYCLE: "the set beta repeated",
+        _MAX_PIVOTS: f"pivot limit {max_pivots}",
+        _SINGULAR: f"diagonal M[{culprit}, {culprit}] is not positive",
+        _INFEASIBLE: f"index {culprit} depends on beta and nothing blocks its descent: the "
+                     "PSD LCP is infeasible",
+        _INACCURATE: "block solve residual above the tolerance",
+        _EXCHANGE: f"exchanging index {culprit} left a singular block",
+    }.get(code)
+    if reason:
+        info["reason"] = reason
+    return z, _STATUS[code], int(pivots), info
 
 
 def solve_ppm(M, q, *, initial_basis=None, max_pivots=None, singular_tol=1e-10,
