@@ -315,8 +315,9 @@ def solve_ppm(M, q, *, initial_basis=None, max_pivots=None, singular_tol=1e-10,
         ``info``: ``beta`` the final set; ``swaps`` the passes in which one index entered
         and another left (``shifted_swaps`` of them with the entering index the smaller);
         ``exchanges`` dependent indices swapped in along a null direction;
-        ``least_index`` whether a repeated set switched to Murty's rule; after a fallback ``fallback`` (its name), ``ppm_status``,
-        ``ppm_pivots`` and ``ppm_reason``.
+        ``least_index`` whether a repeated set switched to Murty's rule; after a
+        fallback ``fallback`` (its name), ``ppm_status``, ``ppm_pivots`` and
+        ``ppm_reason``.
     """
     n = q.shape[0]
     max_pivots = max(100, 10 * n) if max_pivots is None else int(max_pivots)
