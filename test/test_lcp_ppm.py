@@ -4,21 +4,22 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from contact_lcp.lcp import LCPStatus, solve
+from contact_lcp.lcp import LCPStatus, lcp_error, solve
 from contact_lcp.lcp.cholesky import IncrementalCholesky
 
 seeds = st.integers(0, 2**32 - 1)
 
 
-def planted_psd(rng, n, rank):
-    """PSD ``M = A A'`` (rank ``rank``) and ``q`` with a planted solution (Murty 1988 §2.2).
+def planted_psd(rng, n, rank, shift=0.0):
+    """PSD ``M = A A' + shift I`` (rank ``rank`` when ``shift = 0``) and ``q`` with a
+    planted solution (Murty 1988 §2.2).
 
     ``z*`` positive on about 40 % of the indices, ``w*`` positive on the others, and
     ``q = w* - M z*``: the LCP is solvable whatever the rank, and degenerate (many
     dependent rows) when ``rank < n`` as the Delassus matrix of redundant contact is.
     """
     A = rng.standard_normal((n, rank))
-    M = A @ A.T
+    M = A @ A.T + shift * np.eye(n)
     z = np.where(rng.random(n) < 0.4, rng.random(n), 0.0)
     w = np.where(z > 0, 0.0, rng.random(n))
     return M, w - M @ z
@@ -70,6 +71,47 @@ def test_random_psd_problems_never_fail_and_exercise_the_sorted_set_pitfall():
         shifted += res.info.get("shifted_swaps", 0) > 0
     assert failures == []
     assert shifted > 100, shifted
+
+
+def sorted_set_alg1(M, q, max_pivots=500):
+    """S4's Alg. 1 as two peers wrote it: beta kept sorted, and the leaving position ``j``
+    (an argmin over the solved ``z_beta``) read in beta *after* inserting the entering
+    index. A plain-numpy reproduction of the pitfall, for comparison only."""
+    n = q.shape[0]
+    if q.min() >= 0:
+        return np.zeros(n)
+    beta = [int(np.argmin(q))]
+    for _ in range(max_pivots):
+        zb = np.linalg.solve(M[np.ix_(beta, beta)], -q[beta])
+        z = np.zeros(n)
+        z[beta] = zb
+        w = np.where(np.isin(np.arange(n), beta), np.inf, M @ z + q)
+        i, j = int(np.argmin(w)), int(np.argmin(zb))
+        if w[i] >= -1e-9:
+            if zb[j] >= -1e-9:
+                return z
+            beta.pop(j)
+            continue
+        beta = sorted(beta + [i])
+        if zb[j] < -1e-9:
+            beta.pop(j)  # the bug: j indexed the list before the insertion
+    return None
+
+
+def test_the_sorted_set_pitfall_fails_where_ours_does_not():
+    """On the same positive definite problems (no singular block, so only the indexing
+    differs) the peers' variant fails on ~18 % (the issue's reproduction: ~19 %), ours on
+    none: the property test above would see that bug."""
+    rng = np.random.default_rng(20150403)
+    buggy = ours = 0
+    for _ in range(300):
+        n = int(rng.integers(2, 40))
+        M, q = planted_psd(rng, n, int(rng.integers(n // 2 + 1, n + 1)), shift=1e-3)
+        z = sorted_set_alg1(M, q)
+        buggy += z is None or lcp_error(M, q, z)[0] > 1e-6
+        ours += not solve(M, q, "ppm", fallback=None).success
+    assert ours == 0
+    assert buggy > 0.1 * 300, buggy
 
 
 @settings(max_examples=60, deadline=None)
