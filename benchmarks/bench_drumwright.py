@@ -13,8 +13,10 @@ Two tables, printed and written to one CSV
    frictionless fallback or a PPM fallback to the robust search), drift of the held boxes
    / the pelvis [m]. Below it the speed ratios next to S4's published ones.
 2. **scaling** — the no-slip step time against the number of contacts at a fixed number
-   of degrees of freedom (8: two fingers and one held box), the pads made of 1 to 8
-   ridges (8 to 64 contacts); S4 claims the cost follows the degrees of freedom.
+   of degrees of freedom (8: two fingers and one held box): pads of 1 to 8 ridges with 4
+   points each (8 to 64 contacts, the geometry grows with them), then 8 ridges with 1, 2
+   and 4 points each (16 to 64 contacts, same geometry); S4 claims the cost follows the
+   degrees of freedom.
 
 3. **lcp** — the LCPs alone, replayed from the no-slip/viscous runs' recorded problems,
    each solved cold by every method in turn (interleaved, so machine load hits all alike):
@@ -68,8 +70,9 @@ S4_RATIOS = {
     "legged: pyramid / no_slip-ppm": 416.284 / 301.796,
     "legged: viscous-lemke / viscous-ppm": 2936.36 / 2139.73,
 }
-#: ridge grids (along x, along z) of the scaling gripper: 2 pads x 4 points per ridge
-RIDGES = ((1, 1), (1, 2), (2, 2), (2, 4))
+#: (ridge grid along x, along z; points kept per ridge): 2 pads x ridges x points. The
+#: first series grows the geometry, the second keeps 2 x 4 ridges and varies the points.
+RIDGES = ((1, 1, 4), (1, 2, 4), (2, 2, 4), (2, 4, 4), (2, 4, 1), (2, 4, 2))
 COLUMNS = ("revision", "date", "load1", "section", "scene", "name", "status", "steps",
            "contacts", "dofs", "lcp_size", "step_us", "solve_us", "step_mean_us",
            "solve_mean_us", "collision_us",
@@ -256,7 +259,7 @@ def scaling_table(steps, settle):
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for nx, nz in RIDGES:
+        for nx, nz, points in RIDGES:
             urdf = os.path.join(tmp, f"gripper_{nx}x{nz}.urdf")
             with open(urdf, "w") as f:
                 f.write(gripper_urdf(nx, nz))
@@ -269,9 +272,10 @@ def scaling_table(steps, settle):
                                 "file": os.path.join(ROOT, "config/grasp_squeeze.csv")}}}],
                 "bodies": [{"name": "box", "shape": "box", "size": [0.06, 0.08, 0.06],
                             "mass": 0.4, "pose": [0, 0, 0, 0, 0, 0, 1], "friction": 1.0}],
-                "contact": {"model": "no_slip", "friction": 1.0, "max_points_per_pair": 64},
+                "contact": {"model": "no_slip", "friction": 1.0,
+                            "max_points_per_pair": points},
             })
-            name = f"{nx}x{nz} ridges"
+            name = f"{nx}x{nz} ridges, {points} pt"
             print(f"[bench_drumwright] scaling {name}", file=sys.stderr, flush=True)
             try:
                 row = run(Simulator(scene), steps, settle)
@@ -317,10 +321,11 @@ def main(argv=None):
                                       "failures", "status")))
     ok = [r for r in scale if r.get("status") == "ok"]
     if len(ok) == len(RIDGES):
-        print(f"step time at {ok[-1]['contacts']:.0f} / at {ok[0]['contacts']:.0f} contacts: "
-              f"{ok[-1]['step_us'] / ok[0]['step_us']:.2f} (target <= 2); the model's solve "
-              f"stage alone: {ok[-1]['solve_us'] / ok[0]['solve_us']:.2f}, collision "
-              f"detection: {ok[-1]['collision_us'] / ok[0]['collision_us']:.2f}")
+        for a, b in ((ok[0], ok[3]), (ok[4], ok[3])):
+            print(f"{b['name']} / {a['name']} ({b['contacts']:.0f} / {a['contacts']:.0f} "
+                  f"contacts): step {b['step_us'] / a['step_us']:.2f} (target <= 2 for 64 / 8), "
+                  f"model solve {b['solve_us'] / a['solve_us']:.2f}, collision "
+                  f"{b['collision_us'] / a['collision_us']:.2f}")
     all_rows = rows + [dict(section="ratio", scene="", name=r["name"], step_us=r["step_median"],
                             solve_us=r["solve_median"], step_mean_us=r["step"],
                             solve_mean_us=r["solve"], notes=f"S4: {r['s4']}")
