@@ -34,7 +34,7 @@ that at 8.
 Usage::
 
     .venv/bin/python benchmarks/bench_drumwright.py           # ~2 minutes
-    .venv/bin/python benchmarks/bench_drumwright.py --quick   # seconds
+    .venv/bin/python benchmarks/bench_drumwright.py --quick   # seconds, legged scene only
 """
 
 import argparse
@@ -142,9 +142,9 @@ def simulator(path, model, options):
     return Simulator(scene.replace(contact=contact))
 
 
-def models_table(steps, settle):
+def models_table(steps, settle, scenes=SCENES):
     rows = []
-    for scene, path in SCENES.items():
+    for scene, path in scenes.items():
         for name, model, options in MODELS:
             print(f"[bench_drumwright] {scene} {name}: {steps[scene]} steps", file=sys.stderr,
                   flush=True)
@@ -182,7 +182,7 @@ def ratios(rows):
     return out
 
 
-def lcp_table(steps):
+def lcp_table(steps, scenes=SCENES):
     """Replay each scene's LCPs: pyramid (robust) vs normal rows (ppm, robust), cold."""
     from contact_lcp.contact.base import ModelSettings
     from contact_lcp.contact.lcp_builder import build_contact_lcp
@@ -190,7 +190,7 @@ def lcp_table(steps):
     from contact_lcp.lcp import solve
 
     rows = []
-    for scene, path in SCENES.items():
+    for scene, path in scenes.items():
         for model in ("no_slip", "viscous"):
             sim = simulator(os.path.join(ROOT, path), model, {})
             sim.record_problems = True
@@ -254,12 +254,12 @@ def gripper_urdf(nx, nz):
             + finger("right_finger", 0.04, 1) + "</robot>")
 
 
-def scaling_table(steps, settle):
+def scaling_table(steps, settle, ridges=RIDGES):
     from contact_lcp.sim import Simulator, scene_from_dict
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for nx, nz, points in RIDGES:
+        for nx, nz, points in ridges:
             urdf = os.path.join(tmp, f"gripper_{nx}x{nz}.urdf")
             with open(urdf, "w") as f:
                 f.write(gripper_urdf(nx, nz))
@@ -287,14 +287,17 @@ def scaling_table(steps, settle):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--quick", action="store_true", help="a few steps per row (smoke run)")
+    p.add_argument("--quick", action="store_true",
+                   help="a few steps per row, the legged scene only (smoke run)")
     p.add_argument("--results-dir", default=None, help="CSV folder ('' writes nothing)")
     args = p.parse_args(argv)
     steps = {"grasp": 10, "legged": 10} if args.quick else {"grasp": 200, "legged": 500}
     settle = 2 if args.quick else 50
     revision = common.git_revision(ROOT)
     date, stamp = common.utc_stamp()
-    rows = models_table(steps, settle)
+    # --quick: the legged scene only (the grasp's pyramid LCPs take seconds each cold)
+    scenes = {"legged": SCENES["legged"]} if args.quick else SCENES
+    rows = models_table(steps, settle, scenes)
     print("\nModels (pyramid: robust search; viscous / no_slip: modified PPM or robust)")
     print(common.format_table(rows, ("scene", "name", "contacts", "lcp_size", "step_mean_us",
                                      "step_us", "solve_mean_us", "solve_us", "pivots_mean",
@@ -310,11 +313,12 @@ def main(argv=None):
           "time; S4: whole runs)")
     print(common.format_table(rat, ("name", "step", "solve", "step_median", "solve_median",
                                     "s4")))
-    lcp = lcp_table(10 if args.quick else 50)
+    lcp = lcp_table(10 if args.quick else 50, scenes)
     print("\nLCPs alone, cold (failures: uncertified, or the PPM fell back to robust)")
     print(common.format_table(lcp, ("scene", "name", "lcp_size", "lcp_us", "pivots_mean",
                                     "pivots_max", "failures")))
-    scale = scaling_table(10 if args.quick else 300, settle)
+    scale = scaling_table(10 if args.quick else 300, settle,
+                          RIDGES[:2] if args.quick else RIDGES)
     print("\nNo-slip cost against contacts at 8 dofs")
     print(common.format_table(scale, ("name", "contacts", "dofs", "step_us", "collision_us",
                                       "lcp_build_us", "solve_us", "pivots_mean", "slip_max",
