@@ -40,6 +40,7 @@ class NoSlipModel(NormalRowsModel):
         self.singular_tol = option_number(self, "singular_tol", positive=True)
 
     def reduce(self, problem, contacts):
+        """Normal-row LCP with the independent tangential rows of ``contacts`` as equalities."""
         on = np.flatnonzero(contacts)
         candidates = tangent_rows_of(on)
         rows, factor = find_indices(problem.G, candidates, singular_tol=self.singular_tol,

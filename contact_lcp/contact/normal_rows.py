@@ -57,6 +57,7 @@ class NormalRowsModel(ContactModel):
         self.reset()
 
     def reset(self):
+        """Forget the warm start."""
         self._last_pair = None   # (k,) pair keys of the last solved step
         self._last_basis = None  # normal rows loaded in its answer
 
@@ -72,6 +73,7 @@ class NormalRowsModel(ContactModel):
         return self._last_basis
 
     def solve(self, problem):
+        """Certified impulses of one step (see the class notes)."""
         s = self.settings
         k = problem.num_contacts
         touch = problem.phi[:k] <= self.touch_distance

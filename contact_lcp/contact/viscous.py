@@ -56,6 +56,7 @@ class ViscousModel(NormalRowsModel):
         return b
 
     def reduce(self, problem, contacts):
+        """Normal-row LCP with the viscous impulses of ``contacts`` eliminated."""
         b = self.coefficients(problem, contacts)
         damped = np.flatnonzero(b > 0.0)
         rows = tangent_rows_of(damped)
