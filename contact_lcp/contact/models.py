@@ -7,13 +7,17 @@ LCP methods in :data:`contact_lcp.lcp.METHODS`.
 
 from contact_lcp.contact.base import ContactModel, ModelSettings
 from contact_lcp.contact.frictionless import FrictionlessModel
+from contact_lcp.contact.no_slip import NoSlipModel
 from contact_lcp.contact.pyramid import PyramidModel
+from contact_lcp.contact.viscous import ViscousModel
 from contact_lcp.exceptions import SceneError
 
 #: model name -> ContactModel subclass
 CONTACT_MODELS = {
     "pyramid": PyramidModel,
     "frictionless": FrictionlessModel,
+    "viscous": ViscousModel,
+    "no_slip": NoSlipModel,
 }
 
 #: other names that are accepted for a model

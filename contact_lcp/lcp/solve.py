@@ -9,7 +9,7 @@ from contact_lcp.exceptions import InvalidProblem
 from contact_lcp.lcp.residual import certify
 from contact_lcp.lcp.result import LCPResult, LCPStatus, MethodOutput
 from contact_lcp.lcp.scaling import equilibrate as _equilibrate
-from contact_lcp.lcp import lemke, lexicographic, murty, pgs, robust
+from contact_lcp.lcp import lemke, lexicographic, murty, pgs, ppm, robust
 
 #: method name -> function(M, q, **options) -> MethodOutput
 METHODS = {
@@ -18,6 +18,7 @@ METHODS = {
     "lexicographic": lexicographic.solve_lexicographic,
     "murty": murty.solve_murty,
     "pgs": pgs.solve_pgs,
+    "ppm": ppm.solve_ppm,
 }
 
 

@@ -1,0 +1,50 @@
+"""No-slip contact (Drumwright, S4 section VI): zero tangential velocity where touching.
+
+At every touching contact the tangential velocity at the end of the step is zero,
+``T v+ = 0``, whatever the normal impulse (infinite friction, impulsive: a velocity-level
+model, so no Painleve-type inconsistency). That is an MLCP: the tangential rows are
+equalities with free impulses, the normal rows (contacts, then joint limits) are
+complementary. With redundant contacts (a sole with many points, a grasp) the tangential
+rows are dependent and ``T K T'`` is singular; FIND-INDICES
+(:mod:`contact_lcp.contact.find_indices`) keeps an independent subset (at most ``nv``
+rows, in contact order), which enforces the others too. The free impulses are then
+eliminated (:mod:`contact_lcp.contact.tangential`), leaving a symmetric PSD LCP on the
+normal rows only (``k + l`` unknowns), solved by the scene's method (``ppm`` suits it).
+
+Scene options (``contact.options``)
+-----------------------------------
+touch_distance, release_speed : float
+    Which contacts do not slip (see :mod:`contact_lcp.contact.normal_rows`): those whose
+    gap is at most ``touch_distance`` [m] (default 1e-4), except those left unloaded and
+    separating faster than ``release_speed`` [m/s] (default 1e-6).
+singular_tol : float
+    Relative pivot below which FIND-INDICES counts a row as dependent (default 1e-10).
+"""
+
+import numpy as np
+
+from contact_lcp.contact.base import ModelSettings
+from contact_lcp.contact.find_indices import find_indices
+from contact_lcp.contact.normal_rows import NormalRowsModel, option_number
+from contact_lcp.contact.tangential import reduce_to_normal_rows, tangent_rows_of
+
+
+class NoSlipModel(NormalRowsModel):
+    """Normal LCP with the tangential rows of touching contacts as equalities."""
+
+    name = "no_slip"
+    OPTIONS = {**NormalRowsModel.OPTIONS, "singular_tol": 1e-10}
+
+    def __init__(self, settings=ModelSettings()):
+        super().__init__(settings)
+        self.singular_tol = option_number(self, "singular_tol", positive=True)
+
+    def reduce(self, problem, contacts):
+        """Normal-row LCP with the independent tangential rows of ``contacts`` as equalities."""
+        on = np.flatnonzero(contacts)
+        candidates = tangent_rows_of(on)
+        rows, factor = find_indices(problem.G, candidates, singular_tol=self.singular_tol,
+                                    max_rank=problem.K.shape[0])
+        lcp = reduce_to_normal_rows(problem, rows, W_factor=factor)
+        return lcp, {"no_slip_contacts": int(on.size), "tangent_rows": int(rows.size),
+                     "dependent_rows": int(candidates.size - rows.size)}

@@ -1,0 +1,142 @@
+"""Base of the contact models that solve an LCP on the normal rows only (viscous, no-slip).
+
+Which contacts get tangential rows. A contact of the problem is *touching* when its gap
+is at most ``touch_distance`` (the others are near enough to need a normal row but do not
+touch yet). A touching contact that the answer leaves unloaded (``f_n = 0``) and
+separating (normal velocity at the end of the step above ``release_speed``) is
+*released*: its tangential rows are removed and the LCP solved again; a released contact
+that the new answer loads gets its rows back (at most ``MAX_RELEASES`` re-solves; the
+report's ``info['loaded_released']`` counts loaded contacts left without rows). Without
+that, a no-slip equality acts on contacts that lift off: a sliding box stopped on its
+front edge, pivoting up, had its rotation stopped by its lifting rear corners and was
+thrown upwards (S4's model applied literally, measured in ``test_contact_no_slip.py``).
+"""
+
+import numpy as np
+
+from contact_lcp.contact.base import ContactModel, ModelSettings
+from contact_lcp.contact.frictionless import frictionless_impulse, safe_stop, solve_frictionless
+from contact_lcp.contact.report import ContactSolution, Outcome, SolveReport, tally
+from contact_lcp.exceptions import SceneError
+from contact_lcp.lcp import METHODS, solve
+
+#: LCP methods that accept a warm start ``initial_basis``
+WARM_START_METHODS = ("robust", "ppm")
+#: re-solves after releasing separating contacts, per step
+MAX_RELEASES = 4
+
+
+class NormalRowsModel(ContactModel):
+    """Solve the normal-row LCP of a subclass's reduction, release, fall back.
+
+    A subclass implements :meth:`reduce`. This class solves the reduced LCP with the
+    scene's method (warm-started from the last step's loaded set when the step has the
+    same contacts), releases separating contacts (module notes), maps the answer back to
+    impulses, and falls back to the certified frictionless impulse (``fallback=True``) or
+    a safe stop.
+
+    Options: ``touch_distance`` [m] (default 1e-4), ``release_speed`` [m/s] (default
+    1e-6); ``method``: the LCP method of the normal-row LCP, default ``ppm`` (S4's; the
+    LCP is PSD), None for the scene's ``solver.method`` (whose ``solver.options`` then
+    apply). A scene can thus keep ``solver.method: robust`` for the pyramid model and
+    switch models without changing it.
+    """
+
+    OPTIONS = {"touch_distance": 1e-4, "release_speed": 1e-6, "method": "ppm"}
+
+    def __init__(self, settings=ModelSettings()):
+        super().__init__(settings)
+        self.touch_distance = option_number(self, "touch_distance", nonneg=True)
+        self.release_speed = option_number(self, "release_speed", nonneg=True)
+        method = self.options["method"]
+        if method is not None and method not in METHODS:
+            raise SceneError(f"contact model {self.name!r}: option 'method': expected one of "
+                             f"{sorted(METHODS)} or null, got {method!r}")
+        self.method = settings.method if method is None else method
+        self.method_options = dict(settings.solver_options) if method is None else {}
+        self.reset()
+
+    def reset(self):
+        """Forget the warm start."""
+        self._last_pair = None   # (k,) pair keys of the last solved step
+        self._last_basis = None  # normal rows loaded in its answer
+
+    def reduce(self, problem, contacts):
+        """``(ReducedLCP, info)`` with tangential rows on ``contacts`` ((k,) bool)."""
+        raise NotImplementedError
+
+    def _warm_basis(self, problem, n):
+        if (self._last_pair is None or self.method not in WARM_START_METHODS
+                or not np.array_equal(self._last_pair, problem.pair)
+                or self._last_basis.size == 0 or self._last_basis.max() >= n):
+            return None
+        return self._last_basis
+
+    def solve(self, problem):
+        """Certified impulses of one step (see the class notes)."""
+        s = self.settings
+        k = problem.num_contacts
+        touch = problem.phi[:k] <= self.touch_distance
+        contacts = touch.copy()
+        n = k + problem.num_limits
+        basis = self._warm_basis(problem, n)
+        warm = basis is not None
+        results = []
+        for _ in range(MAX_RELEASES + 1):
+            lcp, info = self.reduce(problem, contacts)
+            opts = dict(self.method_options)
+            if basis is not None and self.method in WARM_START_METHODS:
+                opts["initial_basis"] = basis
+            res = solve(lcp.M, lcp.q, self.method, **opts)
+            results.append(res)
+            if not res.success:
+                break
+            basis = np.flatnonzero(res.z > 0.0)
+            loaded = res.z[:k] > 0.0
+            lifting = contacts & ~loaded & (res.w[:k] > self.release_speed)
+            regained = touch & ~contacts & loaded
+            if not (lifting.any() or regained.any()):
+                break
+            contacts = (contacts & ~lifting) | regained
+        info["lcp_size"] = n
+        info["released"] = int(np.count_nonzero(touch & ~contacts))
+        if res.success:
+            # touching, loaded, yet without tangential rows: the release did not settle
+            info["loaded_released"] = int(np.count_nonzero(touch & ~contacts
+                                                           & (res.z[:k] > 0.0)))
+        if res.success:
+            self._last_pair = problem.pair.copy()
+            self._last_basis = basis
+            if "fallback" in res.info:
+                info["solver_fallback"] = res.info["fallback"]
+            pivots, solves, failures = tally(results)
+            return ContactSolution(lcp.impulses(problem, res.z), SolveReport(
+                Outcome.SOLVED, res.status, self.name, self.method, True, pivots=pivots,
+                solves=solves, failures=failures, warm_started=warm, info=info))
+        self._last_pair = None
+        fl = None
+        if s.fallback:
+            _, fl = solve_frictionless(problem, s.method, s.solver_options)
+            results.append(fl)
+        pivots, solves, failures = tally(results)
+        common = dict(pivots=pivots, solves=solves, failures=failures, warm_started=warm,
+                      info=info)
+        if fl is not None and fl.success:
+            return ContactSolution(frictionless_impulse(problem, fl.z), SolveReport(
+                Outcome.FALLBACK, res.status, "frictionless", s.method, True, fallbacks=1,
+                **common))
+        return safe_stop(problem, dict(outcome=Outcome.SAFE_STOP, status=res.status,
+                                       applied="none", method="none", certified=False,
+                                       fallbacks=2, **common))
+
+
+def option_number(model, key, *, nonneg=False, positive=False):
+    """The model option ``key`` as a float, or a SceneError naming what was expected."""
+    x = model.options[key]
+    ok = (not isinstance(x, bool) and isinstance(x, (int, float)) and np.isfinite(x)
+          and (not nonneg or x >= 0) and (not positive or x > 0))
+    if not ok:
+        want = "a number > 0" if positive else "a number >= 0" if nonneg else "a number"
+        raise SceneError(f"contact model {model.name!r}: option {key!r}: expected {want}, "
+                         f"got {x!r}")
+    return float(x)
