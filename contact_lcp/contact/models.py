@@ -6,6 +6,7 @@ LCP methods in :data:`contact_lcp.lcp.METHODS`.
 """
 
 from contact_lcp.contact.base import ContactModel, ModelSettings
+from contact_lcp.contact.facet_set import FacetSetModel
 from contact_lcp.contact.frictionless import FrictionlessModel
 from contact_lcp.contact.pyramid import PyramidModel
 from contact_lcp.exceptions import SceneError
@@ -14,6 +15,7 @@ from contact_lcp.exceptions import SceneError
 CONTACT_MODELS = {
     "pyramid": PyramidModel,
     "frictionless": FrictionlessModel,
+    "facet_set": FacetSetModel,
 }
 
 #: other names that are accepted for a model
