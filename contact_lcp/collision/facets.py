@@ -12,9 +12,11 @@ polytopes (boxes, convex hulls) or the ground halfspace:
   vertices of every piece, and no vertex of its own.
 * **edge sets** (our extension to 3-D): a feature edge of V (the first geometry of the
   pair) and one of F that are not parallel, whose closest points are within ``eps`` of
-  each other and farther than the activation distance from the ends of both edges (nearer an end, the
-  vertex sets of that end hold it; an edge-edge plane there would catch a vertex that
-  should slide over a step), and whose common normal ``n = ±e_V x e_F`` lies in the normal cones of
+  each other and inside both edges, farther than the activation distance from the ends
+  of an edge of a moving piece (nearer such an end, the vertex sets of that vertex hold
+  it: an edge-edge plane there would catch a vertex that should slide over a step; a
+  static edge's end is a corner of the fixed geometry whose vertex set holds that point
+  only, not the edge's run next to it), and whose common normal ``n = ±e_V x e_F`` lies in the normal cones of
   both edges (so the edges really support each other along it). The closest point on V's
   edge becomes a virtual vertex of V for the step, against a set of one facet: the plane
   through F's edge with normal n (out of F). Its row is the exact first-order edge-edge
@@ -25,6 +27,10 @@ polytopes (boxes, convex hulls) or the ground halfspace:
   stays on would let the set count as separated while the edge sinks in. A hole's rim
   edge against a peg's side edge, or a ramp's rim under a box's bottom face, is held by
   these sets although no vertex is near.
+
+Facets of static pieces covered by the ground or by another static piece (a wall's
+bottom on the floor, the two faces of a seam) are internal to the static union and left
+out, with the edges that border them: behind them is not free space.
 
 ``eps`` is the activation distance plus the pair's look-ahead (as the detector's).
 Each set has ``psi_i = n_i . p - b_i``, the signed distance of its point to the plane of
@@ -41,6 +47,9 @@ from contact_lcp.collision.contact_set import ContactSet
 from contact_lcp.collision.polytope import polytope_of, segment_closest
 from contact_lcp.exceptions import SceneError
 
+#: a static facet is covered when its corners are within this (times the piece's size)
+#: of another static piece or the ground
+_COVER_TOL = 1e-6
 #: tolerance of the normal-cone tests of an edge-edge direction (cosine)
 _CONE_TOL = 1e-9
 
@@ -137,6 +146,43 @@ class FacetSetFinder:
                         f"facet sets need convex polytopes (box or convex mesh hull) or the "
                         f"ground; geometry {objs[g].name!r} is a "
                         f"{type(objs[g].geometry).__name__}")
+        self._outer = self._boundary_facets(objs)
+        self._outer_edges = [None if P is None else np.all(o[P.edge_facets], axis=1)
+                             for P, o in zip(self._poly, self._outer)]
+
+    def _boundary_facets(self, objs):
+        """(F,) bool per geometry: the facet is on the boundary of the static parts.
+
+        A facet of a static piece is internal when its outward side is covered by the
+        ground or by another static piece (a wall's bottom on the floor, two ramp boxes
+        abutting at a seam): a point behind such a facet is inside the union, so the facet
+        must not count as free space in a set. Moving pieces keep every facet.
+        """
+        static = [k for k, P in enumerate(self._poly) if P is not None and self._joints[k] == 0]
+        X = {k: objs[k].placement.homogeneous for k in static}
+        h = self.world.ground_height
+        out = [None if P is None else np.ones(P.num_facets, dtype=bool) for P in self._poly]
+        for a in static:
+            P, Ra, ta = self._poly[a], X[a][:3, :3], X[a][:3, 3]
+            V = P.vertices @ Ra.T + ta
+            scale = float(np.ptp(V, axis=0).max())
+            tol = _COVER_TOL * scale
+            for f in range(P.num_facets):
+                tri = P.triangles[P.tri_facet == f]
+                corners = V[np.unique(tri)]
+                probe = corners.mean(axis=0) + tol * (Ra @ P.normals[f])
+                if h is not None and probe[2] < h and np.all(corners[:, 2] <= h + tol):
+                    out[a][f] = False
+                    continue
+                for b in static:
+                    if b == a:
+                        continue
+                    Q, Rb, tb = self._poly[b], X[b][:3, :3], X[b][:3, 3]
+                    inside = ((np.vstack([corners, probe]) - tb) @ Rb) @ Q.normals.T - Q.offsets
+                    if np.all(inside[:-1].max(axis=1) <= tol) and inside[-1].max() < 0.0:
+                        out[a][f] = False
+                        break
+        return out
 
     def find(self, q, lookahead=None):
         """The facet sets at ``q`` (kinematics of the last ``world.forward``).
@@ -183,7 +229,7 @@ class FacetSetFinder:
         psi = P_F @ Pf.normals.T - Pf.offsets  # (V, F)
         out = []
         for k in np.flatnonzero(psi.max(axis=1) <= eps):
-            near = np.flatnonzero(Pf.facet_distances(P_F[k]) <= eps)
+            near = np.flatnonzero((Pf.facet_distances(P_F[k]) <= eps) & self._outer[f])
             if near.size:
                 out.append((P_W[k], v, f, 0, mu, Pf.normals[near] @ Rf.T, psi[k, near]))
         return out
@@ -203,8 +249,11 @@ class FacetSetFinder:
         la = np.linalg.norm(a1 - a0, axis=1)[:, None]
         lb = np.linalg.norm(b1 - b0, axis=1)[None, :]
         with np.errstate(invalid="ignore"):  # nan for parallel edges: not kept
-            ok = ((dist <= eps) & (np.minimum(s, 1 - s) * la > margin)
-                  & (np.minimum(t, 1 - t) * lb > margin))
+            mv = margin if self._joints[v] else 0.0
+        mf = margin if self._joints[f] else 0.0
+        ok = ((dist <= eps) & (np.minimum(s, 1 - s) * la > mv)
+                  & (np.minimum(t, 1 - t) * lb > mf)
+                  & self._outer_edges[v][:, None] & self._outer_edges[f][None, :])
         out = []
         for ia, ib in zip(*np.nonzero(ok)):
             n = np.cross(a1[ia] - a0[ia], b1[ib] - b0[ib])
