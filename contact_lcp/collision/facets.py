@@ -17,7 +17,7 @@ polytopes (boxes, convex hulls) or the ground halfspace:
   it: an edge-edge plane there would catch a vertex that should slide over a step; a
   static edge's end is a corner of the fixed geometry whose vertex set holds that point
   only, not the edge's run next to it), and whose common normal ``n = ±e_V x e_F`` lies in the normal cones of
-  both edges (so the edges really support each other along it). The closest point on V's
+  both edges, within about 1 degree (so the edges support each other along it). The closest point on V's
   edge becomes a virtual vertex of V for the step, against a set of one facet: the plane
   through F's edge with normal n (out of F). Its row is the exact first-order edge-edge
   distance. One plane suffices because the free space of a line near a convex edge is
@@ -50,8 +50,10 @@ from contact_lcp.exceptions import SceneError
 #: a static facet is covered when its corners are within this (times the piece's size)
 #: of another static piece or the ground
 _COVER_TOL = 1e-6
-#: tolerance of the normal-cone tests of an edge-edge direction (cosine)
-_CONE_TOL = 1e-9
+#: tolerance of the normal-cone tests of an edge-edge direction: it may leave an edge's
+#: cone by this (sine of about 1 degree), so that an edge lying on a slightly tilted face
+#: (a tilted peg's side against a rim) still gets its plane
+_CONE_TOL = 0.02
 
 
 @dataclass(frozen=True, eq=False)
