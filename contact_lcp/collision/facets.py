@@ -151,6 +151,28 @@ class FacetSetFinder:
         self._outer = self._boundary_facets(objs)
         self._outer_edges = [None if P is None else np.all(o[P.edge_facets], axis=1)
                              for P, o in zip(self._poly, self._outer)]
+        self._joined_ends = self._joined_edge_ends(objs)
+
+    def _joined_edge_ends(self, objs):
+        """(E, 2) bool per geometry: the end of a static edge lies on another static piece
+        (a hole's rim edge ending on the next wall), so the edge's line goes on into solid
+        and its edge-edge contacts are searched a little past that end (an edge sliding in
+        from the neighbour's side within the step is then already held)."""
+        static = [k for k, P in enumerate(self._poly) if P is not None and self._joints[k] == 0]
+        out = [None if P is None else np.zeros((len(P.edges), 2), dtype=bool)
+               for P in self._poly]
+        for a in static:
+            P, Xa = self._poly[a], objs[a].placement.homogeneous
+            V = P.vertices @ Xa[:3, :3].T + Xa[:3, 3]
+            tol = _COVER_TOL * float(np.ptp(V, axis=0).max())
+            for b in static:
+                if b == a:
+                    continue
+                Q, Xb = self._poly[b], objs[b].placement.homogeneous
+                psi = ((V - Xb[:3, 3]) @ Xb[:3, :3]) @ Q.normals.T - Q.offsets
+                on = psi.max(axis=1) <= tol
+                out[a] |= on[P.edges]
+        return out
 
     def _boundary_facets(self, objs):
         """(F,) bool per geometry: the facet is on the boundary of the static parts.
@@ -244,16 +266,16 @@ class FacetSetFinder:
         Rv, Rf = X[v][:3, :3], X[f][:3, :3]
         Vv = Pv.vertices @ Rv.T + X[v][:3, 3]
         Vf = Pf.vertices @ Rf.T + X[f][:3, 3]
-        a0, a1 = Vv[Pv.edges[:, 0]], Vv[Pv.edges[:, 1]]
-        b0, b1 = Vf[Pf.edges[:, 0]], Vf[Pf.edges[:, 1]]
+        a0, a1 = _extend(Vv[Pv.edges[:, 0]], Vv[Pv.edges[:, 1]], self._joined_ends[v], eps)
+        b0, b1 = _extend(Vf[Pf.edges[:, 0]], Vf[Pf.edges[:, 1]], self._joined_ends[f], eps)
         s, t, x, y = segment_closest(a0, a1, b0, b1)
         dist = np.linalg.norm(x - y, axis=2)
         la = np.linalg.norm(a1 - a0, axis=1)[:, None]
         lb = np.linalg.norm(b1 - b0, axis=1)[None, :]
-        with np.errstate(invalid="ignore"):  # nan for parallel edges: not kept
-            mv = margin if self._joints[v] else 0.0
+        mv = margin if self._joints[v] else 0.0
         mf = margin if self._joints[f] else 0.0
-        ok = ((dist <= eps) & (np.minimum(s, 1 - s) * la > mv)
+        with np.errstate(invalid="ignore"):  # nan for parallel edges: not kept
+            ok = ((dist <= eps) & (np.minimum(s, 1 - s) * la > mv)
                   & (np.minimum(t, 1 - t) * lb > mf)
                   & self._outer_edges[v][:, None] & self._outer_edges[f][None, :])
         out = []
@@ -294,3 +316,10 @@ class FacetSetFinder:
                          np.array([s[3] for s in sets], dtype=np.int64),
                          np.array([s[4] for s in sets], dtype=float), start, normal, psi, R, J)
 
+
+def _extend(p0, p1, joined, eps):
+    """Edges ``p0 p1`` (E, 3) lengthened by ``eps`` [m] at the ends flagged in ``joined``
+    (E, 2)."""
+    d = p1 - p0
+    d = d / np.linalg.norm(d, axis=1)[:, None]
+    return p0 - eps * joined[:, :1] * d, p1 + eps * joined[:, 1:] * d
