@@ -40,8 +40,10 @@ own contact rows get no impulse: the facet sets replace them; its limit rows kee
 How it is solved. Each set's facet 1 is first the facet with the largest gap after the
 free motion. With ``c = 0`` and only facet 1 of each set pushing, the LCP reduces to the
 pyramid LCP of those facets (a principal block: Stewart-Trinkle, which our pivoting
-methods solve reliably), solved in two steps (frictionless, then frictional from its
-basis; with no push at all the free-sliding point is tried first). That point, with the
+methods solve reliably): frictionless first (with no push at all the free-sliding point
+is tried), then frictional: cold and from the frictionless basis with a small node budget
+of the robust search, Lemke's and the lexicographic method, then the robust search with
+its full budget (the first certified answer is kept). That point, with the
 other facets' ``sigma`` at their slip speed, is then certified against the *whole*
 facet-set LCP; where a set's facet 1 is not its largest gap at the answer, that facet
 becomes facet 1 and it is solved again (at most ``max_switches`` times). Last, the whole
@@ -74,6 +76,8 @@ from contact_lcp.lcp.residual import certify
 
 #: methods that accept a warm start ``initial_basis``
 WARM_START_METHODS = ("robust",)
+#: node budget of the robust search's first tries (cold, then warm)
+QUICK_NODES = 300
 #: slip speed below which a facet's pyramid keeps its t1 axis [m/s]
 STICK_SPEED = 1e-6
 
@@ -141,9 +145,9 @@ class FacetSetModel(ContactModel):
 
     # ----------------------------------------------------------------- solves
     def _two_step(self, M, q, var, F, l, n0):
-        """Frictionless (unknowns ``a`` and the auxiliary ones), then frictional from its
-        basis; the free-sliding point first when nothing pushes. ``(result, results,
-        warm)``."""
+        """Frictionless (unknowns ``a`` and the auxiliary ones) for the free-sliding point
+        (tried when nothing pushes) and a warm start; then frictional, cold, then from the
+        frictionless basis. ``(result, results, warm)``."""
         s = self.settings
         fl = np.flatnonzero((var < F + l) | (var >= n0))
         first = solve(M[np.ix_(fl, fl)], q[fl], s.method, **dict(s.solver_options))
@@ -158,17 +162,25 @@ class FacetSetModel(ContactModel):
                     return LCPResult(cand, w, LCPStatus.SOLVED, s.method, 0, err,
                                      {"tol": tol, "free_sliding": True}), results, True
             basis = np.flatnonzero(z > 0.0)
+        # Cold and warm (from the frictionless basis) starts each fail on some peg-in-hole
+        # steps after 10^4 robust-search nodes where the other, or Lemke's method, solves
+        # in ~50 pivots: cheap tries first (small node budget, Lemke, lexicographic Lemke),
+        # then the robust search with its full budget.
         opts = dict(s.solver_options)
-        warm = basis is not None and s.method in WARM_START_METHODS
-        if warm:
-            opts["initial_basis"] = basis
-        res = solve(M, q, s.method, **opts)
-        results.append(res)
-        if not res.success and warm:
-            res = solve(M, q, s.method, **dict(s.solver_options))
+        warm_ok = basis is not None and s.method in WARM_START_METHODS
+        tries = [(s.method, opts)] + ([(s.method, dict(opts, initial_basis=basis))]
+                                      if warm_ok else [])
+        if s.method == "robust":
+            quick = dict(opts, max_nodes=min(opts.get("max_nodes", QUICK_NODES), QUICK_NODES))
+            tries = ([("robust", quick)]
+                     + ([("robust", dict(quick, initial_basis=basis))] if warm_ok else [])
+                     + [("lemke", {}), ("lexicographic", {})] + tries)
+        for method, run in tries:
+            res = solve(M, q, method, **run)
             results.append(res)
-            warm = False
-        return res, results, warm
+            if res.success:
+                return res, results, "initial_basis" in run
+        return res, results, False
 
     def _sliding(self, M, q, var, z, F, l, n0):
         """``z`` with each facet whose ``sigma`` is 0 given its slip speed (edges 0)."""
