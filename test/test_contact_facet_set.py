@@ -262,3 +262,21 @@ def test_peg_penetrates_less_than_one_percent_of_the_clearance(peg_runs):
     # Clearance 1 mm: below 10 um in every run (the detector's re-measured depth between
     # the peg and each wall box, exact for boxes).
     assert max(r["penetration"] for r in peg_runs) < 1e-5
+
+
+@pytest.mark.parametrize("scene,body", [("config/cracked_ramp.yaml", "box"),
+                                        ("config/peg_in_hole.yaml", "peg")])
+@pytest.mark.parametrize("model", [None, "pyramid"])
+def test_trace_writes_the_csv_and_plot_of_each_bundled_scene(tmp_path, scene, body, model):
+    from contact_lcp.cli import main
+    from contact_lcp.sim.trace import COLUMNS
+
+    csv, png = tmp_path / "t.csv", tmp_path / "t.png"
+    args = ["trace", scene, "--body", body, "--duration", "0.05", "--csv", str(csv),
+            "--plot", str(png)] + ([] if model is None else ["--model", model])
+    assert main(args) == 0
+    lines = csv.read_text().splitlines()
+    assert lines[0].split(",") == list(COLUMNS)
+    h = 0.008 if "ramp" in scene else 0.0125
+    assert len(lines) == 1 + round(0.05 / h)
+    assert png.stat().st_size > 1000
