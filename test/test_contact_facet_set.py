@@ -169,7 +169,7 @@ def test_seam_faces_are_internal(tmp_path):
 @pytest.mark.slow
 def test_box_slides_on_one_static_box_with_the_pyramid_model(tmp_path):
     sim = ramp_sim(tmp_path, [((4.0, 1.0, 0.2), (1.5, 0.0, -0.1))], "pyramid")
-    t, x, z, tilt = slide(sim, 150)
+    t, x, _, _ = slide(sim, 150)
     assert np.allclose(x, discrete_slide(t, sim.h), rtol=0.01)
     assert sim.stats.fallbacks == 0 and sim.stats.safe_stops == 0
 
@@ -238,9 +238,9 @@ def peg_runs(tmp_path_factory):
         for _ in range(36):  # 0.45 s: free fall to the rim, straightening, the floor
             info = sim.step()
             pen = max(pen, info.max_penetration)
-        runs.append(dict(offset=offset, tilt=tilt, low=body_corners(sim, "peg")[:, 2].min(),
-                         final_tilt=tilt_deg(sim, "peg"), penetration=pen,
-                         safe_stops=sim.stats.safe_stops))
+        runs.append({"offset": offset, "tilt": tilt, "low": body_corners(sim, "peg")[:, 2].min(),
+                     "final_tilt": tilt_deg(sim, "peg"), "penetration": pen,
+                     "safe_stops": sim.stats.safe_stops})
     return runs
 
 

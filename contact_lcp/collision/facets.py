@@ -306,7 +306,7 @@ class FacetSetFinder:
         jv = np.array([self._joints[s[1]] for s in sets], dtype=np.int64)
         jf = np.array([self._joints[s[2]] for s in sets], dtype=np.int64)
         point = np.array([s[0] for s in sets], dtype=float)
-        rep = lambda a: np.repeat(a, sizes, axis=0)  # noqa: E731
+        rep = lambda a: np.repeat(a, sizes, axis=0)
         F = int(start[-1])
         rows = ContactSet((), np.zeros(F, np.int64), np.zeros(F, np.int64), rep(jf), rep(jv),
                           rep(point), R, psi, np.zeros(F))

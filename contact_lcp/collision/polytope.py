@@ -65,7 +65,7 @@ class Polytope:
 
 def _box_triangles():
     """Triangles of the 8 corners ordered as ``local_vertices`` (x, y, z in {-1, 1})."""
-    idx = lambda sx, sy, sz: 4 * (sx > 0) + 2 * (sy > 0) + (sz > 0)  # noqa: E731
+    idx = lambda sx, sy, sz: 4 * (sx > 0) + 2 * (sy > 0) + (sz > 0)
     quads = []
     for axis in range(3):
         for s in (-1, 1):

@@ -68,7 +68,11 @@ import numpy as np
 
 from contact_lcp.contact.base import ContactModel, ModelSettings
 from contact_lcp.contact.facet_lcp import build_facet_set_lcp, free_variables, set_bias
-from contact_lcp.contact.frictionless import frictionless_impulse, safe_stop, solve_frictionless
+from contact_lcp.contact.frictionless import (
+    frictionless_impulse,
+    safe_stop,
+    solve_frictionless,
+)
 from contact_lcp.contact.report import ContactSolution, Outcome, SolveReport, tally
 from contact_lcp.exceptions import InvalidProblem
 from contact_lcp.lcp import LCPResult, LCPStatus, solve
@@ -279,7 +283,7 @@ class FacetSetModel(ContactModel):
                 return ContactSolution(frictionless_impulse(problem, fl.z), SolveReport(
                     Outcome.FALLBACK, status, "frictionless", s.method, True,
                     pivots=pivots, solves=solves, failures=failures, fallbacks=1, info=info))
-        return safe_stop(problem, dict(outcome=Outcome.SAFE_STOP, status=status,
-                                       applied="none", method="none", certified=False,
-                                       pivots=pivots, solves=solves, failures=failures,
-                                       fallbacks=2, info=info))
+        return safe_stop(problem, {"outcome": Outcome.SAFE_STOP, "status": status,
+                                   "applied": "none", "method": "none", "certified": False,
+                                   "pivots": pivots, "solves": solves, "failures": failures,
+                                   "fallbacks": 2, "info": info})

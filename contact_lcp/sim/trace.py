@@ -76,8 +76,7 @@ def write_csv(path, data):
     n = len(data["t"])
     with open(path, "w", encoding="utf-8") as f:
         f.write(",".join(COLUMNS) + "\n")
-        for i in range(n):
-            f.write(",".join(str(data[c][i]) for c in COLUMNS) + "\n")
+        f.writelines(",".join(str(data[c][i]) for c in COLUMNS) + "\n" for i in range(n))
 
 
 def plot_trace(data, path, title=""):
