@@ -135,9 +135,11 @@ class FacetSetModel(ContactModel):
         J = np.vstack([sets.J[rows], problem.J[3 * k:]])
         G = (J @ problem.K) @ J.T
         G = 0.5 * (G + G.T)
-        vt = (J[: 3 * order.size] @ problem.v).reshape(-1, 3)[:, 1:]
-        angle = np.where(np.hypot(vt[:, 0], vt[:, 1]) > STICK_SPEED,
-                         np.arctan2(-vt[:, 1], -vt[:, 0]), 0.0)
+        angle = None
+        if s.friction_frame == "slip":  # first pyramid edge against the slip, as pyramid
+            vt = (J[: 3 * order.size] @ problem.v).reshape(-1, 3)[:, 1:]
+            angle = np.where(np.hypot(vt[:, 0], vt[:, 1]) > STICK_SPEED,
+                             np.arctan2(-vt[:, 1], -vt[:, 0]), 0.0)
         mu = np.repeat(sets.mu, np.diff(sets.start))[order]
         lcp0, M, q = build_facet_set_lcp(G, J @ problem.v_free, bias, mu, start,
                                          num_directions=s.friction_directions,
@@ -266,6 +268,16 @@ class FacetSetModel(ContactModel):
             if res.success:
                 z = np.zeros(q.shape[0])
                 z[var] = res.z
+        fallback = False
+        if z is None and s.fallback:  # frictionless facet sets (a and c only), certified
+            fl = np.flatnonzero((var < order.size + l) | (var >= lcp0.q.shape[0]))
+            Mv, qv = M[np.ix_(var, var)], q[var]
+            res = solve(Mv[np.ix_(fl, fl)], qv[fl], s.method, **dict(s.solver_options))
+            results.append(res)
+            if res.success:
+                z = np.zeros(q.shape[0])
+                z[var[fl]] = res.z
+                fallback = True
         pivots, solves, failures = tally(results)
         if z is not None:
             f_rows = lcp0.impulses(z[: lcp0.q.shape[0]])
@@ -273,9 +285,11 @@ class FacetSetModel(ContactModel):
             f[3 * k:] = f_rows[3 * order.size:]
             info["pushing_facets"] = int(np.count_nonzero(f_rows[0: 3 * order.size: 3] > 0))
             return ContactSolution(f, SolveReport(
-                Outcome.SOLVED, LCPStatus.SOLVED, self.name, s.method, True, pivots=pivots,
-                solves=solves, failures=failures, warm_started=warm, info=info),
-                generalized=J.T @ f_rows)
+                Outcome.FALLBACK if fallback else Outcome.SOLVED,
+                status if fallback else LCPStatus.SOLVED,
+                "frictionless" if fallback else self.name, s.method, True, pivots=pivots,
+                solves=solves, failures=failures, fallbacks=int(fallback),
+                warm_started=warm and not fallback, info=info), generalized=J.T @ f_rows)
         if s.fallback and problem.num_rows:
             _, fl = solve_frictionless(problem, s.method, s.solver_options)
             pivots, solves, failures = tally(results + [fl])
