@@ -175,8 +175,9 @@ def test_box_slides_on_one_static_box_with_the_pyramid_model(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("form", ["compact", "seed"])
 @pytest.mark.parametrize("crack", [0.0, 0.05])
-def test_box_crosses_a_seam_or_crack_without_tumbling(tmp_path, crack):
+def test_box_crosses_a_seam_or_crack_without_tumbling(tmp_path, crack, form):
     # A crack narrower than half the box (5 cm < 10 cm), or a seam between two blocks:
     # with facet sets the box crosses with rotation < 2 deg and height change < 1 mm, and
     # keeps to the sliding law within 1 % before (t <= 0.85 s, front edge at the crack at
@@ -184,6 +185,7 @@ def test_box_crosses_a_seam_or_crack_without_tumbling(tmp_path, crack):
     from contact_lcp.sim.static_parts import ramp_boxes
 
     sim = ramp_sim(tmp_path, ramp_boxes(1.5, crack, 2.0), "facet_set")
+    sim.model.options["form"] = form
     t, x, z, tilt = slide(sim, 150)
     assert tilt.max() < 2.0
     assert np.abs(z - 0.1).max() < 1e-3

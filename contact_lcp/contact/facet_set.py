@@ -225,6 +225,13 @@ class FacetSetModel(ContactModel):
             z = np.zeros(var.size)
             z[sub] = res.z
             z = self._sliding(Mv, qv, var, z, F, l, n0)
+            if self.options["form"] == "seed":  # d_f = |min(g_f, 0)| (e = 0, c = 0)
+                zz = np.zeros(q.shape[0])
+                zz[var] = z
+                g = lcp0.M[:F] @ zz[:n0] + lcp0.q[:F]
+                d_at = np.flatnonzero((var >= n0 + F - (len(start) - 1))
+                                      & (var < n0 + 2 * F - (len(start) - 1)))
+                z[d_at] = np.maximum(-g[var[d_at] - (n0 + F - (len(start) - 1))], 0.0)
             err, _, tol = certify(Mv, qv, z)
             full = np.zeros(q.shape[0])
             full[var] = z
