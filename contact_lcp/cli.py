@@ -157,6 +157,27 @@ def cmd_plot(args):
     return 0
 
 
+def cmd_trace(args):
+    from contact_lcp.sim import Simulator
+    from contact_lcp.sim.trace import plot_trace, trace_run, write_csv
+
+    sim = Simulator.from_file(args.scene, contact_model=args.model)
+    duration = sim.scene.duration if args.duration is None else args.duration
+    data = trace_run(sim, args.body, int(round(duration / sim.h)))
+    s = sim.stats
+    print(f"{args.body}: lowest point z {data['z'][-1]:.4f} m, x {data['x'][-1]:.4f} m, tilt "
+          f"{data['tilt_deg'][-1]:.2f} deg (max {data['tilt_deg'].max():.2f}) after "
+          f"{sim.t:.3f} s; model {sim.model.name}; failures {s.lcp_failures}, fallbacks "
+          f"{s.fallbacks}, safe stops {s.safe_stops}")
+    if args.csv:
+        write_csv(args.csv, data)
+        print(f"trace written to {args.csv}")
+    if args.plot:
+        plot_trace(data, args.plot, title=f"{args.scene} ({sim.model.name})")
+        print(f"trace plot written to {args.plot}")
+    return 0
+
+
 def build_parser():
     p = argparse.ArgumentParser(prog="contact-lcp", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -174,6 +195,15 @@ def build_parser():
                    "8-sided pyramid LCP of each recorded problem is replayed)")
     c.add_argument("--methods", nargs="+", help="method[:opt=value,...] (default: the Table I set)")
     c.set_defaults(func=cmd_compare)
+    tr = sub.add_parser("trace", help="run a scene; CSV and plot of a body's lowest point "
+                        "and the contact count per step")
+    tr.add_argument("scene", help="scene YAML file (e.g. config/cracked_ramp.yaml)")
+    tr.add_argument("--body", required=True, help="free body to follow (a box)")
+    tr.add_argument("--model", help="contact model instead of the scene's (e.g. pyramid)")
+    tr.add_argument("--duration", type=float, help="simulated seconds (default: the scene's)")
+    tr.add_argument("--csv", help="write the trace to this .csv")
+    tr.add_argument("--plot", help="write the trace plot to this .png")
+    tr.set_defaults(func=cmd_trace)
     pl = sub.add_parser("plot", help="plot vertical contact forces and penetration of a run")
     pl.add_argument("run", help=".npz written by simulate --output")
     pl.add_argument("--output", help="PNG path (default: next to the run)")

@@ -203,6 +203,12 @@ class ContactDetector:
     def _pair_friction(self, a, b):
         return combine_friction(self.surface_friction(a), self.surface_friction(b))
 
+    @property
+    def candidate_pairs(self):
+        """The searched pairs ``(i, j, mu)``: geometry indices (the ground first) and the
+        pair's friction coefficient, in search order."""
+        return tuple(self._pairs)
+
     # ----------------------------------------------------------------- queries
     def geometry_speeds(self, v):
         """(ngeoms,) bound on the speed of any point of each geometry [m/s] at velocity ``v``

@@ -6,6 +6,7 @@ LCP methods in :data:`contact_lcp.lcp.METHODS`.
 """
 
 from contact_lcp.contact.base import ContactModel, ModelSettings
+from contact_lcp.contact.facet_set import FacetSetModel
 from contact_lcp.contact.frictionless import FrictionlessModel
 from contact_lcp.contact.no_slip import NoSlipModel
 from contact_lcp.contact.pyramid import PyramidModel
@@ -18,6 +19,7 @@ CONTACT_MODELS = {
     "frictionless": FrictionlessModel,
     "viscous": ViscousModel,
     "no_slip": NoSlipModel,
+    "facet_set": FacetSetModel,
 }
 
 #: other names that are accepted for a model

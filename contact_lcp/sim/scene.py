@@ -71,7 +71,8 @@ class ContactSettings:
 
     ``model``: the contact model (:data:`contact_lcp.contact.models.CONTACT_MODELS`):
     ``pyramid`` (default; alias ``stewart_trinkle``), ``frictionless``, ``viscous``,
-    ``no_slip`` (Drumwright, S4); ``options`` its
+    ``no_slip`` (Drumwright, S4), ``facet_set`` (Nguyen & Trinkle's vertex against a facet
+    set: non-convex static geometry made of boxes or convex hulls, S5); ``options`` its
     model-specific options.
     ``friction_directions``: sides of the friction pyramid (8, as Yamane & Nakamura).
     ``friction_frame``: ``slip`` (default) turns each pyramid so that its first edge

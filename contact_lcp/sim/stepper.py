@@ -74,6 +74,10 @@ class Stepper:
         self.limit_activation = self.activation if contact.joint_limits else None
         self.limits = JointLimits(world.robots)
         self.num_geometries = len(world.collision_model.geometryObjects)
+        self.facets = None  # facet sets (Nguyen & Trinkle) for models that want them
+        if "facet_sets" in model.wants:
+            from contact_lcp.collision.facets import FacetSetFinder
+            self.facets = FacetSetFinder(detector)
         self.max_contacts = contact.max_contacts
 
     def check_contacts(self, contacts, max_depth=None):
@@ -113,6 +117,7 @@ class Stepper:
         lookahead = np.minimum(h * self.detector.geometry_speeds(v), self.max_lookahead)
         contacts = self.detector.detect(q, lookahead)
         self.check_contacts(contacts)
+        extras = {} if self.facets is None else {"facet_sets": self.facets.find(q, lookahead)}
         t1 = time.perf_counter()
         timings["collision"] = t1 - t0
         v_free, K = self.free_motion(q, v, tau, h, armature, prescribed, v_prescribed)
@@ -129,7 +134,7 @@ class Stepper:
                 contacts = contacts.select(active)
                 J_c = J_c[(3 * active[:, None] + np.arange(3)).ravel()]
         k, l = len(contacts), limits.idx_v.size
-        if k + l == 0:
+        if k + l == 0 and not any(len(x) for x in extras.values()):
             timings["lcp_build"] = time.perf_counter() - t2
             q_next, v_next = world.integrate_state(q, v_free, h)
             rec = StepRecord(contacts, np.zeros((0, 3)), np.zeros(0), timings=timings)
@@ -140,7 +145,7 @@ class Stepper:
             h, contacts.R_WC, contacts.p_W, contacts.distance, contacts.mu,
             np.vstack([J_c, J_l]), K, v, v_free, limit_gap=limits.gap, gamma=self.gamma,
             max_correction_speed=self.max_correction_speed,
-            pair=contacts.body_a * self.num_geometries + contacts.body_b)
+            pair=contacts.body_a * self.num_geometries + contacts.body_b, extras=extras)
         t3 = time.perf_counter()
         timings["lcp_build"] = t3 - t2
         sol = self.model.solve(problem)

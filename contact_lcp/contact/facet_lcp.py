@@ -1,0 +1,117 @@
+"""The facet-set LCP (Nguyen & Trinkle): building it from facet rows, separately from
+solving it (see :mod:`contact_lcp.contact.facet_set` for the unknowns and rows)."""
+
+import numpy as np
+
+from contact_lcp.contact.lcp_builder import build_contact_lcp
+from contact_lcp.contact.problem import stabilization_bias
+from contact_lcp.exceptions import InvalidProblem
+
+
+def set_bias(psi, start, h, gamma, max_correction_speed):
+    """(F,) velocity-level term of each facet [m/s] (see the module docstring)."""
+    bias = np.asarray(psi, dtype=float) / h
+    if len(start) > 1:
+        gap = np.maximum.reduceat(psi, start[:-1])
+        push = stabilization_bias(np.minimum(gap, 0.0), h, gamma, max_correction_speed)
+        shift = np.where(gap < 0.0, push - gap / h, 0.0)
+        bias = bias + np.repeat(shift, np.diff(start))
+    return bias
+
+
+def build_facet_set_lcp(G, u, bias, mu, start, *, num_directions, num_unilateral=0,
+                        limit_bias=None, edge_angle=None, alpha=1.0, form="seed"):
+    """The facet-set LCP (layout in the module docstring).
+
+    Parameters
+    ----------
+    G : (3F + l, 3F + l) ndarray
+        Delassus matrix of the facet rows (n, t1, t2 per facet) then the limit rows [1/kg].
+    u : (3F + l,) ndarray
+        Their velocities after the free motion [m/s].
+    bias : (F,) ndarray
+        Velocity-level gap terms of the facets (:func:`set_bias`) [m/s].
+    mu : (F,) ndarray
+        Friction of each facet.
+    start : (S + 1,) int ndarray
+        Facets of set s are ``start[s]:start[s + 1]``; the first is the set's facet 1.
+    num_directions : int
+        Pyramid edges per facet.
+    num_unilateral : int
+        ``l``.
+    limit_bias : (l,) ndarray, optional
+    edge_angle : (F,) ndarray, optional
+        Pyramid rotation of each facet [rad].
+    alpha : float
+        Weight of the auxiliary variable of each set (>= 0).
+    form : {'seed', 'compact'}
+        'seed': unknowns ``[a | b | sigma | c | d | e]``; 'compact': ``[a | b | sigma | c]``
+        with the lambda rows ``2 S_s - g_f`` (see the module docstring).
+
+    Returns
+    -------
+    lcp0 : ContactLCP
+        The pyramid LCP of the facet rows (its ``impulses`` map ``z[:n0]`` back).
+    M : (n, n) ndarray
+    q : (n,) ndarray
+    """
+    start = np.asarray(start, dtype=np.int64)
+    F, S, l = int(start[-1]), len(start) - 1, int(num_unilateral)
+    if np.shape(bias) != (F,) or np.any(np.diff(start) < 1):
+        raise InvalidProblem(f"facet sets: expected non-empty sets and {F} facet biases; "
+                             f"received start {start.tolist()} and bias shape {np.shape(bias)}")
+    lb = np.zeros(l) if limit_bias is None else np.asarray(limit_bias, dtype=float)
+    lcp0 = build_contact_lcp(G, u, mu, num_directions=num_directions, num_unilateral=l,
+                             normal_bias=np.concatenate([bias, lb]), edge_angle=edge_angle)
+    M0, q0 = lcp0.M, lcp0.q
+    n0 = q0.shape[0]
+    C = F - S
+    n = n0 + C + (F + S if form == "seed" else 0)
+    M = np.zeros((n, n))
+    q = np.zeros(n)
+    M[:n0, :n0], q[:n0] = M0, q0
+    set_of = np.repeat(np.arange(S), np.diff(start))
+    base = start[:-1][set_of]                      # facet 1 of each facet's set
+    pos = np.arange(F) - base                      # position in its set (0 = facet 1)
+    cidx = np.full(F, -1)
+    cidx[pos > 0] = n0 + np.arange(C)              # column of c_k (facets k >= 2)
+    in_set_c = [cidx[start[s] + 1:start[s + 1]] for s in range(S)]
+    if form == "compact":  # lambda rows: 2 S_s - g_f
+        M[:F, :n0], q[:F] = 2.0 * M0[base] - M0[:F], 2.0 * q0[base] - q0[:F]
+        for f in range(F):
+            M[f, in_set_c[set_of[f]]] = 2.0
+    else:  # lambda rows: d_f + S_s
+        M[:F, :n0], q[:F] = M0[base], q0[base]
+        for f in range(F):
+            M[f, in_set_c[set_of[f]]] = 1.0
+        M[np.arange(F), n0 + C + np.arange(F)] = 1.0
+    # c rows: c_k + c_2 + .. + c_{k-1} + g_1 - g_k
+    for f in np.flatnonzero(pos > 0):
+        r = cidx[f]
+        M[r, :n0], q[r] = M0[base[f]] - M0[f], q0[base[f]] - q0[f]
+        M[r, in_set_c[set_of[f]][: pos[f]]] = 1.0
+    if form == "compact":
+        return lcp0, M, q
+    # d rows: d_f + g_f
+    rd = n0 + C + np.arange(F)
+    M[rd, :n0], q[rd] = M0[:F], q0[:F]
+    M[rd, rd] = 1.0
+    # e rows: S_s - alpha e_s
+    for s in range(S):
+        r = n0 + C + F + s
+        M[r, :n0], q[r] = M0[start[s]], q0[start[s]]
+        M[r, in_set_c[s]] = 1.0
+        M[r, r] = -float(alpha)
+    return lcp0, M, q
+
+
+def free_variables(push, l, d, n):
+    """Indices of the LCP unknowns kept when only the facets ``push`` (F,) bool may carry
+    an impulse: the others lose their ``lambda_f``, edges ``b_f`` and ``sigma_f`` (all 0)."""
+    F = push.size
+    drop = np.flatnonzero(~push)
+    gone = np.concatenate([drop, F + l + (d * drop[:, None] + np.arange(d)).ravel(),
+                           F + l + d * F + drop])
+    keep = np.ones(n, dtype=bool)
+    keep[gone.astype(np.int64)] = False
+    return np.flatnonzero(keep)
