@@ -80,12 +80,13 @@ COLUMNS = ("revision", "date", "load1", "section", "scene", "name", "status", "s
            "fallbacks", "drift", "notes")
 
 
-def loaded_slip(rec, v):
-    """Largest relative tangential speed [m/s] at a loaded contact after step ``rec``."""
+def loaded_slip(rec):
+    """Largest relative tangential speed [m/s] at a loaded contact after step ``rec``
+    (the step's velocity in the frames the contact rows were built in)."""
     k = len(rec.contacts)
     if rec.problem is None or k == 0:
         return 0.0
-    v_C = (rec.problem.J[: 3 * k] @ v).reshape(k, 3)
+    v_C = (rec.problem.J[: 3 * k] @ rec.v_step).reshape(k, 3)
     loaded = rec.impulse_C[:, 0] > 0.0
     return float(np.abs(v_C[loaded, 1:]).max()) if loaded.any() else 0.0
 
@@ -117,7 +118,7 @@ def run(sim, steps, settle):
         contacts.append(info.num_contacts)
         failures += rep.failures
         fallbacks += int(rep.fallbacks > 0 or "solver_fallback" in rep.info)
-        slip = max(slip, loaded_slip(sim._last, sim.v))
+        slip = max(slip, loaded_slip(sim._last))
     return dict(status="ok", steps=steps, contacts=float(np.mean(contacts)),
                 dofs=int(sim.world.model.nv), lcp_size=int(rep.info.get("lcp_size", 0)),
                 step_us=1e6 * common.median(step_t), solve_us=1e6 * common.median(solve_t),

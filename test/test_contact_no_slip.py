@@ -32,7 +32,7 @@ def loaded_tangential_speed(sim):
     if rec.problem is None:
         return 0.0
     k = len(rec.contacts)
-    v_C = (rec.problem.J[: 3 * k] @ sim.v).reshape(k, 3)
+    v_C = (rec.problem.J[: 3 * k] @ rec.v_step).reshape(k, 3)
     loaded = rec.impulse_C[:, 0] > 0.0
     return float(np.abs(v_C[loaded, 1:]).max()) if loaded.any() else 0.0
 

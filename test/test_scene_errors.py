@@ -42,11 +42,11 @@ def test_non_finite_inertia_is_refused():
 
 
 def test_unknown_contact_model_lists_the_known_ones():
-    with pytest.raises(SceneError, match=r"contact.model: expected one of \[.*'frictionless', "
+    with pytest.raises(SceneError, match=r"contact.model: expected one of \[.*'frictionless'.*"
                        r"'pyramid'.*\], got 'coulomb'"):
         scene_from_dict({"contact": {"model": "coulomb"}, "bodies": []})
     with pytest.raises(SceneError, match=r"unknown contact model 'coulomb'; known models: "
-                       r"\['frictionless', 'pyramid', 'stewart_trinkle'\]"):
+                       r"\[.*'frictionless'.*'pyramid', 'stewart_trinkle'.*\]"):
         Simulator.from_file("config/box_on_plane.yaml", contact_model="coulomb")
     with pytest.raises(SceneError, match=r"unknown option\(s\) \['stiffness'\]"):
         scene_from_dict({"contact": {"model": "pyramid", "options": {"stiffness": 1}}})

@@ -33,7 +33,9 @@ class StepRecord:
 
     ``contacts`` are the active contacts (those in the problem); ``impulse_C`` (k, 3) their
     impulses in each contact frame (n, t1, t2) [N.s]; ``limit_impulse`` (l,) those of the
-    joint limits.
+    joint limits; ``v_step`` (nv,) the velocity over the step in the frames at its start
+    (the one the problem's rows constrain: ``problem.J @ v_step`` are the contact
+    velocities the model produced; the state's velocity is it re-expressed at the end).
     """
 
     contacts: ContactSet
@@ -43,6 +45,7 @@ class StepRecord:
     problem: ContactProblem = None
     max_penetration: float = 0.0
     timings: dict = field(default_factory=dict)
+    v_step: np.ndarray = None
 
     @property
     def num_active(self) -> int:
@@ -160,9 +163,10 @@ class Stepper:
         else:
             g = problem.J.T @ sol.f if sol.generalized is None else sol.generalized
             v_next = v_free + K @ g
-        q_next, v_next = world.integrate_state(q, v_next, h)
+        v_step = v_next
+        q_next, v_next = world.integrate_state(q, v_step, h)
         timings["integrate"] = time.perf_counter() - t4
         pen = float(max(0.0, -contacts.distance.min())) if k else 0.0
         rec = StepRecord(contacts, sol.f[: 3 * k].reshape(k, 3), sol.f[3 * k:], sol.report,
-                         problem, pen, timings)
+                         problem, pen, timings, v_step)
         return q_next, v_next, rec
