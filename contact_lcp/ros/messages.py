@@ -323,7 +323,8 @@ def diagnostics(t, snap, *, target_rtf, scene, new_failures):
         status.level, status.message = DiagnosticStatus.ERROR, "stopped: " + snap.error
     elif new_failures:
         status.level = DiagnosticStatus.WARN
-        status.message = f"{new_failures} LCP failure(s) since the last report"
+        status.message = (f"{new_failures} LCP failure(s) since the last report (fallbacks "
+                          f"{stats.fallbacks}, safe stops {getattr(stats, 'safe_stops', 0)} so far)")
     elif target_rtf > 0 and not snap.paused and snap.real_time_factor < 0.9 * target_rtf:
         status.level = DiagnosticStatus.WARN
         status.message = (f"real-time factor {snap.real_time_factor:.2f} below the "
@@ -339,12 +340,19 @@ def diagnostics(t, snap, *, target_rtf, scene, new_failures):
         "steps": stats.steps,
         "lcp_failures": stats.lcp_failures,
         "fallbacks": stats.fallbacks,
+        "safe_stops": getattr(stats, "safe_stops", 0),
+        "uncertified_steps": getattr(stats, "uncertified", 0),
+        "solves": getattr(stats, "solves", 0),
+        "warm_starts": getattr(stats, "warm_starts", 0),
         "pivots_total": stats.pivots_total,
     }
     if info is not None:
+        report = getattr(info, "report", None)
         values.update({
             "solver_method": info.lcp_method,
             "lcp_status": info.lcp_status,
+            "contact_model": "none" if report is None else report.applied,
+            "certified": "True" if report is None else str(report.certified),
             "pivots": info.pivots,
             "contacts": info.num_contacts,
             "active_contacts": info.num_active,
