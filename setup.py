@@ -57,7 +57,7 @@ setup(
     entry_points={
         "console_scripts": [
             "contact-lcp = contact_lcp.cli:main",
-            "contact_lcp_node = contact_lcp.ros.node:main",
+            "contact_lcp_node = contact_lcp.ros.cli:run",
         ],
     },
 )

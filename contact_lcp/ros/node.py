@@ -397,9 +397,3 @@ def status_line(snap):
             f"pivots {pivots:4d}  lcp failures {stats.lcp_failures}  "
             f"fallbacks {stats.fallbacks}{state}{error}")
 
-
-def main(argv=None):
-    """Entry point ``contact_lcp_node [--duration S] [--ros-args ...]``."""
-    from contact_lcp.ros.cli import run
-
-    return run(argv)
