@@ -70,7 +70,7 @@ def test_resolve_scene_relative_to_cwd_then_package_config(tmp_path, monkeypatch
 
 def test_the_params_file_and_docs_list_every_parameter():
     """config/contact_lcp.params.yaml sets every scalar parameter (lists, which ROS
-    cannot type empty, are commented out) and docs/ros.md describes every one."""
+    cannot type empty, are commented out) and the README describes every one."""
     from pathlib import Path
 
     import yaml
@@ -82,6 +82,6 @@ def test_the_params_file_and_docs_list_every_parameter():
     assert set(values) == scalar
     for name, value in values.items():
         assert config.check(name, value) is None, name
-    docs = (root / "docs" / "ros.md").read_text()
+    docs = (root / "README.md").read_text()
     missing = [p.name for p in config.PARAMETERS if f"| `{p.name}` |" not in docs]
-    assert not missing, f"docs/ros.md does not describe {missing}"
+    assert not missing, f"README.md does not describe {missing}"
