@@ -446,13 +446,15 @@ def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
         if it has not certified an answer by then, the lexicographic and then the
         min-index Lemke path (cold, each limited to ``max(1000, 50 n)`` pivots) are
         walked and the first answer that certifies is returned; if neither does, the
-        search runs again with the full ``max_nodes``, from the slack basis (a warm start
+        search runs again from the slack basis with the rest of ``max_nodes``, shared by
+        three restarts with ``epsilon``, ``100 epsilon`` and ``epsilon / 100`` (a warm start
         that failed its first stage is abandoned: on the recorded 10-box tower a warm
         search exhausted 16000 nodes where the cold one needs 174). So the method certifies every
         problem either Lemke variant certifies, at the cost of at most
         ``first_stage_nodes(n)`` nodes more. ``info['first_stage']``, ``info['paths']``
         (e.g. ``['lexicographic:no_solution', 'lemke:solved']``) and
-        ``info['path_pivots']`` say what ran. False: the search alone.
+        ``info['path_pivots']`` say what ran, ``info['nodes_all_stages']`` the nodes of
+        every search stage (``info['nodes']`` is the last one's). False: the search alone.
 
     Returns
     -------
@@ -483,17 +485,18 @@ def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
             return MethodOutput(z, LCPStatus.SOLVED, int(kept.size), dict(info, nodes=0))
     cold = initial_basis is None
 
-    def search(budget, from_slack):
+    def search(budget, from_slack, eps=epsilon):
         if from_slack:
             vec, state, warm = _NO_VECTOR, (_NO_MATRIX, _NO_VECTOR, _NO_INDEX, _NO_INDEX), 0
         else:
             vec, state, warm = c, (Binv.copy(), qbar.copy(), basis.copy(), where.copy()), kept.size
-        return _run(M, q, vec, *state, tb.zobrist_keys(n), warm, float(epsilon),
+        return _run(M, q, vec, *state, tb.zobrist_keys(n), warm, float(eps),
                     float(max_error), float(pivot_tol), float(tie_threshold), int(budget),
                     _cache_slots(n, cache_size), bool(dive), float(cost_offset), from_slack)
 
     first = min(max_nodes, first_stage_nodes(n)) if lemke_fallback else max_nodes
     code, stats, z, res = search(first, cold)
+    spent = int(stats[0])
     if code == tb.SOLVED and stats[0] == 0:  # q >= 0
         return MethodOutput(z, LCPStatus.SOLVED, 0, {"nodes": 0, "max_nodes": max_nodes})
     if lemke_fallback and code != tb.SOLVED:
@@ -503,9 +506,17 @@ def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
         if out is not None:
             return out
         if first < max_nodes or not cold:  # a warm start that failed: restart cold
-            code, stats, z, res = search(max_nodes, True)
-            info["last_stage"] = "cold search"
+            # The search path depends chaotically on the slack: restarts with a wider
+            # and a narrower one share the remaining budget.
+            left = max_nodes - first
+            for k, eps in enumerate((epsilon, 100.0 * epsilon, 0.01 * epsilon)):
+                code, stats, z, res = search(max(left // 3, 1), True, eps)
+                spent += int(stats[0])
+                info["last_stage"] = f"cold search, epsilon={eps:g}"
+                if code == tb.SOLVED:
+                    break
     info.update(zip(_STATS, stats.tolist()))
+    info["nodes_all_stages"] = spent
     if code == tb.SOLVED:
         info["basis_residual"] = res
         pivots = info["depth"]
