@@ -52,8 +52,10 @@ cache, round robin).
 import numpy as np
 from numba import njit
 
+from contact_lcp.lcp import heap as hp
 from contact_lcp.lcp import tableau as tb
-from contact_lcp.lcp.lemke import STATUS, default_max_pivots
+from contact_lcp.lcp import warm_start as ws
+from contact_lcp.lcp.lemke import STATUS, lemke_paths
 from contact_lcp.lcp.residual import raw_tolerance
 from contact_lcp.lcp.result import LCPStatus, MethodOutput
 
@@ -70,7 +72,7 @@ def _restore(p, root, slot_of, parent, prow, leave, MT, c, Binv, qbar, basis, wh
     a, m = p, 0
     while a != 0 and slot_of[a] < 0:
         if m == path.shape[0]:
-            path = tb.grow(path)
+            path = hp.grow(path)
         path[m] = a
         m += 1
         a = parent[a]
@@ -137,7 +139,7 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
         if nxt >= 0:
             x, nxt = nxt, -1
         else:
-            x = tb.heap_pop(heap, size, cost, depth)
+            x = hp.heap_pop(heap, size, cost, depth)
             size -= 1
         group = leave[x] < 0
         p = parent[x]
@@ -238,9 +240,9 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
                 if not fresh:
                     continue
                 if count + 1 >= parent.shape[0]:
-                    parent, prow, leave = tb.grow(parent), tb.grow(prow), tb.grow(leave)
-                    depth, nhash = tb.grow(depth), tb.grow(nhash)
-                    slot_of, cost = tb.grow(slot_of), tb.grow(cost)
+                    parent, prow, leave = hp.grow(parent), hp.grow(prow), hp.grow(leave)
+                    depth, nhash = hp.grow(depth), hp.grow(nhash)
+                    slot_of, cost = hp.grow(slot_of), hp.grow(cost)
                 parent[count], prow[count], leave[count] = y, r, basis[r]
                 depth[count], nhash[count], slot_of[count] = depth[y] + 1, h, -1
                 cost[count] = cost[y] + np.exp(-qmin) - cost_offset
@@ -254,7 +256,7 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
                 if m > 1:  # the siblings, under y's cost: a lower bound of theirs
                     parent[count], prow[count], leave[count] = y, cand[0], -1
                     depth[count], slot_of[count], cost[count] = depth[y], -1, cost[y]
-                    heap = tb.heap_push(heap, size, count, cost, depth)
+                    heap = hp.heap_push(heap, size, count, cost, depth)
                     size += 1
                     count += 1
                 nxt = kids[0]
@@ -268,7 +270,7 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
                 if dive and kids[a] == dive_kid:
                     nxt = dive_kid
                 else:
-                    heap = tb.heap_push(heap, size, kids[a], cost, depth)
+                    heap = hp.heap_push(heap, size, kids[a], cost, depth)
                     size += 1
             break
         stats[2] = max(stats[2], size)
@@ -363,34 +365,6 @@ def default_max_nodes(n):
     return max(10000, 40 * n)
 
 
-def _certified_path(M, q, rule, delta, pivot_tol, max_pivots):
-    """Lemke's path with ``rule``; ``(z, pivots, status code)`` where SOLVED means the
-    answer also passed the certification test on these (equilibrated) data."""
-    n = q.shape[0]
-    code, pivots, _, z, _ = tb.lemke_run(M, q, tb.zobrist_keys(n), rule, delta, pivot_tol,
-                                         max_pivots)
-    if code == tb.SOLVED:
-        w = M @ z + q
-        if not np.max(np.abs(np.minimum(z, w))) <= raw_tolerance(M, q, z):
-            code = tb.ERROR
-    return z, int(pivots), code
-
-
-def _lemke_paths(M, q, pivot_tol, info):
-    """The lexicographic then the min-index Lemke path; the first certified answer or
-    None. Their outcomes are appended to ``info['paths']``."""
-    max_pivots = default_max_pivots(q.shape[0])
-    for name, rule, delta in (("lexicographic", tb.RULE_LEXICOGRAPHIC, 0.0),
-                              ("lemke", tb.RULE_MIN_INDEX, 0.0)):
-        z, pivots, code = _certified_path(M, q, rule, float(delta), float(pivot_tol),
-                                          max_pivots)
-        info.setdefault("paths", []).append(f"{name}:{STATUS[code].name.lower()}")
-        info["path_pivots"] = info.get("path_pivots", 0) + pivots
-        if code == tb.SOLVED:
-            return MethodOutput(z, LCPStatus.SOLVED, pivots, dict(info, nodes=0))
-    return None
-
-
 def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
                  initial_basis=None, dive=True, pivot_tol=tb.PIVOT_TOL,
                  tie_threshold=1e-9, cost_offset=1.0, singular_tol=1e-10, cache_size=None,
@@ -474,12 +448,12 @@ def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
     if initial_basis is None:
         Binv, qbar, c, basis, where = _NO_MATRIX, _NO_VECTOR, _NO_VECTOR, _NO_INDEX, _NO_INDEX
     else:
-        Binv, basis, where, kept, dropped = tb.principal_pivot_basis(M, q, initial_basis,
+        Binv, basis, where, kept, dropped = ws.principal_pivot_basis(M, q, initial_basis,
                                                                      singular_tol)
         info["warm_start_kept"] = kept.tolist()
         if dropped.size:
             info["warm_start_dropped"] = dropped.tolist()
-        c, qbar = tb.warm_start_vectors(M, q, Binv, kept)
+        c, qbar = ws.warm_start_vectors(M, q, Binv, kept)
         if qbar.min() >= -raw_tolerance(M, q, np.zeros(n)):
             z = tb.extract_z(qbar, basis, n)
             return MethodOutput(z, LCPStatus.SOLVED, int(kept.size), dict(info, nodes=0))
@@ -502,7 +476,7 @@ def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
     if lemke_fallback and code != tb.SOLVED:
         info["first_stage"] = f"{STATUS[code].name.lower()} after {int(stats[0])} nodes"
         info["first_stage_pivots"] = int(stats[4])
-        out = _lemke_paths(M, q, pivot_tol, info)
+        out = lemke_paths(M, q, pivot_tol, info)
         if out is not None:
             return out
         if first < max_nodes or not cold:  # a warm start that failed: restart cold
