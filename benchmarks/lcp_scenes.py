@@ -104,6 +104,21 @@ def size_table(rows):
     return common.format_table(table, ["variant"] + [f"{hi}" for _, hi in SIZE_BUCKETS], heads)
 
 
+def pivot_cost_table(rows):
+    """Median ms per pivot by size (all runs with at least one pivot): the tableau cost."""
+    variants = list(dict.fromkeys(r["variant"] for r in rows))
+    table = []
+    for v in variants:
+        row = {"variant": v}
+        for lo, hi in SIZE_BUCKETS:
+            sel = [r["ms"] / r["pivots"] for r in rows
+                   if r["variant"] == v and lo < r["n"] <= hi and r["pivots"] > 0]
+            row[f"{hi}"] = f"{common.median(sel):.3f}" if sel else "-"
+        table.append(row)
+    heads = ["variant"] + [f"{lo}<n<={hi}" for lo, hi in SIZE_BUCKETS]
+    return common.format_table(table, ["variant"] + [f"{hi}" for _, hi in SIZE_BUCKETS], heads)
+
+
 def _independent_ok(M, q, z):
     """Dense check in the original units, each of z and w against its own size."""
     w = M @ z + q
@@ -140,7 +155,7 @@ def run_sweep(problems, methods):
     return rows
 
 
-def main(directory, per_scene=4, sweep_per_scene=2, sweep_max_n=250, results_dir=None,
+def main(directory, per_scene=4, sweep_per_scene=1, sweep_max_n=500, results_dir=None,
          methods=None):
     """Run both parts and write the CSVs."""
     sweep_methods = methods or sorted(METHODS)
@@ -150,6 +165,8 @@ def main(directory, per_scene=4, sweep_per_scene=2, sweep_max_n=250, results_dir
     rows = run_scenes(problems, methods)
     print("\nmedian time and certified/tried by size (recorded scene LCPs):")
     print(size_table(rows))
+    print("\nmedian ms per pivot by size (robust: pivots on the answer's path, so an upper bound):")
+    print(pivot_cost_table(rows))
     sweep_problems = recorded(directory, sweep_per_scene, sweep_max_n)
     sweep = run_sweep(sweep_problems, sweep_methods)
     print("\nscale sweep (same verdict as unscaled / false successes):")

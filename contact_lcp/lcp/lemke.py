@@ -15,6 +15,7 @@ The pivot engine is :mod:`contact_lcp.lcp.tableau`.
 import numpy as np
 
 from contact_lcp.lcp import tableau as tb
+from contact_lcp.lcp.residual import raw_tolerance
 from contact_lcp.lcp.result import LCPStatus, MethodOutput
 
 #: Map from the kernels' status codes to LCPStatus.
@@ -97,3 +98,31 @@ def solve_lemke(M, q, *, max_pivots=None, pivot_tol=tb.PIVOT_TOL):
         NUMERICAL_FAILURE; ``info['reason']`` on failure.
     """
     return run_path(M, q, tb.RULE_MIN_INDEX, 0.0, max_pivots, pivot_tol)
+
+
+def certified_path(M, q, rule, delta, pivot_tol, max_pivots):
+    """Lemke's path with ``rule``; ``(z, pivots, status code)`` where SOLVED means the
+    answer also passed the certification test on these (equilibrated) data."""
+    n = q.shape[0]
+    code, pivots, _, z, _ = tb.lemke_run(M, q, tb.zobrist_keys(n), rule, delta, pivot_tol,
+                                         max_pivots)
+    if code == tb.SOLVED:
+        w = M @ z + q
+        if not np.max(np.abs(np.minimum(z, w))) <= raw_tolerance(M, q, z):
+            code = tb.ERROR
+    return z, int(pivots), code
+
+
+def lemke_paths(M, q, pivot_tol, info):
+    """The lexicographic then the min-index Lemke path; the first certified answer or
+    None. Their outcomes are appended to ``info['paths']``."""
+    max_pivots = default_max_pivots(q.shape[0])
+    for name, rule, delta in (("lexicographic", tb.RULE_LEXICOGRAPHIC, 0.0),
+                              ("lemke", tb.RULE_MIN_INDEX, 0.0)):
+        z, pivots, code = certified_path(M, q, rule, float(delta), float(pivot_tol),
+                                         max_pivots)
+        info.setdefault("paths", []).append(f"{name}:{STATUS[code].name.lower()}")
+        info["path_pivots"] = info.get("path_pivots", 0) + pivots
+        if code == tb.SOLVED:
+            return MethodOutput(z, LCPStatus.SOLVED, pivots, dict(info, nodes=0))
+    return None

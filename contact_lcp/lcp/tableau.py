@@ -23,17 +23,16 @@ bases live in an open-addressing table (collisions have probability ~ N^2 / 2^64
 
 The kernels are plain loops over arrays so that ``NUMBA_DISABLE_JIT=1`` runs the same code
 as readable Python/numpy (the dense reference in ``test/test_lcp_tableau.py`` cross-checks
-them pivot by pivot). Also here: the warm-start basis of a principal pivot, and the binary
-heap of node ids that the robust search orders by cost.
+them pivot by pivot). The warm-start basis of a principal pivot is in
+:mod:`contact_lcp.lcp.warm_start`, the robust search's priority queue in
+:mod:`contact_lcp.lcp.heap`.
 """
 
 import functools
 
 import numpy as np
-import scipy.linalg
 from numba import njit
 
-from contact_lcp.exceptions import InvalidProblem
 
 # Status codes returned by the kernels; methods map them onto LCPStatus.
 SOLVED, NO_SOLUTION, CYCLE, ERROR, MAX_PIVOTS, NUMERICAL_FAILURE, RUNNING = range(7)
@@ -435,159 +434,3 @@ def lemke_run(M, q, keys, rule, delta, pivot_tol, max_pivots):
                                             max_pivots - 1)
     res = refine(MT, q, c, Binv, qbar, basis) if code == SOLVED else -1.0
     return code, pivots + 1, last, extract_z(qbar, basis, n), res
-
-
-def _block_condition(A):
-    """1-norm condition number of a small square block (inf when singular)."""
-    try:
-        X = np.linalg.inv(A)
-    except np.linalg.LinAlgError:
-        return np.inf, None
-    return np.abs(A).sum(axis=0).max() * np.abs(X).sum(axis=0).max(), X
-
-
-@njit(cache=True)
-def _fill_block_pivot(Binv, M, kept, X):
-    """Binv of the basis with ``z_kept`` basic in rows ``kept``, from ``X = M_KK^-1``.
-
-    ``B = [[-M_KK, 0], [-M_NK, I]]`` (rows and columns K, N) has
-    ``B^-1 = [[-M_KK^-1, 0], [-M_NK M_KK^-1, I]]``.
-    """
-    n = Binv.shape[0]
-    in_k = np.zeros(n, dtype=np.bool_)
-    for a in range(kept.shape[0]):
-        in_k[kept[a]] = True
-    for a in range(kept.shape[0]):
-        ka = kept[a]
-        Binv[ka, ka] = 0.0
-        for b in range(kept.shape[0]):
-            Binv[kept[b], ka] = -X[b, a]
-        for i in range(n):
-            if not in_k[i]:
-                s = 0.0
-                for b in range(kept.shape[0]):
-                    s += M[i, kept[b]] * X[b, a]
-                Binv[i, ka] = -s
-
-
-def principal_pivot_basis(M, q, indices, singular_tol):
-    """Basis with ``z_i`` basic in row ``i`` for ``i`` in ``indices`` (a block pivot).
-
-    Returns ``(Binv, basis, where, kept, dropped)``. A numerically singular block
-    (1-norm condition number above ``1 / singular_tol``) is reduced to a well-conditioned
-    subset chosen by a rank-revealing QR with column pivoting. Only the |K| x |K| block is
-    inverted (the loaded contacts of a two-step solve: a handful).
-    """
-    n = q.shape[0]
-    idx = np.unique(np.asarray(indices, dtype=np.int64))
-    if idx.size and (idx[0] < 0 or idx[-1] >= n):
-        raise InvalidProblem(f"initial_basis must hold indices in [0, {n}); received {idx}")
-    kept = idx
-    cond, X = _block_condition(M[np.ix_(kept, kept)]) if kept.size else (1.0, None)
-    if cond > 1.0 / singular_tol:
-        R, perm = scipy.linalg.qr(M[np.ix_(idx, idx)], mode="r", pivoting=True)
-        diag = np.abs(np.diag(R))
-        rank = int(np.sum(diag > singular_tol * diag[0])) if diag.size and diag[0] > 0 else 0
-        kept = np.sort(idx[perm[:rank]])
-        while kept.size:
-            cond, X = _block_condition(M[np.ix_(kept, kept)])
-            if cond <= 1.0 / singular_tol:
-                break
-            kept = kept[:-1]
-    X = np.zeros((0, 0)) if X is None else np.ascontiguousarray(X)
-    Binv, basis, where = _block_pivot_state(M, kept, X)
-    dropped = idx[~np.isin(idx, kept)] if kept.size < idx.size else idx[:0]
-    return Binv, basis, where, kept, dropped
-
-
-@njit(cache=True)
-def _block_pivot_state(M, kept, X):
-    """The slack basis with ``z_kept`` pivoted in: ``Binv, basis, where`` (one pass)."""
-    n = M.shape[0]
-    Binv = np.eye(n)
-    basis = np.arange(n)
-    where = -np.ones(2 * n + 1, dtype=np.int64)
-    where[:n] = basis
-    if kept.shape[0]:
-        _fill_block_pivot(Binv, M, kept, X)
-        for a in range(kept.shape[0]):
-            i = kept[a]
-            basis[i] = n + i
-            where[i] = -1
-            where[n + i] = i
-    return Binv, basis, where
-
-
-@njit(cache=True)
-def warm_start_vectors(M, q, Binv, kept):
-    """Covering vector ``c = B 1`` (so the z0 column is -1 in basis coordinates) and
-    ``qbar = B^-1 q`` of a block-pivoted basis, in one pass."""
-    n = q.shape[0]
-    c = np.ones(n)
-    for a in range(kept.shape[0]):
-        c[kept[a]] = 0.0
-    for i in range(n):
-        for a in range(kept.shape[0]):
-            c[i] -= M[i, kept[a]]
-    qbar = np.zeros(n)
-    for i in range(n):
-        s = 0.0
-        for j in range(n):
-            s += Binv[i, j] * q[j]
-        qbar[i] = s
-    return c, qbar
-
-
-# --- the priority queue of the robust search: node ids ordered by (cost, -depth, -id) ---
-
-@njit(cache=True)
-def grow(a):
-    """``a`` copied into an array twice as long (the tail uninitialised)."""
-    b = np.empty(2 * a.shape[0], dtype=a.dtype)
-    b[: a.shape[0]] = a
-    return b
-
-
-@njit(cache=True)
-def heap_before(a, b, cost, depth):
-    """Heap order: lower cost first, then deeper, then newer."""
-    if cost[a] != cost[b]:
-        return cost[a] < cost[b]
-    if depth[a] != depth[b]:
-        return depth[a] > depth[b]
-    return a > b
-
-
-@njit(cache=True)
-def heap_push(heap, size, x, cost, depth):
-    """Push node ``x`` on the binary heap ``heap[:size]``; returns the (maybe grown) heap."""
-    if size == heap.shape[0]:
-        heap = grow(heap)
-    i = size
-    heap[i] = x
-    while i > 0:
-        p = (i - 1) // 2
-        if not heap_before(heap[i], heap[p], cost, depth):
-            break
-        heap[i], heap[p] = heap[p], heap[i]
-        i = p
-    return heap
-
-
-@njit(cache=True)
-def heap_pop(heap, size, cost, depth):
-    """Pop the first node of ``heap[:size]`` (the caller decrements ``size``)."""
-    top = heap[0]
-    size -= 1
-    heap[0] = heap[size]
-    i = 0
-    while True:
-        a, b, m = 2 * i + 1, 2 * i + 2, i
-        if a < size and heap_before(heap[a], heap[m], cost, depth):
-            m = a
-        if b < size and heap_before(heap[b], heap[m], cost, depth):
-            m = b
-        if m == i:
-            return top
-        heap[i], heap[m] = heap[m], heap[i]
-        i = m
