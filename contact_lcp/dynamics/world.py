@@ -277,6 +277,13 @@ class World:
         """(4, 4) ndarray ``X_WF`` of frame ``name`` at the last :meth:`forward`."""
         return self.data.oMf[self.frame_id(name)].homogeneous.copy()
 
+    def frame_velocity(self, name):
+        """(6,) ``[v w]`` of frame ``name``'s origin in W [m/s, rad/s] at the last
+        :meth:`forward` given a velocity."""
+        nu = pin.getFrameVelocity(self.model, self.data, self.frame_id(name),
+                                  pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+        return np.concatenate([nu.linear, nu.angular])
+
     def joint_of_link(self, name):
         """World-model joint id that moves link (frame) ``name``; 0 if fixed to W."""
         return int(self.model.frames[self.frame_id(name)].parentJoint)

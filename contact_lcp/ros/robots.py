@@ -64,16 +64,35 @@ class RobotIO:
         transforms.append(messages.transform(t, base, r.base_frame))
 
     def _acceleration(self, sim_t, base):
-        """Mean acceleration [m/s^2] of the base origin in W since the last sample.
+        """Mean acceleration [m/s^2] of the base origin in W since the last sample."""
+        a, self._last = finite_difference(self._last, sim_t, base)
+        return a
 
-        Zero for the first sample and after a reset (the sim time went back); a new
-        simulator starts with a new RobotIO.
-        """
-        v = np.asarray(base.twist[:3], dtype=float).copy()
-        last, self._last = self._last, (sim_t, v)
-        if last is None or not sim_t > last[0]:
-            return np.zeros(3)
-        return (v - last[1]) / (sim_t - last[0])
+
+def finite_difference(last, sim_t, state):
+    """``(a_W, new last)``: the mean acceleration [m/s^2] of a frame origin in W since the
+    ``last`` sample ``(t, v_W)``; zero for the first sample and after a reset (the sim
+    time went back)."""
+    v = np.asarray(state.twist[:3], dtype=float).copy()
+    if last is None or not sim_t > last[0]:
+        return np.zeros(3), (sim_t, v)
+    return (v - last[1]) / (sim_t - last[0]), (sim_t, v)
+
+
+class LinkIMU:
+    """An ideal IMU at a link's origin named in the scene's ``output.imu_links``,
+    published on ``~/imu/<link>`` in the link's frame."""
+
+    def __init__(self, link, gravity, publisher):
+        self.link = link
+        self._gravity = np.asarray(gravity, dtype=float)
+        self._pub = publisher(Imu, f"~/imu/{link.replace('/', '_')}", DEPTH)
+        self._msg, self._last = Imu(), None
+
+    def publish(self, t, sim):
+        state = sim.link_state(self.link)
+        a, self._last = finite_difference(self._last, sim.t, state)
+        self._pub.publish(messages.imu(t, self.link, state, a, self._gravity, self._msg))
 
 
 class SceneIO:
@@ -83,6 +102,7 @@ class SceneIO:
         self.scene = scene
         self.robots = [RobotIO(r, scene.gravity, publisher, skip_description)
                        for r in scene.robots]
+        self.imus = [LinkIMU(link, scene.gravity, publisher) for link in scene.imu_links]
 
     def publish_descriptions(self):
         """Latch every robot's URDF."""
@@ -94,6 +114,8 @@ class SceneIO:
         transforms = []
         for r in self.robots:
             r.publish(t, sim, js, transforms)
+        for imu in self.imus:
+            imu.publish(t, sim)
         for name in self.scene.bodies:
             transforms.append(messages.transform(t, sim.body_state(name), name))
         return transforms

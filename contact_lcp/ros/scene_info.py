@@ -136,6 +136,7 @@ class SceneInfo:
     bodies: tuple
     links: tuple
     warm_error: str = ""
+    imu_links: tuple = ()
 
     @property
     def robot_description(self):
@@ -177,6 +178,7 @@ class SceneInfo:
             bodies=bodies,
             links=links,
             warm_error=warm_error,
+            imu_links=tuple(sim.scene.output.imu_links),
         )
 
     def robot_in(self, namespace):

@@ -165,9 +165,12 @@ class SolverSettings:
 
 @dataclass(frozen=True)
 class OutputSettings:
-    """What is recorded: the links whose net contact wrench is reported."""
+    """What is reported: the links whose net contact wrench is published, and the links
+    that carry an ideal IMU (the node publishes ``~/imu/<link>``; floating bases always
+    have one)."""
 
     wrench_links: tuple = ()
+    imu_links: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -267,10 +267,13 @@ def scene_from_dict(data, base_dir=".", path=None):
         drop_unloaded=s.flag("drop_unloaded", False),
         fallback=s.flag("fallback", True),
     )
-    o = _Section(top.raw("output"), "output", {"wrench_links"})
-    links = o.raw("wrench_links", []) or []
-    if not isinstance(links, list) or not all(isinstance(x, str) for x in links):
-        raise SceneError(f"output.wrench_links: expected a list of link names, got {links!r}")
+    o = _Section(top.raw("output"), "output", {"wrench_links", "imu_links"})
+    link_lists = {}
+    for key in ("wrench_links", "imu_links"):
+        links = o.raw(key, []) or []
+        if not isinstance(links, list) or not all(isinstance(x, str) for x in links):
+            raise SceneError(f"output.{key}: expected a list of link names, got {links!r}")
+        link_lists[key] = tuple(links)
     return Scene(
         path=path,
         time_step=top.number("time_step", 1e-3, positive=True),
@@ -281,7 +284,7 @@ def scene_from_dict(data, base_dir=".", path=None):
         bodies=tuple(_body(b, f"bodies[{i}]") for i, b in enumerate(bodies)),
         contact=contact,
         solver=solver,
-        output=OutputSettings(tuple(links)),
+        output=OutputSettings(**link_lists),
     )
 
 

@@ -125,7 +125,7 @@ class Simulator(SimulatorViews):
         self.joint_names = [n for r in self.world.robots for n in r.joint_names]
         self._joint_owner = {n: (i, j) for i, r in enumerate(self.world.robots)
                              for j, n in enumerate(r.joint_names)}
-        for link in scene.output.wrench_links:
+        for link in scene.output.wrench_links + scene.output.imu_links:
             check_link(self, link)
         self.record_problems = False
         self.recorded_problems = []

@@ -45,6 +45,22 @@ def _quat_to_R(qx, qy, qz, qw):
     ])
 
 
+def _R_to_quat(R):
+    """(x, y, z, w) of a rotation matrix (Shepperd's method, w >= 0)."""
+    t = np.trace(R)
+    if t > 0:
+        s = 2.0 * np.sqrt(1.0 + t)
+        q = [(R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s, s / 4]
+    else:
+        i = int(np.argmax(np.diag(R)))
+        j, k = (i + 1) % 3, (i + 2) % 3
+        s = 2.0 * np.sqrt(1.0 + R[i, i] - R[j, j] - R[k, k])
+        q = [0.0, 0.0, 0.0, (R[k, j] - R[j, k]) / s]
+        q[i], q[j], q[k] = s / 4, (R[j, i] + R[i, j]) / s, (R[k, i] + R[i, k]) / s
+    q = np.array(q)
+    return q if q[3] >= 0 else -q
+
+
 class SimulatorViews:
     """Mixin of :class:`contact_lcp.sim.Simulator`: everything a publisher reads."""
 
@@ -74,6 +90,13 @@ class SimulatorViews:
         R = _quat_to_R(*pose[3:7])
         v_local = self._v[sv : sv + 6]
         return BaseState(pose, np.concatenate([R @ v_local[:3], R @ v_local[3:]]))
+
+    def link_state(self, link):
+        """Pose [x y z qx qy qz qw] and world-frame twist [v w] of a robot link's origin
+        (or of a free body's centre)."""
+        X = self.world.frame_placement(link)
+        return BaseState(np.concatenate([X[:3, 3], _R_to_quat(X[:3, :3])]),
+                         self.world.frame_velocity(link))
 
     def contacts(self):
         """Contacts of the last step, with the average force on B over the step [N] in W."""
