@@ -8,12 +8,14 @@ LCP methods in :data:`contact_lcp.lcp.METHODS`.
 from contact_lcp.contact.base import ContactModel, ModelSettings
 from contact_lcp.contact.frictionless import FrictionlessModel
 from contact_lcp.contact.pyramid import PyramidModel
+from contact_lcp.contact.relaxed import RelaxedModel
 from contact_lcp.exceptions import SceneError
 
 #: model name -> ContactModel subclass
 CONTACT_MODELS = {
     "pyramid": PyramidModel,
     "frictionless": FrictionlessModel,
+    "relaxed": RelaxedModel,
 }
 
 #: other names that are accepted for a model

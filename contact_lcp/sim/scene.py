@@ -70,8 +70,8 @@ class ContactSettings:
     """Contact settings. The defaults suit robots and stacked bodies without tuning.
 
     ``model``: the contact model (:data:`contact_lcp.contact.models.CONTACT_MODELS`):
-    ``pyramid`` (default; alias ``stewart_trinkle``), ``frictionless``; ``options`` its
-    model-specific options.
+    ``pyramid`` (default; alias ``stewart_trinkle``), ``frictionless``, ``relaxed``
+    (Anitescu & Hart's convex relaxation); ``options`` its model-specific options.
     ``friction_directions``: sides of the friction pyramid (8, as Yamane & Nakamura).
     ``friction_frame``: ``slip`` (default) turns each pyramid so that its first edge
     opposes the slip, making sliding friction independent of the direction; ``fixed``
