@@ -173,6 +173,7 @@ class Scene:
     contact: ContactSettings = ContactSettings()
     solver: SolverSettings = SolverSettings()
     output: OutputSettings = OutputSettings()
+    loops: tuple = ()  # contact_lcp.dynamics.loops.LoopSpec
 
     def replace(self, **changes):
         """A copy with some fields changed (``dataclasses.replace``)."""

@@ -1,0 +1,120 @@
+"""Chains of rods as URDF strings: strings, wires and linkages for the loop-closure scenes.
+
+A chain hangs from a fixed ``base`` link; link ``i`` (1-based) is a uniform rod along its
+own x axis, from its joint ``joint_<i>`` to the next joint at ``(length_i, 0, 0)``. Joints
+are revolute about y (planar chains in the x-z plane: a positive angle turns the rod from
++x towards -z) or, with ``joint="universal"``, a y revolute followed by a z revolute
+through a massless intermediate link (a wire that moves in 3-D). Collision geometry: a
+cylinder around each rod.
+"""
+
+import math
+
+import numpy as np
+
+
+def _rod_inertia(mass, length, radius):
+    ixx = 0.5 * mass * radius ** 2
+    iyy = mass * (3 * radius ** 2 + length ** 2) / 12.0
+    return ixx, iyy
+
+
+def chain_urdf(lengths, *, mass_per_length=1.0, radius=0.01, joint="revolute",
+               name="chain", damping=0.0):
+    """URDF of a chain of uniform rods hanging from a fixed ``base`` link.
+
+    Parameters
+    ----------
+    lengths : sequence of float
+        Rod lengths [m] (n rods), n >= 1.
+    mass_per_length : float
+        [kg/m].
+    radius : float
+        Rod (collision cylinder) radius [m].
+    joint : {'revolute', 'universal'}
+        Planar revolute joints about y, or y then z revolutes (a universal joint).
+    name : str
+        Robot name.
+    damping : float
+        URDF joint damping (informative; the simulator's damping comes from the controller).
+
+    Returns
+    -------
+    str
+        URDF XML with links ``base``, ``link_1`` ... ``link_n``.
+    """
+    lengths = [float(x) for x in lengths]
+    if not lengths or min(lengths) <= 0:
+        raise ValueError(f"a chain needs positive rod lengths; received {lengths!r}")
+    if joint not in ("revolute", "universal"):
+        raise ValueError(f"joint must be 'revolute' or 'universal'; received {joint!r}")
+    out = ['<?xml version="1.0"?>', f'<robot name="{name}">', '  <link name="base"/>']
+    parent, offset = "base", 0.0
+    for i, ell in enumerate(lengths, start=1):
+        m = mass_per_length * ell
+        ixx, iyy = _rod_inertia(m, ell, radius)
+        axes = [("y", "0 1 0")] if joint == "revolute" else [("y", "0 1 0"), ("z", "0 0 1")]
+        for a, (tag, axis) in enumerate(axes):
+            child = f"link_{i}" if a == len(axes) - 1 else f"link_{i}_{tag}"
+            jname = f"joint_{i}" if len(axes) == 1 else f"joint_{i}_{tag}"
+            out.append(f'  <joint name="{jname}" type="continuous"><parent link="{parent}"/>'
+                       f'<child link="{child}"/><origin xyz="{offset:.9g} 0 0"/>'
+                       f'<axis xyz="{axis}"/><dynamics damping="{damping}"/></joint>')
+            if child != f"link_{i}":
+                out.append(f'  <link name="{child}"><inertial><mass value="1e-6"/>'
+                           '<inertia ixx="1e-9" ixy="0" ixz="0" iyy="1e-9" iyz="0" izz="1e-9"/>'
+                           '</inertial></link>')
+            parent, offset = child, 0.0
+        cyl = (f'<origin xyz="{ell / 2:.9g} 0 0" rpy="0 {math.pi / 2:.9g} 0"/>'
+               f'<geometry><cylinder radius="{radius}" length="{ell:.9g}"/></geometry>')
+        out += [f'  <link name="link_{i}">',
+                f'    <inertial><origin xyz="{ell / 2:.9g} 0 0"/><mass value="{m:.9g}"/>'
+                f'<inertia ixx="{ixx:.9g}" ixy="0" ixz="0" iyy="{iyy:.9g}" iyz="0" '
+                f'izz="{iyy:.9g}"/></inertial>',
+                f'    <visual>{cyl}</visual>',
+                f'    <collision name="link_{i}">{cyl}</collision>',
+                '  </link>']
+        parent, offset = f"link_{i}", ell
+    out += ["</robot>", ""]
+    return "\n".join(out)
+
+
+def planar_angles(points_xz):
+    """Relative joint angles [rad] of a planar chain through ``points_xz`` (n + 1, 2).
+
+    The first angle is measured from the base's +x axis; a positive angle turns +x
+    towards -z (rotation about +y).
+    """
+    p = np.asarray(points_xz, dtype=float)
+    d = np.diff(p, axis=0)
+    absolute = np.arctan2(-d[:, 1], d[:, 0])
+    return np.diff(np.concatenate([[0.0], absolute]))
+
+
+def v_shape(n, length, span):
+    """Joint angles of ``n`` (even) rods of ``length`` [m] hanging in a symmetric V between
+    two points ``span`` [m] apart at the same height."""
+    if n % 2 or span >= n * length:
+        raise ValueError(f"need an even n and span < n * length; received n={n}, span={span}")
+    theta = math.acos(span / (n * length))
+    angles = np.zeros(n)
+    angles[0], angles[n // 2] = theta, -2.0 * theta
+    return angles
+
+
+def discrete_catenary_sag(n, length, span, tol=1e-13):
+    """Sag [m] of ``n`` (even) uniform rods of ``length`` [m] hanging between two points
+    ``span`` [m] apart at equal height, at static equilibrium.
+
+    With ``H`` the horizontal tension and ``w`` a rod's weight, moment balance on rod ``i``
+    (0-based from the left) gives ``tan(theta_i) = w (n/2 - i - 1/2) / H``; ``H`` is found
+    by bisection on ``sum(length cos theta_i) = span``.
+    """
+    k = n / 2.0 - np.arange(n) - 0.5  # w / H factors
+    lo, hi = 1e-12, 1e12  # x = w / H
+    while hi - lo > tol * hi:
+        x = math.sqrt(lo * hi) if hi / lo > 10 else 0.5 * (lo + hi)
+        width = np.sum(length * np.cos(np.arctan(x * k)))
+        lo, hi = (x, hi) if width > span else (lo, x)
+    theta = np.arctan(lo * k)
+    return float(np.sum(length * np.sin(theta[: n // 2])))
