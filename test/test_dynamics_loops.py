@@ -184,3 +184,24 @@ def test_loops_key_is_checked():
     for _ in range(50):
         sim.step()
     np.testing.assert_allclose(sim.q[:3], [0, 0, 1], atol=1e-6)
+
+
+def test_rows_of_several_closures_are_repeatable_and_local():
+    # four strings, one closure each: a closure's row touches only its own string's joints
+    # (guards against Pinocchio 4.1's cm.jacobian buffer, which kept other columns)
+    from contact_lcp.sim.scene import package_share_dir
+
+    sim = Simulator.from_file(str(package_share_dir() / "config" / "net.yaml"))
+    q = sim.q
+    q[:128] += 0.05 * np.random.default_rng(0).standard_normal(128)  # string joints only
+    model = sim.world.model
+    data = model.createData()
+    pin.computeJointJacobians(model, data, q)
+    J1, Phi1 = sim.loops.rows(data)
+    J2, Phi2 = sim.loops.rows(data)
+    np.testing.assert_array_equal(J1, J2)
+    for i, robot in enumerate(sim.world.robots):
+        cols = np.zeros(model.nv, dtype=bool)
+        cols[robot.v_slice] = True
+        assert np.all(J1[3 * i: 3 * i + 3, ~cols] == 0.0)
+        assert np.any(J1[3 * i: 3 * i + 3, cols] != 0.0)

@@ -21,7 +21,7 @@ are dropped, so redundant rows get no impulse and inconsistent ones are met in t
 squares sense; the rank found is reported.
 
 Pinocchio: each closure is a ``pin.RigidConstraintModel`` (``CONTACT_3D`` for ``point``,
-``CONTACT_6D`` for ``weld``, LOCAL frame); its ``jacobian`` gives the rows. The loop
+``CONTACT_6D`` for ``weld``, LOCAL frame); ``pin.getConstraintJacobian`` gives its rows. The loop
 Delassus matrix is formed from our own ``K`` (which holds the implicit-servo armature and
 prescribed joints that Pinocchio's ``computeDelassusMatrix`` would not know).
 """
@@ -148,7 +148,9 @@ class LoopClosures:
         J, Phi = [], []
         for cm, cd, kind in self.constraints:
             cm.calc(model, data, cd)
-            J.append(np.array(cm.jacobian(model, data, cd)))
+            # pin.getConstraintJacobian, not cm.jacobian: in Pinocchio 4.1 the latter hands
+            # back a shared buffer that keeps columns of the previous constraint
+            J.append(np.array(pin.getConstraintJacobian(model, data, cm, cd)))
             X1, X2 = cd.oMc1, cd.oMc2
             if kind == "point":
                 Phi.append(X1.rotation.T @ (X1.translation - X2.translation))

@@ -20,7 +20,7 @@ def _rod_inertia(mass, length, radius):
 
 
 def chain_urdf(lengths, *, mass_per_length=1.0, radius=0.01, joint="revolute",
-               name="chain", damping=0.0):
+               name="chain", damping=0.0, free=False):
     """URDF of a chain of uniform rods hanging from a fixed ``base`` link.
 
     Parameters
@@ -37,24 +37,29 @@ def chain_urdf(lengths, *, mass_per_length=1.0, radius=0.01, joint="revolute",
         Robot name.
     damping : float
         URDF joint damping (informative; the simulator's damping comes from the controller).
+    free : bool
+        No ``base`` link: ``link_1`` is the root (for a chain on a floating base, whose
+        first joint would repeat the base's rotation and make the mass matrix singular).
 
     Returns
     -------
     str
-        URDF XML with links ``base``, ``link_1`` ... ``link_n``.
+        URDF XML with links ``base`` (unless ``free``), ``link_1`` ... ``link_n``.
     """
     lengths = [float(x) for x in lengths]
     if not lengths or min(lengths) <= 0:
         raise ValueError(f"a chain needs positive rod lengths; received {lengths!r}")
     if joint not in ("revolute", "universal"):
         raise ValueError(f"joint must be 'revolute' or 'universal'; received {joint!r}")
-    out = ['<?xml version="1.0"?>', f'<robot name="{name}">', '  <link name="base"/>']
+    out = ['<?xml version="1.0"?>', f'<robot name="{name}">']
+    if not free:
+        out.append('  <link name="base"/>')
     parent, offset = "base", 0.0
     for i, ell in enumerate(lengths, start=1):
         m = mass_per_length * ell
         ixx, iyy = _rod_inertia(m, ell, radius)
         axes = [("y", "0 1 0")] if joint == "revolute" else [("y", "0 1 0"), ("z", "0 0 1")]
-        for a, (tag, axis) in enumerate(axes):
+        for a, (tag, axis) in enumerate([] if free and i == 1 else axes):
             child = f"link_{i}" if a == len(axes) - 1 else f"link_{i}_{tag}"
             jname = f"joint_{i}" if len(axes) == 1 else f"joint_{i}_{tag}"
             out.append(f'  <joint name="{jname}" type="continuous"><parent link="{parent}"/>'
@@ -118,3 +123,46 @@ def discrete_catenary_sag(n, length, span, tol=1e-13):
         lo, hi = (x, hi) if width > span else (lo, x)
     theta = np.arctan(lo * k)
     return float(np.sum(length * np.sin(theta[: n // 2])))
+
+
+def rod_urdf(length, radius, *, name="rod"):
+    """URDF of a fixed horizontal rod along y (one link ``rod``, collision cylinder).
+
+    Put it on a fixed base (``floating_base: false``); its mass only matters for display.
+    """
+    cyl = (f'<origin xyz="0 0 0" rpy="{math.pi / 2:.9g} 0 0"/>'
+           f'<geometry><cylinder radius="{radius}" length="{length}"/></geometry>')
+    return "\n".join([
+        '<?xml version="1.0"?>', f'<robot name="{name}">', '  <link name="rod">',
+        '    <inertial><mass value="1.0"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" '
+        'iyz="0" izz="0.01"/></inertial>',
+        f'    <visual>{cyl}</visual>', f'    <collision name="rod">{cyl}</collision>',
+        '  </link>', '</robot>', ''])
+
+
+#: the URDF files of the bundled chain scenes: file name -> URDF text
+BUNDLED = {
+    "hoist_chain.urdf": lambda: chain_urdf([0.04] * 26, mass_per_length=0.5, radius=0.008,
+                                           name="hoist_chain", free=True),
+    "hoist_rod.urdf": lambda: rod_urdf(0.4, 0.03, name="hoist_rod"),
+    "net_string.urdf": lambda: chain_urdf([0.0625] * 16, mass_per_length=0.5, radius=0.008,
+                                          joint="universal", name="net_string"),
+}
+
+
+def write_bundled(folder):
+    """Write the :data:`BUNDLED` URDF files into ``folder``; returns their paths."""
+    from pathlib import Path
+
+    paths = []
+    for file_name, make in BUNDLED.items():
+        path = Path(folder) / file_name
+        path.write_text(make())
+        paths.append(str(path))
+    return paths
+
+
+if __name__ == "__main__":
+    import sys
+
+    print("\n".join(write_bundled(sys.argv[1] if len(sys.argv) > 1 else "urdf")))
