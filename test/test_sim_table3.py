@@ -1,0 +1,36 @@
+"""The ``contact-lcp table3`` command and the bundled chain scenes it runs."""
+
+import pytest
+
+from contact_lcp.cli import main
+from contact_lcp.sim import load_scene
+from contact_lcp.sim.table3 import PUBLISHED, bundled_scenes, format_rows, published_row
+
+
+def test_hoist_and_net_are_bundled_with_loops_where_closed():
+    scenes = bundled_scenes()
+    assert {"hoist", "net"} <= set(scenes)
+    net = load_scene(scenes["net"])
+    assert len(net.loops) == 4 and len(net.robots) == 4 and len(net.bodies) == 5
+    assert load_scene(scenes["hoist"]).loops == ()
+
+
+def test_table3_prints_our_rows_next_to_the_seed(capsys):
+    assert main(["table3", "hoist", "net", "--duration", "0.02"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].split()[:3] == ["scene", "duration", "contacts"]
+    assert any(line.startswith("hoist ") for line in lines)
+    assert any(line.startswith("net [S1]") and "9.72" in line for line in lines)
+
+
+def test_table3_rejects_an_unknown_scene(capsys):
+    assert main(["table3", "pulley"]) == 2
+    assert "unknown scene" in capsys.readouterr().err
+
+
+def test_published_rows():
+    assert published_row("ring")["lcp_ms"] == pytest.approx(35.0)
+    assert published_row("disks_21") is None
+    assert "hoist (10 ms) [S1]" in format_rows([published_row("hoist (10 ms)")])
+    assert set(PUBLISHED) == {"hoist", "hoist (10 ms)", "ring", "net"}
