@@ -34,3 +34,14 @@ def test_published_rows():
     assert published_row("disks_21") is None
     assert "hoist (10 ms) [S1]" in format_rows([published_row("hoist (10 ms)")])
     assert set(PUBLISHED) == {"hoist", "hoist (10 ms)", "ring", "net"}
+
+
+@pytest.mark.parametrize("name", ["hoist", "ring", "net", "disks_21"])
+def test_every_bundled_scene_runs_a_few_steps_without_failures(name):
+    from contact_lcp.sim import Simulator
+    from contact_lcp.sim.table3 import run_scene
+
+    path = bundled_scenes()[name]
+    h = Simulator.from_file(path).h
+    row = run_scene(path, duration=5 * h)
+    assert row["frames"] == 5 and row["failure"] == 0 and row["fallbacks"] == 0

@@ -140,6 +140,81 @@ def rod_urdf(length, radius, *, name="rod"):
         '  </link>', '</robot>', ''])
 
 
+def _ring_geometry(center_x, normal, radius, tube, segments):
+    """Collision and visual cylinders of a polygonal ring (a non-convex union) centred at
+    ``(center_x, 0, 0)`` in the plane normal to ``normal`` ('y' or 'z')."""
+    out = []
+    side = 2.0 * radius * math.sin(math.pi / segments)
+    for s in range(segments):
+        a = 2.0 * math.pi * (s + 0.5) / segments
+        c, sn = math.cos(a), math.sin(a)
+        if normal == "y":  # ring in the x-z plane; segment tangent (-sin, 0, cos)
+            xyz = (center_x + radius * math.cos(math.pi / segments) * c, 0.0,
+                   radius * math.cos(math.pi / segments) * sn)
+            rpy = (0.0, -a, 0.0)  # cylinder z axis turned to the tangent
+        else:  # ring in the x-y plane; tangent (-sin, cos, 0)
+            xyz = (center_x + radius * math.cos(math.pi / segments) * c,
+                   radius * math.cos(math.pi / segments) * sn, 0.0)
+            rpy = (-math.pi / 2, 0.0, a)
+        geo = (f'<origin xyz="{xyz[0]:.9g} {xyz[1]:.9g} {xyz[2]:.9g}" '
+               f'rpy="{rpy[0]:.9g} {rpy[1]:.9g} {rpy[2]:.9g}"/>'
+               f'<geometry><cylinder radius="{tube}" length="{side:.9g}"/></geometry>')
+        out += [f'    <visual>{geo}</visual>', f'    <collision name="seg_{s}">{geo}</collision>']
+    return out
+
+
+def wire_urdf(*, rods=4, rod_length=0.05, ring_radius=0.03, tube=0.004, segments=8,
+              mass_per_length=0.5, name="wire"):
+    """URDF of Yamane & Nakamura's ring wire: ``rods + 1`` spherical joints (three
+    revolutes z, y, x through massless links) joining a ring-shaped link ``ring_a`` (the
+    root, in its x-z plane, centred at ``(-ring_radius, 0, 0)``), ``rods`` rods, and a
+    ring ``ring_b`` (x-y plane, centred ``ring_radius`` past the last joint). Two wires
+    interlock like chain links when the next one's root is ``3 ring_radius`` past the
+    last joint of the previous one.
+    """
+    ring_mass = mass_per_length * 2.0 * math.pi * ring_radius
+    ir = ring_mass * ring_radius ** 2
+
+    def inertial(x):
+        return (f'<inertial><origin xyz="{x:.9g} 0 0"/><mass value="{ring_mass:.9g}"/>'
+                f'<inertia ixx="{ir / 2:.9g}" ixy="0" ixz="0" iyy="{ir / 2:.9g}" iyz="0" '
+                f'izz="{ir:.9g}"/></inertial>')
+
+    out = ['<?xml version="1.0"?>', f'<robot name="{name}">', '  <link name="ring_a">',
+           "    " + inertial(-ring_radius)]
+    out += _ring_geometry(-ring_radius, "y", ring_radius, tube, segments) + ["  </link>"]
+    parent, offset = "ring_a", 0.0
+    m = mass_per_length * rod_length
+    ixx, iyy = _rod_inertia(m, rod_length, tube)
+    for i in range(1, rods + 2):
+        child = f"link_{i}" if i <= rods else "ring_b"
+        for a, (tag, axis) in enumerate((("z", "0 0 1"), ("y", "0 1 0"), ("x", "1 0 0"))):
+            link = child if a == 2 else f"{child}_{tag}"
+            out.append(f'  <joint name="joint_{i}_{tag}" type="continuous"><parent link="{parent}"/>'
+                       f'<child link="{link}"/><origin xyz="{offset:.9g} 0 0"/>'
+                       f'<axis xyz="{axis}"/></joint>')
+            if a < 2:
+                out.append(f'  <link name="{link}"><inertial><mass value="1e-6"/><inertia '
+                           'ixx="1e-9" ixy="0" ixz="0" iyy="1e-9" iyz="0" izz="1e-9"/>'
+                           '</inertial></link>')
+            parent, offset = link, 0.0
+        if i <= rods:
+            cyl = (f'<origin xyz="{rod_length / 2:.9g} 0 0" rpy="0 {math.pi / 2:.9g} 0"/>'
+                   f'<geometry><cylinder radius="{tube}" length="{rod_length:.9g}"/></geometry>')
+            out += [f'  <link name="{child}">',
+                    f'    <inertial><origin xyz="{rod_length / 2:.9g} 0 0"/><mass value="{m:.9g}"/>'
+                    f'<inertia ixx="{ixx:.9g}" ixy="0" ixz="0" iyy="{iyy:.9g}" iyz="0" '
+                    f'izz="{iyy:.9g}"/></inertial>',
+                    f'    <visual>{cyl}</visual>', f'    <collision name="rod">{cyl}</collision>',
+                    '  </link>']
+            offset = rod_length
+        else:
+            out += ['  <link name="ring_b">', "    " + inertial(ring_radius)]
+            out += _ring_geometry(ring_radius, "z", ring_radius, tube, segments) + ["  </link>"]
+    out += ["</robot>", ""]
+    return "\n".join(out)
+
+
 #: the URDF files of the bundled chain scenes: file name -> URDF text
 BUNDLED = {
     "hoist_chain.urdf": lambda: chain_urdf([0.04] * 26, mass_per_length=0.5, radius=0.008,
@@ -147,6 +222,7 @@ BUNDLED = {
     "hoist_rod.urdf": lambda: rod_urdf(0.4, 0.03, name="hoist_rod"),
     "net_string.urdf": lambda: chain_urdf([0.0625] * 16, mass_per_length=0.5, radius=0.008,
                                           joint="universal", name="net_string"),
+    "ring_wire.urdf": lambda: wire_urdf(name="ring_wire"),
 }
 
 
