@@ -161,7 +161,12 @@ class OutputSettings:
 
 @dataclass(frozen=True)
 class Scene:
-    """A whole scene, as loaded from YAML."""
+    """A whole scene, as loaded from YAML.
+
+    ``loops``: loop closures (:class:`contact_lcp.dynamics.loops.LoopSpec`), from entries
+    ``{name, type: point|weld, link_a, link_b (default world), point_a, point_b}`` of the
+    top-level ``loops:`` list; ``point_b`` defaults to where ``point_a`` starts.
+    """
 
     path: Optional[str]
     time_step: float = 1e-3
