@@ -34,7 +34,7 @@ def disk_urdf(radius=RADIUS, density=DENSITY, thickness=THICKNESS, name="disk"):
         '  </link>', '</robot>', ''])
 
 
-def walls_urdf(half_width=70.0, slope_deg=45.0, length=40.0, thickness=2.0, depth=10.0,
+def walls_urdf(half_width=100.0, slope_deg=45.0, length=40.0, thickness=2.0, depth=10.0,
                name="walls"):
     """URDF of two slanted walls (boxes) rising from the tabletop at ``x = +-half_width``,
     leaning outwards by ``90 - slope_deg`` from vertical."""
