@@ -217,8 +217,8 @@ def wire_urdf(*, rods=4, rod_length=0.05, ring_radius=0.03, tube=0.004, segments
 
 #: the URDF files of the bundled chain scenes: file name -> URDF text
 BUNDLED = {
-    "hoist_chain.urdf": lambda: chain_urdf([0.04] * 26, mass_per_length=0.5, radius=0.008,
-                                           name="hoist_chain", free=True),
+    "hoist_chain.urdf": lambda: chain_urdf([0.04] * 25, mass_per_length=0.5, radius=0.008,
+                                           name="hoist_chain"),
     "hoist_rod.urdf": lambda: rod_urdf(0.4, 0.03, name="hoist_rod"),
     "net_string.urdf": lambda: chain_urdf([0.0625] * 16, mass_per_length=0.5, radius=0.008,
                                           joint="universal", name="net_string"),
