@@ -45,3 +45,24 @@ def test_every_bundled_scene_runs_a_few_steps_without_failures(name):
     h = Simulator.from_file(path).h
     row = run_scene(path, duration=5 * h)
     assert row["frames"] == 5 and row["failure"] == 0 and row["fallbacks"] == 0
+
+
+@pytest.mark.slow
+def test_disks_21_end_on_the_tabletop_without_failures():
+    # Anitescu & Hart: after 20 s (h = 0.05 s, mu = 0.2) every disk rests on the tabletop.
+    # (They also report all disks separated; ours end in contact in rows along the walls,
+    # still rolling: that part is not asserted.) Tolerance: a disk is on the table when
+    # its centre is within 5 cm of r = 3 (the penetration stays below 0.1 m during the
+    # collapse and is pushed out afterwards).
+    import numpy as np
+
+    from contact_lcp.sim import Simulator
+
+    sim = Simulator.from_file(bundled_scenes()["disks_21"])
+    for _ in range(int(round(sim.scene.duration / sim.h))):
+        info = sim.step()
+        assert info.fallbacks == 0
+    assert sim.stats.lcp_failures == 0
+    sim.world.forward(sim.q)
+    z = [sim.world.frame_placement(f"disk_{k}/disk")[2, 3] for k in range(1, 22)]
+    np.testing.assert_allclose(z, 3.0, atol=0.05)
