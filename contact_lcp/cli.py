@@ -1,4 +1,5 @@
-"""The ``contact-lcp`` command: simulate a scene, compare LCP methods on a recording, plot."""
+"""The ``contact-lcp`` command: simulate a scene, compare LCP methods on a recording, plot,
+and Yamane & Nakamura's Table III for the chain scenes."""
 
 import argparse
 import sys
@@ -178,6 +179,26 @@ def cmd_trace(args):
     return 0
 
 
+def cmd_table3(args):
+    from contact_lcp.sim import table3
+
+    available = table3.bundled_scenes()
+    names = args.scenes or list(available)
+    unknown = [n for n in names if n not in available and not n.endswith(".yaml")]
+    if unknown:
+        raise ValueError(f"unknown scene(s) {unknown}; bundled: {sorted(available)} "
+                         "(or give a .yaml path)")
+    rows = []
+    for name in names:
+        path = available.get(name, name)
+        row = table3.run_scene(path, duration=args.duration, time_step=args.time_step)
+        published = table3.published_row(row["scene"])
+        rows += [row] + ([published] if published else [])
+        print(f"{row['scene']}: done", file=sys.stderr)
+    print(table3.format_rows(rows))
+    return 1 if any(r["failure"] or r["fallbacks"] for r in rows if "[S1]" not in r["scene"]) else 0
+
+
 def build_parser():
     p = argparse.ArgumentParser(prog="contact-lcp", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -208,6 +229,12 @@ def build_parser():
     pl.add_argument("run", help=".npz written by simulate --output")
     pl.add_argument("--output", help="PNG path (default: next to the run)")
     pl.set_defaults(func=cmd_plot)
+    t3 = sub.add_parser("table3", help="Yamane & Nakamura's Table III for the chain scenes")
+    t3.add_argument("scenes", nargs="*", help="bundled scene names (hoist, ring, net, "
+                    "disks_21, brazil_nut) or .yaml paths (default: every bundled one)")
+    t3.add_argument("--duration", type=float, help="simulated seconds (default: each scene's)")
+    t3.add_argument("--time-step", type=float, help="replace the scenes' time step [s]")
+    t3.set_defaults(func=cmd_table3)
     return p
 
 

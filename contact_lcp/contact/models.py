@@ -10,6 +10,7 @@ from contact_lcp.contact.facet_set import FacetSetModel
 from contact_lcp.contact.frictionless import FrictionlessModel
 from contact_lcp.contact.no_slip import NoSlipModel
 from contact_lcp.contact.pyramid import PyramidModel
+from contact_lcp.contact.relaxed import RelaxedModel
 from contact_lcp.contact.viscous import ViscousModel
 from contact_lcp.exceptions import SceneError
 
@@ -20,6 +21,7 @@ CONTACT_MODELS = {
     "viscous": ViscousModel,
     "no_slip": NoSlipModel,
     "facet_set": FacetSetModel,
+    "relaxed": RelaxedModel,
 }
 
 #: other names that are accepted for a model

@@ -261,6 +261,12 @@ class World:
         pin.computeJointJacobians(m, self._data_jac, q)
         self._q_kin = q.copy()
 
+    @property
+    def jacobian_data(self):
+        """The ``pin.Data`` with the joint placements and joint Jacobians of the last
+        :meth:`forward` (read it; do not run algorithms on it)."""
+        return self._data_jac
+
     def ensure_forward(self, q):
         """:meth:`forward` at ``q`` unless ``q`` was the last configuration forwarded."""
         if self._q_kin is None or not np.array_equal(self._q_kin, q):

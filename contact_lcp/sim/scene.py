@@ -70,10 +70,10 @@ class ContactSettings:
     """Contact settings. The defaults suit robots and stacked bodies without tuning.
 
     ``model``: the contact model (:data:`contact_lcp.contact.models.CONTACT_MODELS`):
-    ``pyramid`` (default; alias ``stewart_trinkle``), ``frictionless``, ``viscous``,
-    ``no_slip`` (Drumwright, S4), ``facet_set`` (Nguyen & Trinkle's vertex against a facet
-    set: non-convex static geometry made of boxes or convex hulls, S5); ``options`` its
-    model-specific options.
+    ``pyramid`` (default; alias ``stewart_trinkle``), ``frictionless``, ``relaxed``
+    (Anitescu & Hart's convex relaxation, S3), ``viscous``, ``no_slip`` (Drumwright, S4),
+    ``facet_set`` (Nguyen & Trinkle's vertex against a facet set: non-convex static
+    geometry made of boxes or convex hulls, S5); ``options`` its model-specific options.
     ``friction_directions``: sides of the friction pyramid (8, as Yamane & Nakamura).
     ``friction_frame``: ``slip`` (default) turns each pyramid so that its first edge
     opposes the slip, making sliding friction independent of the direction; ``fixed``
@@ -175,7 +175,12 @@ class OutputSettings:
 
 @dataclass(frozen=True)
 class Scene:
-    """A whole scene, as loaded from YAML."""
+    """A whole scene, as loaded from YAML.
+
+    ``loops``: loop closures (:class:`contact_lcp.dynamics.loops.LoopSpec`), from entries
+    ``{name, type: point|weld, link_a, link_b (default world), point_a, point_b}`` of the
+    top-level ``loops:`` list; ``point_b`` defaults to where ``point_a`` starts.
+    """
 
     path: Optional[str]
     time_step: float = 1e-3
@@ -187,6 +192,7 @@ class Scene:
     contact: ContactSettings = ContactSettings()
     solver: SolverSettings = SolverSettings()
     output: OutputSettings = OutputSettings()
+    loops: tuple = ()  # contact_lcp.dynamics.loops.LoopSpec
 
     def replace(self, **changes):
         """A copy with some fields changed (``dataclasses.replace``)."""

@@ -204,7 +204,7 @@ def scene_from_dict(data, base_dir=".", path=None):
     """Build a :class:`Scene` from an already parsed mapping (paths relative to ``base_dir``)."""
     base = Path(base_dir)
     top = _Section(data, "scene", {"time_step", "duration", "gravity", "ground", "robots",
-                                   "bodies", "contact", "solver", "output"})
+                                   "bodies", "contact", "solver", "output", "loops"})
     ground = None
     if top.raw("ground", {}) is not False:
         g = _Section(top.raw("ground"), "ground", {"height", "friction"})
@@ -285,7 +285,32 @@ def scene_from_dict(data, base_dir=".", path=None):
         contact=contact,
         solver=solver,
         output=OutputSettings(**link_lists),
+        loops=_loops(top.raw("loops", []) or []),
     )
+
+
+def _loops(items):
+    """``loops:`` entries -> LoopSpec; link names are checked when the world is built."""
+    from contact_lcp.dynamics.loops import LOOP_TYPES, WORLD, LoopSpec
+
+    if not isinstance(items, list):
+        raise SceneError(f"scene.loops: expected a list, got {items!r}")
+    specs = []
+    for i, data in enumerate(items):
+        where = f"loops[{i}]"
+        sec = _Section(data, where, {"name", "type", "link_a", "link_b", "point_a", "point_b"})
+        specs.append(LoopSpec(
+            name=sec.text("name", f"loop_{i}"),
+            type=sec.text("type", "point", choices=LOOP_TYPES),
+            link_a=sec.text("link_a", required=True),
+            link_b=sec.text("link_b", WORLD),
+            point_a=sec.vector("point_a", 3, (0.0, 0.0, 0.0)),
+            point_b=sec.vector("point_b", 3, None),
+        ))
+    names = [s.name for s in specs]
+    if len(set(names)) != len(names):
+        raise SceneError(f"scene.loops: loop names must be unique; received {names}")
+    return tuple(specs)
 
 
 def load_scene(path):

@@ -119,7 +119,13 @@ class Simulator(SimulatorViews):
             default_friction=c.friction)
         self.free_motion = FreeMotion(self.world)
         self.model = make_model(c.model, model_settings(scene))
-        self.stepper = Stepper(self.world, self.detector, self.free_motion, self.model, c, self.h)
+        self.loops = None
+        if scene.loops:
+            from contact_lcp.dynamics.loops import LoopClosures
+
+            self.loops = LoopClosures(self.world, scene.loops, self.world.q0, gamma=c.stabilization)
+        self.stepper = Stepper(self.world, self.detector, self.free_motion, self.model, c, self.h,
+                               loops=self.loops)
         self.controls = [RobotControl(self.world, info, spec.controller, self.world.q0)
                          for info, spec in zip(self.world.robots, scene.robots)]
         self.joint_names = [n for r in self.world.robots for n in r.joint_names]

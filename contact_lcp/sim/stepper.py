@@ -6,7 +6,8 @@ and runs the one kinematics pass (``world.forward(q, v)``) after each step:
 1. collision (:mod:`contact_lcp.collision`): points within the activation distance, plus
    the distance each body can cover in the step (so a fast body is found before it
    passes through a thin one);
-2. free motion (:mod:`contact_lcp.dynamics.reduced`): ``v_free`` and ``K = M^-1``;
+2. free motion (:mod:`contact_lcp.dynamics.reduced`): ``v_free`` and ``K = M^-1``,
+   projected on the loop closures (:mod:`contact_lcp.dynamics.loops`) if any;
 3. the :class:`~contact_lcp.contact.problem.ContactProblem`: contact Jacobian rows of
    the contacts that are active (gap, or gap after the free motion, within the
    activation distance) and the joint-limit rows, ``G = J K J'``, the bias;
@@ -65,9 +66,12 @@ class Stepper:
     contact : contact_lcp.sim.scene.ContactSettings
     h : float
         Time step [s].
+    loops : contact_lcp.dynamics.loops.LoopClosures, optional
+        Loop closures, eliminated from the free motion before the contact problem.
     """
 
-    def __init__(self, world, detector, free_motion, model, contact, h):
+    def __init__(self, world, detector, free_motion, model, contact, h, loops=None):
+        self.loops = loops
         self.world, self.detector, self.free_motion, self.model = world, detector, free_motion, model
         self.h = float(h)
         self.activation = contact.activation(self.h)
@@ -124,6 +128,8 @@ class Stepper:
         t1 = time.perf_counter()
         timings["collision"] = t1 - t0
         v_free, K = self.free_motion(q, v, tau, h, armature, prescribed, v_prescribed)
+        if self.loops is not None:  # the bilateral rows of the MLCP, by Schur complement
+            v_free, K, _ = self.loops.project(world.jacobian_data, v_free, K, h)
         limits = (no_limits() if self.limit_activation is None else
                   self.limits.rows(q, prescribed, self.limit_activation, v_free, h))
         t2 = time.perf_counter()
