@@ -57,6 +57,7 @@ class ContactLCP:
     num_unilateral: int
     num_directions: int
     edge_angle: np.ndarray = None
+    _edges: tuple = None  # (cos, sin) (k, d) of the edges, as assembled
 
     @property
     def num_normals(self):
@@ -83,7 +84,7 @@ class ContactLCP:
         f[3 * k :] = a[k:]
         if d:
             b = z[k + l : k + l + k * d].reshape(k, d)
-            cos, sin = edge_directions(d, k, self.edge_angle)
+            cos, sin = self._edges or edge_directions(d, k, self.edge_angle)
             f[1 : 3 * k : 3] = np.sum(b * cos, axis=1)
             f[2 : 3 * k : 3] = np.sum(b * sin, axis=1)
         return f
@@ -166,9 +167,11 @@ def _check(G, u, k, l, normal_bias):
     bias = np.zeros(k + l) if normal_bias is None else np.asarray(normal_bias, dtype=float)
     if bias.shape != (k + l,):
         raise InvalidProblem(f"normal_bias must have shape ({k + l},); received {bias.shape}")
-    for name, x in (("G", G), ("u", u), ("normal_bias", bias)):
-        if not np.all(np.isfinite(x)):
-            raise InvalidProblem(f"{name} must be finite; it contains NaN or inf")
+    # one sum is finite iff every entry is (or it overflowed): only then look entry-wise
+    if not np.isfinite(G.sum() + u.sum() + bias.sum()):
+        for name, x in (("G", G), ("u", u), ("normal_bias", bias)):
+            if not np.all(np.isfinite(x)):
+                raise InvalidProblem(f"{name} must be finite; it contains NaN or inf")
     normal_rows = np.concatenate([np.arange(0, 3 * k, 3), np.arange(3 * k, m)]).astype(int)
     return G, u, bias, normal_rows
 
@@ -251,4 +254,4 @@ def build_contact_lcp(G, u, mu, *, num_directions=8, num_unilateral=0, normal_bi
             raise InvalidProblem(f"edge_angle must be {k} finite angles; received {edge_angle!r}")
     cos, sin = edge_directions(d, k, edge_angle)
     M, q = _assemble(np.ascontiguousarray(G), u, mu, bias, k, l, d, cos, sin)
-    return ContactLCP(M, q, k, l, d, edge_angle)
+    return ContactLCP(M, q, k, l, d, edge_angle, (cos, sin))
