@@ -90,12 +90,12 @@ class BenchProblem:
 
 
 def reference_set():
-    """The reference problems of :mod:`contact_lcp.lcp.reference` as BenchProblems.
+    """The reference problems of :mod:`contact_lcp.contact.reference` as BenchProblems.
 
     Returns ``[]`` when that module is not importable yet.
     """
     try:
-        from contact_lcp.lcp.reference import reference_problems
+        from contact_lcp.contact.reference import reference_problems
     except ImportError:
         return []
     return [

@@ -5,7 +5,7 @@ import pytest
 
 from contact_lcp.lcp import LCPStatus, solve
 from contact_lcp.lcp.lemke import default_max_pivots
-from contact_lcp.lcp.reference import murty_exponential, planted_p_matrix
+from contact_lcp.contact.reference import murty_exponential, planted_p_matrix
 
 
 @pytest.mark.parametrize("n, seed", [(5, 0), (10, 1), (30, 2)])

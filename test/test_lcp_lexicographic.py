@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from contact_lcp.lcp import LCPStatus, solve
-from contact_lcp.lcp.reference import cycling_example, legged_frame, planted_p_matrix
+from contact_lcp.contact.reference import cycling_example, legged_frame, planted_p_matrix
 
 DELTAS = (0.0, 1e-8, 1e-6, 1e-4)
 

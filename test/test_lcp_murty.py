@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from contact_lcp.lcp import LCPStatus, solve
-from contact_lcp.lcp.reference import murty_exponential, planted_p_matrix
+from contact_lcp.contact.reference import murty_exponential, planted_p_matrix
 
 
 @pytest.mark.parametrize("n, seed", [(5, 0), (10, 1), (30, 2)])

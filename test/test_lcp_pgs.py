@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from contact_lcp.lcp import LCPStatus, solve
-from contact_lcp.lcp.reference import planted_p_matrix
+from contact_lcp.contact.reference import planted_p_matrix
 
 
 def test_pgs_converges_on_spd_problem():

@@ -1,4 +1,4 @@
-"""Every LCP method on every reference problem (contact_lcp.lcp.reference)."""
+"""Every LCP method on every reference problem (contact_lcp.contact.reference)."""
 
 from fractions import Fraction
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from contact_lcp.lcp import METHODS, LCPStatus, solve
-from contact_lcp.lcp.reference import (
+from contact_lcp.contact.reference import (
     ReferenceProblem, cycling_example, legged_frame, murty_exponential, reference_problems,
 )
 

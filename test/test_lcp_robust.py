@@ -5,7 +5,7 @@ import pytest
 
 from contact_lcp.lcp import LCPStatus, solve
 from contact_lcp.lcp.residual import raw_tolerance
-from contact_lcp.lcp.reference import (
+from contact_lcp.contact.reference import (
     box_on_plane, legged_frame, lexicographic_ray_example, murty_exponential,
     planted_p_matrix, rigid_box_contact,
 )

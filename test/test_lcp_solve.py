@@ -5,7 +5,7 @@ import pytest
 
 from contact_lcp.exceptions import InvalidProblem
 from contact_lcp.lcp import METHODS, LCPStatus, solve
-from contact_lcp.lcp.reference import planted_p_matrix
+from contact_lcp.contact.reference import planted_p_matrix
 
 M2 = np.array([[2.0, 1.0], [1.0, 2.0]])
 Q2 = np.array([-1.0, 1.0])

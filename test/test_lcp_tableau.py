@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from contact_lcp.lcp import tableau as tb
-from contact_lcp.lcp.reference import planted_p_matrix
+from contact_lcp.contact.reference import planted_p_matrix
 
 
 def dense_lemke(M, q, pivot_tol=tb.PIVOT_TOL, max_pivots=500):

@@ -57,6 +57,8 @@ _STATUS = {_SOLVED: LCPStatus.SOLVED, _CYCLE: LCPStatus.CYCLE,
            _INFEASIBLE: LCPStatus.NO_SOLUTION, _INACCURATE: LCPStatus.NUMERICAL_FAILURE,
            _EXCHANGE: LCPStatus.NUMERICAL_FAILURE}
 _STATS = ("swaps", "shifted_swaps", "exchanges", "least_index")
+# The named slots of the kernel's statistics array.
+SWAPS, SHIFTED_SWAPS, EXCHANGES, LEAST_INDEX = range(len(_STATS))
 
 
 @njit(cache=True)
@@ -161,9 +163,9 @@ def _kernel(M, q, beta0, max_pivots, singular_tol, keys, tol_scale, norm_M, norm
             for r in range(k):
                 key ^= keys[beta[r]]
             if key in seen:
-                if stats[3]:
+                if stats[LEAST_INDEX]:
                     return _CYCLE, z, beta[:k].copy(), pivots, stats, -1
-                stats[3] = 1  # from now on Murty's least-index rule
+                stats[LEAST_INDEX] = 1  # from now on Murty's least-index rule
                 seen = {key}
             else:
                 seen.add(key)
@@ -189,7 +191,7 @@ def _kernel(M, q, beta0, max_pivots, singular_tol, keys, tol_scale, norm_M, norm
         j = np.argmin(zb)
         enter = i >= 0 and wmin < -tol
         leave = zb[j] < -tol
-        if stats[3] and (enter or leave):
+        if stats[LEAST_INDEX] and (enter or leave):
             for f in range(n):  # least-index rule: flip the smallest wrong index
                 if (in_beta[f] and z[f] < -tol) or (not in_beta[f] and w[f] < -tol):
                     break
@@ -224,8 +226,8 @@ def _kernel(M, q, beta0, max_pivots, singular_tol, keys, tol_scale, norm_M, norm
             k += 1
             pivots += 1
             if leave:
-                stats[0] += 1
-                stats[1] += i < left
+                stats[SWAPS] += 1
+                stats[SHIFTED_SWAPS] += i < left
         elif not leave:
             # i depends on beta: the direction z_i = t, z_beta -= t c (c = block^-1 M[beta, i])
             # keeps w and lowers the QP objective at the rate w_i < 0; follow it until a
@@ -254,7 +256,7 @@ def _kernel(M, q, beta0, max_pivots, singular_tol, keys, tol_scale, norm_M, norm
             in_beta[i] = True
             k += 1
             pivots += 2
-            stats[2] += 1
+            stats[EXCHANGES] += 1
 
 
 def _run(M, q, beta0, max_pivots, singular_tol):
@@ -267,7 +269,7 @@ def _run(M, q, beta0, max_pivots, singular_tol):
         M, q, np.asarray(beta0, dtype=np.int64), int(max_pivots), float(singular_tol),
         tb.zobrist_keys(n), tol_scale, norm_M, norm_q)
     info = {name: int(x) for name, x in zip(_STATS, stats)}
-    info["least_index"] = bool(stats[3])
+    info["least_index"] = bool(stats[LEAST_INDEX])
     info["beta"] = beta.tolist()
     reason = {
         _CYCLE: "the set beta repeated",

@@ -61,6 +61,9 @@ from contact_lcp.lcp.result import LCPStatus, MethodOutput
 
 _STATS = ("nodes", "queued", "max_queue", "depth", "total_pivots", "replayed",
           "dead_ray", "dead_small_pivot", "dead_revisit", "dead_error")
+# The named slots of the search's statistics array (numba keeps them in one int64 array).
+(NODES, QUEUED, MAX_QUEUE, DEPTH, TOTAL_PIVOTS, REPLAYED,
+ DEAD_RAY, DEAD_SMALL_PIVOT, DEAD_REVISIT, DEAD_ERROR) = range(len(_STATS))
 
 
 @njit(cache=True)
@@ -134,7 +137,7 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
     path = np.empty(16, dtype=np.int64)
     cur, d_node, nxt = 0, -1, 0
     while nxt >= 0 or size > 0:
-        if stats[0] >= max_nodes:
+        if stats[NODES] >= max_nodes:
             return tb.MAX_PIVOTS, stats
         if nxt >= 0:
             x, nxt = nxt, -1
@@ -146,8 +149,8 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
         if x != 0 and cur != p:  # backtrack: rebuild the parent, then cache it
             m, path = _restore(p, root, slot_of, parent, prow, leave, MT, c, Binv, qbar,
                                basis, where, d, work, cB, cq, cb, cw, path)
-            stats[4] += m
-            stats[5] += m
+            stats[TOTAL_PIVOTS] += m
+            stats[REPLAYED] += m
             if n_slots > 0 and p != 0 and slot_of[p] < 0:  # p is a branch point
                 if cB.shape[0] == 0:
                     cB = np.empty((n_slots, n, n))
@@ -172,12 +175,12 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
                 if d_node != p:
                     tb.entering_column(Binv, MT, c, e, d, where)
                 tb.pivot(Binv, qbar, basis, where, d, prow[x], e, work)
-                stats[4] += 1
+                stats[TOTAL_PIVOTS] += 1
                 cur, d_node = x, -1
-            stats[0] += 1
+            stats[NODES] += 1
             tb.basic_residual(MT, q, c, basis, qbar, r_x)
             if tb.norm_inf(r_x) > err_max:  # the error test of x, on its pivoted basis
-                stats[9] += 1
+                stats[DEAD_ERROR] += 1
                 continue
             y, skip = x, -1
         e = tb.complement(leave[y], n)
@@ -187,7 +190,7 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
         tol = pivot_tol * tb.norm_inf(d)
         istar, t_min, tiny = tb.min_ratio_row(qbar, d, tol, basis, z0)
         if istar < 0:
-            stats[7 if tiny else 6] += 1
+            stats[DEAD_SMALL_PIVOT if tiny else DEAD_RAY] += 1
             continue
         limit = t_min + eps / d[istar]
         m = 0
@@ -230,8 +233,8 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
                     tol_c = 0.5 * (cert_a * znorm + cert_b)  # margin for solve()'s check
                     if tb.norm_inf(r_x) <= tol_c and qmin >= -tol_c:
                         tb.pivot(Binv, qbar, basis, where, d, r, e, work)
-                        stats[4] += 1
-                        stats[3] = depth[y] + 1
+                        stats[TOTAL_PIVOTS] += 1
+                        stats[DEPTH] = depth[y] + 1
                         return tb.SOLVED, stats
                     rejected += 1
                     continue
@@ -251,7 +254,7 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
                     dive_kid = count
                 count += 1
                 children += 1
-            stats[1] += children
+            stats[QUEUED] += children
             if lazy and children == 1:
                 if m > 1:  # the siblings, under y's cost: a lower bound of theirs
                     parent[count], prow[count], leave[count] = y, cand[0], -1
@@ -265,7 +268,7 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
                 lazy = False
                 continue
             if children == 0 and not group:
-                stats[9 if rejected else 8] += 1
+                stats[DEAD_ERROR if rejected else DEAD_REVISIT] += 1
             for a in range(children):
                 if dive and kids[a] == dive_kid:
                     nxt = dive_kid
@@ -273,12 +276,12 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
                     heap = hp.heap_push(heap, size, kids[a], cost, depth)
                     size += 1
             break
-        stats[2] = max(stats[2], size)
-    if stats[9]:
+        stats[MAX_QUEUE] = max(stats[MAX_QUEUE], size)
+    if stats[DEAD_ERROR]:
         return tb.ERROR, stats
-    if stats[7]:
+    if stats[DEAD_SMALL_PIVOT]:
         return tb.NUMERICAL_FAILURE, stats
-    if stats[6]:
+    if stats[DEAD_RAY]:
         return tb.NO_SOLUTION, stats
     return tb.CYCLE, stats
 
@@ -332,7 +335,7 @@ def _run(M, q, c, Binv, qbar, basis, where, keys, warm_pivots, eps, err_max, piv
     code, stats = _search(MT, q, c, Binv, qbar, basis, where, keys, leaving, warm_pivots + 1,
                           eps * scale, err_max * scale, pivot_tol, tie_tol, max_nodes, n_slots,
                           cert_a, cert_b, dive, cost_offset)
-    stats[4] += warm_pivots + 1
+    stats[TOTAL_PIVOTS] += warm_pivots + 1
     res = tb.refine(MT, q, c, Binv, qbar, basis) if code == tb.SOLVED else -1.0
     return code, stats, tb.extract_z(qbar, basis, n), res
 
@@ -470,12 +473,12 @@ def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
 
     first = min(max_nodes, first_stage_nodes(n)) if lemke_fallback else max_nodes
     code, stats, z, res = search(first, cold)
-    spent = int(stats[0])
-    if code == tb.SOLVED and stats[0] == 0:  # q >= 0
+    spent = int(stats[NODES])
+    if code == tb.SOLVED and stats[NODES] == 0:  # q >= 0
         return MethodOutput(z, LCPStatus.SOLVED, 0, {"nodes": 0, "max_nodes": max_nodes})
     if lemke_fallback and code != tb.SOLVED:
-        info["first_stage"] = f"{STATUS[code].name.lower()} after {int(stats[0])} nodes"
-        info["first_stage_pivots"] = int(stats[4])
+        info["first_stage"] = f"{STATUS[code].name.lower()} after {int(stats[NODES])} nodes"
+        info["first_stage_pivots"] = int(stats[TOTAL_PIVOTS])
         out = lemke_paths(M, q, pivot_tol, info)
         if out is not None:
             return out
@@ -485,7 +488,7 @@ def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
             left = max_nodes - first
             for k, eps in enumerate((epsilon, 100.0 * epsilon, 0.01 * epsilon)):
                 code, stats, z, res = search(max(left // 3, 1), True, eps)
-                spent += int(stats[0])
+                spent += int(stats[NODES])
                 info["last_stage"] = f"cold search, epsilon={eps:g}"
                 if code == tb.SOLVED:
                     break
