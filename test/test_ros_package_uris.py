@@ -6,6 +6,7 @@ does not list, so rviz2 could not resolve ``package://example-robot-data/...``.
 
 import pytest
 
+from contact_lcp.dynamics.robot_data import robot_data_installed
 from contact_lcp.ros.package_uris import resolve_package_uris
 
 URDF = ('<robot name="r"><link name="a"><visual><geometry>'
@@ -27,7 +28,7 @@ def test_known_or_unfound_packages_stay_as_they_are(tmp_path):
 
 
 def test_example_robot_data_from_pip_is_found_without_a_package_dir():
-    if not _robot_data_installed():
+    if not robot_data_installed():
         pytest.skip("example-robot-data is not installed (pip install example-robot-data)")
     from contact_lcp.dynamics.robot_data import robot_data_share
 
@@ -35,11 +36,3 @@ def test_example_robot_data_from_pip_is_found_without_a_package_dir():
     assert f"file://{robot_data_share()}/example-robot-data/robots/leg.stl" in out
 
 
-def _robot_data_installed():
-    try:
-        from contact_lcp.dynamics.robot_data import robot_data_share
-
-        robot_data_share()
-        return True
-    except Exception:
-        return False

@@ -13,28 +13,20 @@ import pytest
 rclpy = pytest.importorskip("rclpy")
 
 from geometry_msgs.msg import WrenchStamped  # noqa: E402
+from ros_harness import Harness, clock_of  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
-from ros_harness import Harness, clock_of  # noqa: E402
+from contact_lcp.dynamics.robot_data import robot_data_installed
 
 pytestmark = [pytest.mark.ros]
 
 CONFIG = Path(__file__).resolve().parents[1] / "config"
 SCENES = sorted(p.name for p in CONFIG.glob("*.yaml") if p.name != "contact_lcp.params.yaml")
-def _robot_data_installed():
-    """The example-robot-data wheel ships no module, only files: look for them."""
-    from contact_lcp.dynamics.robot_data import robot_data_share
-
-    try:
-        robot_data_share()
-        return True
-    except Exception:
-        return False
 
 
 #: optional packages a scene may need: (text in the scene file, check, pip name)
-OPTIONAL = [("example-robot-data://", _robot_data_installed, "example-robot-data")]
+OPTIONAL = [("example-robot-data://", robot_data_installed, "example-robot-data")]
 
 
 def test_the_walk_sees_the_scenes_of_the_issue():
@@ -81,7 +73,7 @@ def test_talos_meshes_from_the_pip_wheel_resolve_for_rviz():
 
     from contact_lcp.ros.package_uris import in_ament_index
 
-    if not _robot_data_installed():
+    if not robot_data_installed():
         pytest.skip("talos_stand.yaml needs example-robot-data (pip install example-robot-data)")
     if in_ament_index("example-robot-data"):
         pytest.skip("the ament index has example-robot-data: its URIs are left as they are")

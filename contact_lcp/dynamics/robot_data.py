@@ -42,6 +42,15 @@ def robot_data_share():
     raise SceneError(f"the example-robot-data files were not found; {_INSTALL_HINT}")
 
 
+def robot_data_installed():
+    """True when example-robot-data's files can be found (the wheel ships no module)."""
+    try:
+        robot_data_share()
+    except SceneError:
+        return False
+    return True
+
+
 def talos_paths(variant="talos_reduced"):
     """Paths of Talos' URDF and SRDF and the package directory for its meshes.
 
