@@ -94,11 +94,6 @@ class ContactProblem:
         k = self.num_contacts
         return np.concatenate([np.arange(0, 3 * k, 3), np.arange(3 * k, self.num_rows)])
 
-    def tangential_velocity(self) -> np.ndarray:
-        """(k, 2) velocity along (t1, t2) at the start of the step [m/s]."""
-        k = self.num_contacts
-        return (self.J[: 3 * k] @ self.v).reshape(k, 3)[:, 1:]
-
     def arrays(self) -> dict:
         """The problem as a dict of arrays (for ``np.savez``); see :meth:`from_arrays`."""
         return {name: np.asarray(getattr(self, name)) for name in _FIELDS}
