@@ -18,7 +18,10 @@ import numpy as np
 def ccw_hull(P):
     """(m, 2) convex hull of points P (k, 2), counter-clockwise, no repeated or collinear
     vertices (Andrew's monotone chain); fewer than 3 rows when the points are collinear."""
-    P = np.unique(np.round(np.asarray(P, dtype=float), 12), axis=0)  # sorted by x, then y
+    P = np.round(np.asarray(P, dtype=float), 12)
+    P = P[np.lexsort((P[:, 1], P[:, 0]))]  # by x, then y
+    if len(P) > 1:  # drop repeated points
+        P = P[np.concatenate([[True], np.any(P[1:] != P[:-1], axis=1)])]
     if len(P) < 3:
         return P
 
@@ -115,7 +118,9 @@ def face_patch(VA, VB, n, face_tol):
     ref = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
     t1 = ref - (ref @ n) * n
     t1 /= np.linalg.norm(t1)
-    T = np.column_stack([t1, np.cross(n, t1)])
+    t2 = np.array([n[1] * t1[2] - n[2] * t1[1], n[2] * t1[0] - n[0] * t1[2],
+                   n[0] * t1[1] - n[1] * t1[0]])  # n x t1
+    T = np.column_stack([t1, t2])
     polyA, polyB = ccw_hull(FA @ T), ccw_hull(FB @ T)
     if len(polyA) < 3 or len(polyB) < 3:
         return None

@@ -46,6 +46,7 @@ from contact_lcp.collision.support import (
     local_halfspaces,
     local_vertices,
     ray_interval,
+    ray_intervals,
 )
 from contact_lcp.exceptions import SceneError
 
@@ -366,10 +367,23 @@ class ContactDetector:
         both shapes; points farther than ``eps`` dropped; ``d0`` for shapes that cannot be
         measured (neither polytope nor sphere)."""
         (Ri, ti), (Rj, tj) = placement_i, placement_j
+        Hi, Hj = self._halfspaces[i], self._halfspaces[j]
+        if Hi is not None and Hj is not None and len(points):  # two polytopes: all at once
+            X = np.asarray(points, dtype=float)
+            ai, bi, hi = ray_intervals(Hi, Ri, ti, X, n)
+            aj, bj, hj = ray_intervals(Hj, Rj, tj, X, n)
+            d = aj - bi
+            out = []
+            for x, ok, dk, m in zip(X, hi & hj, d, 0.5 * (aj + bi)):
+                if not ok:
+                    out.append((x, n, d0))
+                elif dk <= eps:
+                    out.append((x + m * n, n, float(dk)))
+            return out
         out = []
         for x in points:
-            si = ray_interval(self._shapes[i], self._halfspaces[i], Ri, ti, x, n)
-            sj = ray_interval(self._shapes[j], self._halfspaces[j], Rj, tj, x, n)
+            si = ray_interval(self._shapes[i], Hi, Ri, ti, x, n)
+            sj = ray_interval(self._shapes[j], Hj, Rj, tj, x, n)
             if si is None or sj is None:  # not a polytope or sphere: the pair distance
                 out.append((x, n, d0))
                 continue

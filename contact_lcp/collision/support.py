@@ -102,6 +102,24 @@ def ground_points(shape, verts, R, t, h, activation, segments=8):
     return P[keep], dist[keep]
 
 
+def ray_intervals(halfspaces, R, t, X, n, tol=1e-9):
+    """:func:`ray_interval` of a convex polytope for many points ``X`` (k, 3) at once.
+
+    Returns ``(s_in, s_out, hit)``, each (k,): entry and exit parameters [m] and whether
+    the line through each point meets the polytope.
+    """
+    N, b = halfspaces
+    O = (np.asarray(X, dtype=float) - t) @ R  # points in the shape's frame
+    den = N @ (R.T @ np.asarray(n, dtype=float))
+    num = b[None, :] - O @ N.T  # (k, F)
+    up, lo = den > 1e-12, den < -1e-12
+    par = ~(up | lo)
+    hit = ~np.any(num[:, par] < -tol, axis=1) if np.any(par) else np.ones(len(O), dtype=bool)
+    s_out = (num[:, up] / den[up]).min(axis=1) if np.any(up) else np.full(len(O), np.inf)
+    s_in = (num[:, lo] / den[lo]).max(axis=1) if np.any(lo) else np.full(len(O), -np.inf)
+    return s_in, s_out, hit & (s_in <= s_out + tol)
+
+
 def ray_interval(shape, halfspaces, R, t, x, n, tol=1e-9):
     """Entry and exit parameters of the line ``x + s n`` through a shape.
 
