@@ -32,7 +32,8 @@ import coal
 import numpy as np
 
 from contact_lcp.collision.contact_point import tangent_basis
-from contact_lcp.collision.clip import best_face_normal, face_patch
+from contact_lcp.collision.clip import best_face_normal
+from contact_lcp.collision.clip_kernel import face_patch_gaps
 from contact_lcp.collision.contact_set import ContactSet, frames_of
 from contact_lcp.collision.ground import polytopes_on_ground
 from contact_lcp.collision.reduction import (
@@ -354,13 +355,15 @@ class ContactDetector:
         VA, VB = self._verts[i] @ Ri.T + ti, self._verts[j] @ Rj.T + tj
         (Na, ba), (Nb, bb) = self._halfspaces[i], self._halfspaces[j]
         NA, NB = Na @ Ri.T, Nb @ Rj.T
-        n, sep = best_face_normal(VA, (NA, ba + NA @ ti), VB, (NB, bb + NB @ tj))
+        cA, cB = ba + NA @ ti, bb + NB @ tj
+        n, sep = best_face_normal(VA, (NA, cA), VB, (NB, cB))
         if sep < d0 - 1e-6:  # the closest features are edges: coal's patch
             return None
-        points = face_patch(VA, VB, n, max(eps, 1e-6))
-        if points is None:
+        X, gaps, measured = face_patch_gaps(VA, NA, cA, VB, NB, cB, n, max(eps, 1e-6))
+        if X.shape[0] == 0:
             return None
-        return self._measure(i, j, placement_i, placement_j, points, n, d0, eps)
+        return [(X[k], n, float(gaps[k]) if measured[k] else d0) for k in range(X.shape[0])
+                if not measured[k] or gaps[k] <= eps]
 
     def _measure(self, i, j, placement_i, placement_j, points, n, d0, eps):
         """Each patch point's gap re-measured along the normal ``n`` (from i to j) through

@@ -1,0 +1,155 @@
+"""The face-clip patch of :mod:`contact_lcp.collision.clip` and its gap measurement in one
+compiled pass (two convex polytopes whose closest features are faces)."""
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def _hull(P, tol):
+    """CCW convex hull (m, 2) of the rows of P (k, 2), repeated points removed."""
+    k = P.shape[0]
+    order = np.argsort(P[:, 1], kind="mergesort")
+    order = order[np.argsort(P[order, 0], kind="mergesort")]  # by x, then y
+    Q = np.empty((k, 2))
+    m = 0
+    for i in order:
+        if m and P[i, 0] == Q[m - 1, 0] and P[i, 1] == Q[m - 1, 1]:
+            continue
+        Q[m] = P[i]
+        m += 1
+    if m < 3:
+        return Q[:m].copy()
+    H = np.empty((2 * m, 2))
+    h = 0
+    for i in range(m):  # lower chain
+        while h >= 2 and ((H[h - 1, 0] - H[h - 2, 0]) * (Q[i, 1] - H[h - 2, 1])
+                          - (H[h - 1, 1] - H[h - 2, 1]) * (Q[i, 0] - H[h - 2, 0])) <= tol:
+            h -= 1
+        H[h] = Q[i]
+        h += 1
+    lower = h + 1
+    for i in range(m - 2, -1, -1):  # upper chain
+        while h >= lower and ((H[h - 1, 0] - H[h - 2, 0]) * (Q[i, 1] - H[h - 2, 1])
+                              - (H[h - 1, 1] - H[h - 2, 1]) * (Q[i, 0] - H[h - 2, 0])) <= tol:
+            h -= 1
+        H[h] = Q[i]
+        h += 1
+    h -= 1  # the last point is the first
+    return H[:h].copy()
+
+
+@njit(cache=True)
+def _clip(subject, clip, tol):
+    """Sutherland-Hodgman clip of the convex CCW polygon ``subject`` by ``clip``."""
+    out = subject.copy()
+    n_out = out.shape[0]
+    c = clip.shape[0]
+    for e in range(c):
+        if n_out == 0:
+            break
+        buf = np.empty((2 * n_out, 2))  # each point adds itself and at most one crossing
+        ax, ay = clip[e, 0], clip[e, 1]
+        bx, by = clip[(e + 1) % c, 0], clip[(e + 1) % c, 1]
+        slack = -tol * np.hypot(bx - ax, by - ay)
+        m = 0
+        px, py = out[n_out - 1, 0], out[n_out - 1, 1]
+        d1 = (bx - ax) * (py - ay) - (by - ay) * (px - ax)
+        for i in range(n_out):
+            cx, cy = out[i, 0], out[i, 1]
+            d2 = (bx - ax) * (cy - ay) - (by - ay) * (cx - ax)
+            if (d2 >= slack) != (d1 >= slack):
+                s = d1 / (d1 - d2)
+                buf[m, 0], buf[m, 1] = px + (cx - px) * s, py + (cy - py) * s
+                m += 1
+            if d2 >= slack:
+                buf[m, 0], buf[m, 1] = cx, cy
+                m += 1
+            px, py, d1 = cx, cy, d2
+        out = buf[:m].copy()
+        n_out = m
+    return out[:n_out]
+
+
+@njit(cache=True)
+def _intervals(N, c, X, n, tol):
+    """Entry and exit parameters of the lines X + s n through {x : N x <= c} (in W)."""
+    k = X.shape[0]
+    s_in = np.full(k, -np.inf)
+    s_out = np.full(k, np.inf)
+    hit = np.ones(k, dtype=np.bool_)
+    for f in range(N.shape[0]):
+        den = N[f, 0] * n[0] + N[f, 1] * n[1] + N[f, 2] * n[2]
+        for i in range(k):
+            num = c[f] - (N[f, 0] * X[i, 0] + N[f, 1] * X[i, 1] + N[f, 2] * X[i, 2])
+            if den > 1e-12:
+                s_out[i] = min(s_out[i], num / den)
+            elif den < -1e-12:
+                s_in[i] = max(s_in[i], num / den)
+            elif num < -tol:
+                hit[i] = False
+    for i in range(k):
+        hit[i] = hit[i] and s_in[i] <= s_out[i] + tol
+    return s_in, s_out, hit
+
+
+@njit(cache=True)
+def face_patch_gaps(VA, NA, cA, VB, NB, cB, n, face_tol):
+    """Points (r, 3) halfway between the clipped support faces, their gaps (r,) along n
+    and whether each was measured through both shapes (r,); r = 0 when a support face is
+    an edge or a vertex."""
+    hA = VA @ n
+    hB = VB @ n
+    topA = hA.max() - face_tol
+    botB = hB.min() + face_tol
+    ref0, ref1, ref2 = (1.0, 0.0, 0.0) if abs(n[0]) < 0.9 else (0.0, 1.0, 0.0)
+    dot = ref0 * n[0] + ref1 * n[1] + ref2 * n[2]
+    t1 = np.array([ref0 - dot * n[0], ref1 - dot * n[1], ref2 - dot * n[2]])
+    t1 /= np.sqrt(t1 @ t1)
+    t2 = np.array([n[1] * t1[2] - n[2] * t1[1], n[2] * t1[0] - n[0] * t1[2],
+                   n[0] * t1[1] - n[1] * t1[0]])
+    FA = np.empty((VA.shape[0], 2))
+    a = 0
+    for i in range(VA.shape[0]):
+        if hA[i] >= topA:
+            FA[a, 0], FA[a, 1] = round(VA[i] @ t1, 12), round(VA[i] @ t2, 12)
+            a += 1
+    FB = np.empty((VB.shape[0], 2))
+    b = 0
+    for i in range(VB.shape[0]):
+        if hB[i] <= botB:
+            FB[b, 0], FB[b, 1] = round(VB[i] @ t1, 12), round(VB[i] @ t2, 12)
+            b += 1
+    empty = np.zeros((0, 3))
+    if a < 3 or b < 3:
+        return empty, np.zeros(0), np.zeros(0, dtype=np.bool_)
+    polyA = _hull(FA[:a], 1e-18)
+    polyB = _hull(FB[:b], 1e-18)
+    if polyA.shape[0] < 3 or polyB.shape[0] < 3:
+        return empty, np.zeros(0), np.zeros(0, dtype=np.bool_)
+    xy = _clip(polyA, polyB, 1e-9)
+    r = xy.shape[0]
+    if r == 0:
+        return empty, np.zeros(0), np.zeros(0, dtype=np.bool_)
+    cx, cy = 0.0, 0.0
+    for i in range(r):
+        cx += xy[i, 0]
+        cy += xy[i, 1]
+    cx /= r
+    cy /= r
+    mid = 0.5 * (hA.max() + hB.min())
+    X = np.empty((r, 3))
+    for i in range(r):
+        x = cx + (1.0 - 1e-7) * (xy[i, 0] - cx)
+        y = cy + (1.0 - 1e-7) * (xy[i, 1] - cy)
+        for j in range(3):
+            X[i, j] = x * t1[j] + y * t2[j] + mid * n[j]
+    ai, bi, hi = _intervals(NA, cA, X, n, 1e-9)
+    aj, bj, hj = _intervals(NB, cB, X, n, 1e-9)
+    gaps = aj - bi
+    for i in range(r):
+        if hi[i] and hj[i]:
+            m = 0.5 * (aj[i] + bi[i])
+            for j in range(3):
+                X[i, j] += m * n[j]
+    return X, gaps, hi & hj
