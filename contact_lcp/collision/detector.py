@@ -403,17 +403,15 @@ class ContactDetector:
             d = np.where(d <= d.min() + self.flat_tolerance, d.min(), d)
         keep = remove_close(P, self.reduction_distance, d)
         cap = self.max_points_per_pair
+        xy = P @ tangent_basis(N[0])[:, 1:]  # every point in the contact plane, once
         if cap is not None and self.remove_interior and len(keep) > 2 * cap:
             # thin a large patch to its deepest and most spread points before the
             # (superlinear) load-carrying test; the final cap keeps fewer still
-            xy = P[keep] @ tangent_basis(N[0])[:, 1:]
-            keep = [keep[k] for k in spread_subset(xy, d[keep], 2 * cap)]
+            keep = [keep[k] for k in spread_subset(xy[keep], d[keep], 2 * cap)]
         if self.remove_interior and len(keep) > 3:
-            xy = P[keep] @ tangent_basis(N[0])[:, 1:]
-            keep = [keep[k] for k in support_vertices(xy, d[keep])]
-        if self.max_points_per_pair is not None and len(keep) > self.max_points_per_pair:
-            xy = P[keep] @ tangent_basis(N[0])[:, 1:]
-            keep = [keep[k] for k in spread_subset(xy, d[keep], self.max_points_per_pair)]
+            keep = [keep[k] for k in support_vertices(xy[keep], d[keep])]
+        if cap is not None and len(keep) > cap:
+            keep = [keep[k] for k in spread_subset(xy[keep], d[keep], cap)]
         P = P[keep]
         N = N[keep] / np.linalg.norm(N[keep], axis=1)[:, None]
         return (i, j, self._joints[i], self._joints[j], P, frames_of(N), d[keep], mu)
