@@ -4,8 +4,11 @@ Each contact's Coulomb cone is replaced by a ``d``-sided pyramid inscribed in it
 default). Solve strategy, in order, each answer applied only when certified:
 
 1. **Previous basis.** When the step has the same contacts as the last one (same surface
-   pairs in the same order), the frictional LCP starts from the last step's basis
-   (robust method only); a standing robot or a tower then needs a handful of pivots.
+   pairs in the same order), the last step's basis is tried first on the contacts that
+   carried load (one compiled call, :mod:`contact_lcp.contact.pyramid_kernel`; accepted
+   only when certified and no dropped contact approaches); if it does not solve the
+   step, the frictional LCP of all the contacts starts from it (robust method only). A
+   standing robot or a tower then needs no pivot of the search, or a handful.
 2. **Two-step** (the seed's): the frictionless LCP first, then the frictional one
    warm-started on the contacts it loaded. With ``two_step=False`` the frictional LCP is
    solved cold.
@@ -27,8 +30,9 @@ from numba import njit
 from contact_lcp.contact.base import ContactModel
 from contact_lcp.contact.frictionless import frictionless_impulse, safe_stop, solve_frictionless
 from contact_lcp.contact.lcp_builder import build_contact_lcp
+from contact_lcp.contact.pyramid_kernel import MISS_REASONS, basis_flags, full_basis, warm_pyramid
 from contact_lcp.contact.report import ContactSolution, Outcome, SolveReport, tally
-from contact_lcp.lcp import solve
+from contact_lcp.lcp import LCPResult, LCPStatus, solve
 
 #: methods that accept a warm start ``initial_basis``
 WARM_START_METHODS = ("robust",)
@@ -50,7 +54,7 @@ class PyramidModel(ContactModel):
     def reset(self):
         self._last_pair = None     # (k,) pair keys of the last applied frictional solve
         self._last_limits = None   # (l, nv) its joint-limit rows
-        self._last_basis = None    # its basis (indices of positive z)
+        self._last_flags = None    # its basis: (basic_a, basic_b, basic_lam) of basis_flags
         self._last_keys = None     # (k,) pair keys of its contacts (for matching)
         self._last_p = None        # (k, 3) its points, for friction-direction matching
         self._last_dir = None      # (k, 3) unit friction direction in W (0: none)
@@ -74,21 +78,22 @@ class PyramidModel(ContactModel):
         return _edge_angles(problem.u, problem.R_WC, problem.p_W, problem.pair, last_p,
                             last_keys, last_dir, STICK_SPEED)
 
-    def _done(self, problem, results, res, f, warm, info):
-        """The certified frictional answer ``f``: remembered for the next step, reported."""
-        self._remember(problem, res, f)
+    def _done(self, problem, results, res, f, warm, info, keep=None):
+        """The certified frictional answer ``f``: remembered for the next step, reported.
+        ``res`` solved the LCP of the contacts ``keep`` (None: all of them)."""
+        self._remember(problem, res, f, keep)
         pivots, solves, failures = tally(results)
         return ContactSolution(f, SolveReport(
             Outcome.SOLVED, res.status, self.name, self.settings.method, True, pivots=pivots,
             solves=solves, failures=failures, warm_started=warm, info=info))
 
-    def _remember(self, problem, res, f):
-        k = problem.num_contacts
-        full = (2 + self.settings.friction_directions) * k + problem.num_limits
-        self._last_pair = problem.pair.copy() if res.z.shape[0] == full else None
+    def _remember(self, problem, res, f, keep=None):
+        k, l, d = problem.num_contacts, problem.num_limits, self.settings.friction_directions
+        keep = np.arange(k) if keep is None else np.asarray(keep, dtype=np.int64)
+        self._last_flags = basis_flags(res.z, k, l, d, keep)
+        self._last_pair = problem.pair.copy()
         self._last_keys = problem.pair.copy()
         self._last_limits = problem.J[3 * k:].copy()
-        self._last_basis = np.flatnonzero(res.z > 0.0)
         self._last_p = problem.p_W.copy()
         self._last_dir = _friction_directions(f, problem.R_WC)
 
@@ -121,16 +126,36 @@ class PyramidModel(ContactModel):
             opts["initial_basis"] = np.flatnonzero(a[normals] > 0.0)
         res = solve(lcp.M, lcp.q, s.method, **opts)
         if not res.success:
-            return res, None
+            return res, None, keep
         f = np.zeros(problem.num_rows)
         f[rows] = lcp.impulses(res.z)
         dropped = np.setdiff1d(np.arange(k), keep)
         w_n = (problem.u + problem.G @ f)[3 * dropped] + problem.bias[dropped]
         if np.any(w_n < -res.info["tol"]):
             info["drop_rejected"] = True
-            return res, None
+            return res, None, keep
         info["dropped_contacts"] = int(dropped.size)
-        return res, f
+        return res, f, keep
+
+    def _warm(self, problem, angle):
+        """The last step's basis on the contacts it loaded (module notes, step 1): the
+        solution, or None when it does not certify."""
+        k, l, s = problem.num_contacts, problem.num_limits, self.settings
+        basic_a, basic_b, basic_lam = self._last_flags
+        keep = np.flatnonzero(basic_a[:k])
+        if keep.size + l == 0:
+            return None
+        code, f, z, w, err, tol, nb = warm_pyramid(
+            problem.G, problem.u, problem.mu, problem.bias, l, s.friction_directions,
+            np.zeros(k) if angle is None else angle, keep, basic_a, basic_b, basic_lam,
+            float(s.solver_options.get("singular_tol", 1e-10)))
+        if code:
+            self.warm_miss = MISS_REASONS[code]
+            return None
+        res = LCPResult(z, w, LCPStatus.SOLVED, s.method, nb, err, {"nodes": 0, "tol": tol})
+        info = {"warm_source": "previous_step", "lcp_size": z.shape[0],
+                "dropped_contacts": k - keep.size}
+        return self._done(problem, [res], res, f, True, info, keep)
 
     def solve(self, problem):
         s = self.settings
@@ -143,7 +168,10 @@ class PyramidModel(ContactModel):
         lcp = res = None
         warm = False
         if same:
-            lcp, res = self._frictional(problem, angle, self._last_basis)
+            done = self._warm(problem, angle)
+            if done is not None:
+                return done
+            lcp, res = self._frictional(problem, angle, full_basis(*self._last_flags))
             results.append(res)
             warm = True
             info["warm_source"] = "previous_step"
@@ -156,10 +184,10 @@ class PyramidModel(ContactModel):
                 if fl.success:
                     basis = np.flatnonzero(fl.z > 0.0)
             if s.drop_unloaded and basis is not None and problem.num_contacts:
-                sub, f = self._loaded_only(problem, angle, fl.z, info)
+                sub, f, keep = self._loaded_only(problem, angle, fl.z, info)
                 results.append(sub)
                 if f is not None:
-                    return self._done(problem, results, sub, f, True, info)
+                    return self._done(problem, results, sub, f, True, info, keep)
             lcp, res = self._frictional(problem, angle, basis)
             results.append(res)
             warm = basis is not None and s.method in WARM_START_METHODS

@@ -1,0 +1,257 @@
+"""The pyramid model's common step in one compiled call: the last step's basis, again.
+
+A standing robot or a resting stack keeps its contacts and which of them carry load from
+one step to the next, so the frictional LCP of the step is usually solved by the last
+step's basis (no pivot of the search). :func:`warm_pyramid` does exactly what the robust
+method's warm start does (:func:`contact_lcp.lcp.robust.solve_robust` with
+``initial_basis``: a principal pivot on the basis block of the equilibrated LCP, accepted
+when the transformed ``q`` is nonnegative to the search's tolerance, then certified by
+:func:`contact_lcp.lcp.residual.certify`), but
+
+* only on the contacts that carried load in the last step (and every unilateral row): the
+  LCP of those contacts, built by the same assembly
+  (:func:`contact_lcp.contact.lcp_builder._assemble`), is a few times smaller than the LCP
+  of all the contacts found;
+* a dropped contact is accepted only when it does not approach (``w_n >= -tol``); then the
+  answer, with zero impulse on the dropped contacts and their sliding speeds
+  ``lam_i = max(0, max_e(-v_e))``, solves the full LCP (the pyramid model's
+  ``drop_unloaded`` argument);
+* in one call, with no Python between the stages.
+
+When any test fails it returns ``ok = False`` and the model runs its general strategy.
+"""
+
+import numpy as np
+from numba import njit
+
+from contact_lcp.contact.lcp_builder import _assemble
+from contact_lcp.lcp.residual import CERT_FACTOR
+from contact_lcp.lcp.scaling import MAX_SWEEPS, _apply, _ruiz
+from contact_lcp.lcp.residual import _pass
+
+_EPS = float(np.finfo(float).eps)
+
+#: why :func:`warm_pyramid` did not solve the step, by its code
+MISS_REASONS = {1: "singular basis block", 2: "negative basic variable",
+                3: "negative slack", 4: "not certified", 5: "a dropped contact approaches"}
+
+
+@njit(cache=True)
+def _norm1(A):
+    """Largest column sum of ``|A|``."""
+    best = 0.0
+    for j in range(A.shape[1]):
+        s = 0.0
+        for i in range(A.shape[0]):
+            s += abs(A[i, j])
+        best = max(best, s)
+    return best
+
+
+@njit(cache=True)
+def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
+                 singular_tol):
+    """The frictional LCP on the contacts ``keep``, solved by the basis of the flags.
+
+    Parameters
+    ----------
+    G : (3k + l, 3k + l) ndarray
+        Delassus matrix of all the contacts and unilateral rows [1/kg].
+    u : (3k + l,) ndarray
+        Velocity before the impulse [m/s].
+    mu : (k,) ndarray
+    bias : (k + l,) ndarray
+        Normal-row bias [m/s].
+    l, d : int
+        Unilateral rows; pyramid edges per contact.
+    angle : (k,) ndarray
+        Angle of each contact's first edge from its t1 axis [rad].
+    keep : (m,) int ndarray
+        Contacts of the reduced LCP, increasing.
+    basic_a : (k + l,) bool ndarray
+        Normal impulses (contacts, then unilateral rows) in the basis.
+    basic_b : (k, d) bool ndarray
+        Edge impulses in the basis.
+    basic_lam : (k,) bool ndarray
+        Sliding speeds in the basis.
+    singular_tol : float
+        Reciprocal 1-norm condition number of the basis block below which it is refused.
+
+    Returns
+    -------
+    code : int
+        0 when the reduced LCP's basic solution is feasible and certified and no dropped
+        contact approaches; else why not (``MISS_REASONS``).
+    f : (3k + l,) ndarray
+        Impulses in Delassus coordinates [N.s] (zero on dropped contacts).
+    z : (n,) ndarray
+        Solution of the reduced LCP (n = m + l + m d + m).
+    w : (n,) ndarray
+        ``M z + q`` of the reduced LCP.
+    err, tol : float
+        Certification error and tolerance of the reduced LCP [m/s].
+    pivots : int
+        Size of the basis block.
+    """
+    k = mu.shape[0]
+    m = keep.shape[0]
+    rows = np.empty(3 * m + l, dtype=np.int64)
+    for a in range(m):
+        for c in range(3):
+            rows[3 * a + c] = 3 * keep[a] + c
+    for j in range(l):
+        rows[3 * m + j] = 3 * k + j
+    r = rows.shape[0]
+    Gs = np.empty((r, r))
+    us = np.empty(r)
+    for a in range(r):
+        us[a] = u[rows[a]]
+        for b in range(r):
+            Gs[a, b] = G[rows[a], rows[b]]
+    mus = np.empty(m)
+    bs = np.empty(m + l)
+    cos = np.empty((m, d))
+    sin = np.empty((m, d))
+    for a in range(m):
+        mus[a] = mu[keep[a]]
+        bs[a] = bias[keep[a]]
+        for e in range(d):
+            th = angle[keep[a]] + 2.0 * np.pi * e / d
+            cos[a, e] = np.cos(th)
+            sin[a, e] = np.sin(th)
+    for j in range(l):
+        bs[m + j] = bias[k + j]
+    M, q = _assemble(Gs, us, mus, bs, m, l, d, cos, sin)
+    n = q.shape[0]
+    f = np.zeros(3 * k + l)
+    z = np.zeros(n)
+    # the basis in the reduced LCP's coordinates
+    nn = m + l
+    K = np.empty(n, dtype=np.int64)
+    nb = 0
+    for a in range(m):
+        if basic_a[keep[a]]:
+            K[nb] = a
+            nb += 1
+    for j in range(l):
+        if basic_a[k + j]:
+            K[nb] = m + j
+            nb += 1
+    for a in range(m):
+        for e in range(d):
+            if basic_b[keep[a], e]:
+                K[nb] = nn + a * d + e
+                nb += 1
+    for a in range(m):
+        if basic_lam[keep[a]]:
+            K[nb] = nn + m * d + a
+            nb += 1
+    K = np.sort(K[:nb])
+    d1, d2, s, _ = _ruiz(M, q, MAX_SWEEPS)
+    Ms, qs = _apply(M, q, d1, d2, s)
+    qn = 0.0
+    for i in range(n):
+        qn = max(qn, abs(qs[i]))
+    step_tol = CERT_FACTOR * n * _EPS * qn  # the robust warm start's acceptance
+    zs = np.zeros(n)
+    if nb:
+        A = np.empty((nb, nb))
+        rhs = np.empty(nb)
+        for a in range(nb):
+            rhs[a] = -qs[K[a]]
+            for b in range(nb):
+                A[a, b] = Ms[K[a], K[b]]
+        if not np.all(np.isfinite(A)):
+            return 1, f, z, z, np.inf, 0.0, nb
+        # singular blocks are left to the general path (it reduces them)
+        if abs(np.linalg.det(A)) == 0.0:
+            return 1, f, z, z, np.inf, 0.0, nb
+        X = np.linalg.inv(A)
+        if _norm1(A) * _norm1(X) > 1.0 / singular_tol:
+            return 1, f, z, z, np.inf, 0.0, nb
+        for a in range(nb):
+            acc = 0.0
+            for b in range(nb):
+                acc += X[a, b] * rhs[b]
+            if acc < -step_tol:
+                return 2, f, z, z, np.inf, 0.0, nb
+            zs[K[a]] = acc
+    in_k = np.zeros(n, dtype=np.bool_)
+    for a in range(nb):
+        in_k[K[a]] = True
+    for i in range(n):
+        if in_k[i]:
+            continue
+        acc = qs[i]
+        for b in range(nb):
+            acc += Ms[i, K[b]] * zs[K[b]]
+        if acc < -step_tol:
+            return 3, f, z, z, np.inf, 0.0, nb
+    for i in range(n):
+        z[i] = zs[i] * s * d2[i]
+    w, err_rel, norm_M, norm_q, norm_z = _pass(M, q, z, d1, d2, s)
+    W = 0.0
+    for i in range(n):
+        W = max(W, s / d1[i])
+    err = err_rel * W
+    tol = CERT_FACTOR * n * _EPS * (norm_M * norm_z + norm_q) * W
+    if not err <= tol:
+        return 4, f, z, w, err, tol, nb
+    # impulses in Delassus coordinates
+    for a in range(m):
+        i = keep[a]
+        f[3 * i] = z[a]
+        t1 = 0.0
+        t2 = 0.0
+        for e in range(d):
+            b = z[nn + a * d + e]
+            t1 += b * cos[a, e]
+            t2 += b * sin[a, e]
+        f[3 * i + 1] = t1
+        f[3 * i + 2] = t2
+    for j in range(l):
+        f[3 * k + j] = z[m + j]
+    # every dropped contact must not approach under the impulse
+    kept = np.zeros(k, dtype=np.bool_)
+    for a in range(m):
+        kept[keep[a]] = True
+    for i in range(k):
+        if kept[i]:
+            continue
+        acc = u[3 * i] + bias[i]
+        for c in range(f.shape[0]):
+            acc += G[3 * i, c] * f[c]
+        if acc < -tol:
+            return 5, f, z, w, err, tol, nb
+    return 0, f, z, w, err, tol, nb
+
+
+@njit(cache=True)
+def basis_flags(z, k, l, d, keep):
+    """The basis (``z > 0``) of a pyramid LCP on the contacts ``keep`` as per-contact flags.
+
+    Returns ``basic_a`` (k + l,), ``basic_b`` (k, d), ``basic_lam`` (k,) of the full set of
+    ``k`` contacts (False for contacts not in ``keep``).
+    """
+    m = keep.shape[0]
+    nn = m + l
+    basic_a = np.zeros(k + l, dtype=np.bool_)
+    basic_b = np.zeros((k, d), dtype=np.bool_)
+    basic_lam = np.zeros(k, dtype=np.bool_)
+    for a in range(m):
+        basic_a[keep[a]] = z[a] > 0.0
+        basic_lam[keep[a]] = z[nn + m * d + a] > 0.0
+        for e in range(d):
+            basic_b[keep[a], e] = z[nn + a * d + e] > 0.0
+    for j in range(l):
+        basic_a[k + j] = z[m + j] > 0.0
+    return basic_a, basic_b, basic_lam
+
+
+def full_basis(basic_a, basic_b, basic_lam):
+    """Indices of the basic variables in the LCP of all ``k`` contacts (the layout of
+    :func:`contact_lcp.contact.lcp_builder.build_contact_lcp`)."""
+    k, d = basic_b.shape
+    nn = basic_a.shape[0]
+    return np.concatenate([np.flatnonzero(basic_a), nn + np.flatnonzero(basic_b.ravel()),
+                           nn + k * d + np.flatnonzero(basic_lam)])
