@@ -239,7 +239,7 @@ def test_compiled_ground_path_matches_the_general_one(scene):
             q[3:7] /= np.linalg.norm(q[3:7])
         sim.world.forward(q)
         fast = det.detect(q)
-        det._compiled_ground = lambda *args: set()
+        det._compiled_ground = lambda *args: (np.zeros(0, dtype=np.int64), None)
         slow = det.detect(q)
         del det._compiled_ground
         assert len(fast) == len(slow) > 0
@@ -261,3 +261,33 @@ def test_equal_boxes_stacked_edge_to_edge_give_their_face_patch():
         assert abs(c.distance) < 1e-12 and c.p_W[2] == pytest.approx(0.1)
     # the corners, pulled 1e-7 of their distance to the centre (5 nm) inwards
     np.testing.assert_allclose([np.abs(c.p_W[:2]) for c in between], 0.05, atol=1e-8)
+
+
+@pytest.mark.parametrize("scene,skips", [("config/box_stack.yaml", False),
+                                         ("config/ball_drop.yaml", True),
+                                         ("config/humanoid_stand.yaml", True)])
+def test_sleeping_broad_phase_finds_what_a_full_reading_finds(scene, skips):
+    # The detector reads placements only of geometries whose sphere, grown by the bound
+    # on their motion since the last reading, may reach something. Over falling, landing
+    # and standing steps that must give exactly the contacts of reading every placement.
+    from contact_lcp.sim import Simulator
+
+    sim = Simulator.from_file(scene)
+    det = sim.detector
+    moving = int(det._is_moving.sum())
+    skipped = 0
+    for _ in range(300):
+        sim.step()
+        q = sim.q
+        la = np.minimum(sim.h * det.geometry_speeds(sim.v), sim.stepper.max_lookahead)
+        drift = det._drift.copy()
+        sleep = det.detect(q, la)
+        skipped += int(np.count_nonzero(det._drift[det._is_moving] > 0.0) > 0)
+        det._expect_q = None  # forget every reading: read all placements
+        full = det.detect(q, la)
+        det._drift[:] = drift  # keep the accumulated bound (larger than needed: safe)
+        assert len(sleep) == len(full)
+        for f in ("body_a", "body_b", "p_W", "R_WC", "distance"):
+            np.testing.assert_array_equal(getattr(sleep, f), getattr(full, f), err_msg=f)
+    # the falling ball far from the ground and the humanoid's upper body are not read
+    assert (skipped > 0) == skips, (skipped, moving)

@@ -32,6 +32,7 @@ import coal
 import numpy as np
 
 from contact_lcp.collision.contact_point import tangent_basis
+from contact_lcp.collision.broadphase import near_pairs, to_read, update_centres
 from contact_lcp.collision.clip import best_face_normal
 from contact_lcp.collision.clip_kernel import face_patch_gaps
 from contact_lcp.collision.contact_set import ContactSet, frames_of
@@ -184,6 +185,24 @@ class ContactDetector:
         self._mesh_request.enable_contact = True
         self._mesh_request.num_max_contacts = self._max_contacts_mesh
         self._patch_request = coal.ContactPatchRequest(1, self.segments, self.patch_tolerance)
+        # broad-phase state (see advance): placements as last read, the centres of the
+        # bounding spheres then, and how far each geometry may have moved since
+        ng = len(objs)
+        self._is_moving = np.array([j != 0 for j in self._joints], dtype=bool)
+        self._moving = np.flatnonzero(self._is_moving)
+        self._X = np.array([w.collision_data.oMg[g].homogeneous for g in range(ng)]).reshape(ng, 4, 4)
+        self._c = np.einsum("kij,kj->ki", self._X[:, :3, :3], self._centers) + self._X[:, :3, 3]
+        self._drift = np.zeros(ng)
+        self._expect_q = None
+        self._h = -np.inf if w.ground_height is None else float(w.ground_height)
+        self._is_ground_pair = ground
+        self._no_lookahead = np.zeros(ng)
+        self._names_t = tuple(self._names)
+        self._joints_arr = np.array(self._joints, dtype=np.int64)
+        self._pair_mu = np.array([mu for _, _, mu in pairs], dtype=float)
+        self._pair_index = -np.ones((ng, ng), dtype=np.int64)
+        for p, (i, j, _) in enumerate(pairs):
+            self._pair_index[i, j] = p
 
     def surface_friction(self, name):
         """Friction coefficient of one surface (see the class docstring for the order)."""
@@ -218,6 +237,39 @@ class ContactDetector:
         fixed to the world)."""
         return self._levers @ np.abs(np.asarray(v, dtype=float))
 
+    def advance(self, q_next, distance):
+        """Tell the broad phase that the world moved to ``q_next`` with no point of
+        geometry g travelling farther than ``distance[g]`` [m] (e.g. ``h`` times
+        :meth:`geometry_speeds` of the step's velocity).
+
+        Placements are then read only for geometries that such a bound cannot keep out
+        of reach of anything (Python reads of placements cost ~0.5 us each: a robot has
+        dozens of links, of which its feet touch the ground). Without this call, or at
+        any other ``q``, :meth:`detect` reads them all.
+        """
+        if self._expect_q is None:
+            return
+        self._drift += np.asarray(distance, dtype=float)
+        self._expect_q = np.array(q_next, dtype=float)
+
+    def _placements(self, q, lookahead):
+        """(ngeoms, 4, 4) placements, exact for every geometry that may be near another,
+        and (ngeoms, 3) bounding-sphere centres; the others keep their last reading."""
+        oMg = self.world.collision_data.oMg
+        X, c, drift = self._X, self._c, self._drift
+        if self._expect_q is None or not np.array_equal(q, self._expect_q):
+            read = np.arange(X.shape[0])
+        else:  # the spheres grown by the drift bound the geometries: who may be near?
+            read = to_read(c, drift, lookahead, self._radii, self._first, self._second,
+                           self._is_ground_pair, self._is_moving, self._h, self.activation_distance)
+        for g in read.tolist():
+            X[g] = oMg[g].homogeneous
+        if read.size:
+            update_centres(c, X, self._centers, read)
+            drift[read] = 0.0
+        self._expect_q = np.array(q, dtype=float)
+        return X, c
+
     def detect(self, q, lookahead=None):
         """Contact points at ``q``, in a deterministic order.
 
@@ -236,62 +288,64 @@ class ContactDetector:
         -------
         ContactSet
         """
-        w = self.world
-        w.ensure_forward(q)
-        oMg = w.collision_data.oMg
-        X = np.array([oMg[i].homogeneous for i in range(len(self._shapes))])  # one read each
-        centers = np.einsum("kij,kj->ki", X[:, :3, :3], self._centers) + X[:, :3, 3]
-        eps0 = self.activation_distance
-        h = w.ground_height
-        la = np.zeros(len(self._shapes)) if lookahead is None else np.asarray(lookahead, float)
-        # Broad phase, vectorised: bounding spheres against the ground plane and each other.
-        gp, sp = self._ground_pairs, self._shape_pairs
-        gj = self._second[gp]
-        near_ground = gp[centers[gj, 2] - self._radii[gj] <= h + eps0 + la[gj]] if gp.size else gp
-        si, sj = self._first[sp], self._second[sp]
-        gap = (np.linalg.norm(centers[si] - centers[sj], axis=1) - self._radii[si] - self._radii[sj]
-               - la[si] - la[sj])
-        near = np.sort(np.concatenate([near_ground, sp[gap <= eps0]]))
-        blocks = {}
-        fast = self._compiled_ground(near_ground, X, la, h, eps0, blocks)
-        for p in near.tolist():
-            if p in fast:
-                continue
+        self.world.ensure_forward(q)
+        eps0, h = self.activation_distance, self._h
+        la = self._no_lookahead if lookahead is None else np.asarray(lookahead, float)
+        X, centers = self._placements(q, la)
+        near = near_pairs(centers, la, self._radii, self._first, self._second,
+                          self._is_ground_pair, h, eps0)
+        fast, found = self._compiled_ground(near[self._is_ground_pair[near]], X, la, h, eps0)
+        rest = near[~np.isin(near, fast)] if fast.size else near
+        if not rest.size:
+            return found if found is not None else ContactSet.empty(self._names_t)
+        blocks = {} if not fast.size else self._split(fast, found)
+        for p in rest.tolist():
             i, j, mu = self._pairs[p]
             eps = eps0 + la[i] + la[j]
             if self._names[i] == GROUND:
-                found = self._ground_pair(j, (X[j, :3, :3], X[j, :3, 3]), h, eps)
+                hit = self._ground_pair(j, (X[j, :3, :3], X[j, :3, 3]), h, eps)
             else:
-                found = self._shape_pair(i, j, X, eps)
-            block = self._reduce(i, j, mu, found)
+                hit = self._shape_pair(i, j, X, eps)
+            block = self._reduce(i, j, mu, hit)
             if block is not None:
                 blocks[p] = block
-        blocks = [blocks[p] for p in sorted(blocks)]
-        return ContactSet.concatenate(self._names, blocks)
+        return ContactSet.concatenate(self._names, [blocks[p] for p in sorted(blocks)])
 
-    def _compiled_ground(self, near_ground, X, la, h, eps0, blocks):
-        """Polytope-ground pairs of ``near_ground`` in one compiled call; their blocks go
-        into ``blocks`` by pair position. Returns the set of pair positions handled."""
+    def _compiled_ground(self, near_ground, X, la, h, eps0):
+        """Polytope-ground pairs of ``near_ground`` in one compiled call.
+
+        Returns the positions of the pairs handled (increasing) and their contacts, in
+        pair order."""
         cap = self.max_points_per_pair or 0
+        none = np.zeros(0, dtype=np.int64)
         if not near_ground.size or (self.remove_interior and cap == 0):
-            return set()  # no cap: large patches go through qhull on the general path
+            return none, None  # no cap: large patches go through qhull on the general path
         gj = self._second[near_ground]
         poly = self._vstart[gj + 1] > self._vstart[gj]
-        if not poly.any():
-            return set()
         pairs, geoms = near_ground[poly], gj[poly]
+        if not pairs.size:
+            return none, None
         P, d, owner = polytopes_on_ground(
             self._vall, self._vstart, geoms, np.ascontiguousarray(X[geoms]), h,
             eps0 + la[geoms], self.reduction_distance ** 2, self.flat_tolerance,
             self.remove_interior, cap)
-        cuts = np.searchsorted(owner, np.arange(geoms.size + 1))
-        for a, p in enumerate(pairs.tolist()):
-            lo, hi = cuts[a], cuts[a + 1]
-            if hi > lo:
+        pair = pairs[owner]
+        a, b = self._first[pair], self._second[pair]
+        R = np.repeat(_GROUND_FRAME[None], d.shape[0], axis=0)
+        return pairs, ContactSet(self._names_t, a, b, self._joints_arr[a], self._joints_arr[b],
+                                 P, R, d, self._pair_mu[pair])
+
+    def _split(self, pairs, found):
+        """``{pair position: block}`` of the contacts ``found`` on ``pairs``."""
+        blocks = {}
+        key = self._pair_index[found.body_a, found.body_b] if len(found) else np.zeros(0, int)
+        for p in pairs.tolist():
+            sel = np.flatnonzero(key == p)
+            if sel.size:
                 i, j, mu = self._pairs[p]
-                R = np.broadcast_to(_GROUND_FRAME, (hi - lo, 3, 3))
-                blocks[p] = (i, j, self._joints[i], self._joints[j], P[lo:hi], R, d[lo:hi], mu)
-        return set(pairs.tolist())
+                blocks[p] = (i, j, self._joints[i], self._joints[j], found.p_W[sel],
+                             found.R_WC[sel], found.distance[sel], mu)
+        return blocks
 
     def _ground_pair(self, j, placement, h, eps):
         """(P, N, d): points (k, 3), normals (k, 3), distances (k,) of shape j vs ground."""

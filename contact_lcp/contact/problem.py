@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 import numpy as np
+from numba import njit
 
 from contact_lcp.exceptions import InvalidProblem
 
@@ -121,6 +122,20 @@ def stabilization_bias(phi, h, gamma, max_correction_speed):
     return bias
 
 
+@njit(cache=True)
+def _rows_and_bias(J, K, v_free, phi, h, gamma, max_correction_speed):
+    """``(finite, G, u, bias)`` of :func:`build_problem` in one compiled pass."""
+    finite = np.all(np.isfinite(J)) and np.all(np.isfinite(phi))
+    G = (J @ K) @ J.T
+    G = 0.5 * (G + G.T)
+    u = J @ v_free
+    bias = np.empty(phi.shape[0])
+    for i in range(phi.shape[0]):
+        b = phi[i] / h if phi[i] >= 0.0 else gamma * phi[i] / h
+        bias[i] = max(b, -max_correction_speed)
+    return finite, G, u, bias
+
+
 def build_problem(h, R_WC, p_W, distance, mu, J, K, v, v_free, *, limit_gap=None,
                   gamma=1.0, max_correction_speed=None, pair=None, extras=None):
     """Assemble a :class:`ContactProblem` (``G = J K J'``, ``u = J v_free``, the bias).
@@ -153,14 +168,15 @@ def build_problem(h, R_WC, p_W, distance, mu, J, K, v, v_free, *, limit_gap=None
     if J.shape[0] != 3 * k + l:
         raise InvalidProblem(f"J must have {3 * k + l} rows for {k} contacts and {l} "
                              f"unilateral rows; received shape {J.shape}")
-    phi = np.concatenate([np.asarray(distance, dtype=float), limit_gap])
-    if not (np.all(np.isfinite(J)) and np.all(np.isfinite(phi))):
+    phi = np.concatenate([np.asarray(distance, dtype=float), limit_gap]) if l else \
+        np.asarray(distance, dtype=float)
+    finite, G, u, bias = _rows_and_bias(
+        np.ascontiguousarray(J), np.ascontiguousarray(K, dtype=float),
+        np.asarray(v_free, dtype=float), phi, float(h), float(gamma),
+        np.inf if max_correction_speed is None else float(max_correction_speed))
+    if not finite:
         raise InvalidProblem("contact Jacobian and gaps must be finite; they contain NaN or inf")
-    JK = J @ K
-    G = JK @ J.T
-    G = 0.5 * (G + G.T)
     pair = np.zeros(k, dtype=np.int64) if pair is None else np.asarray(pair, dtype=np.int64)
     return ContactProblem(float(h), np.asarray(R_WC, dtype=float), np.asarray(p_W, dtype=float),
-                          phi, np.asarray(mu, dtype=float), J, K, G, v, v_free, J @ v_free,
-                          stabilization_bias(phi, h, gamma, max_correction_speed), l, pair,
-                          dict(extras or {}))
+                          phi, np.asarray(mu, dtype=float), J, K, G, v, v_free, u, bias, l,
+                          pair, dict(extras or {}))

@@ -36,33 +36,34 @@ def _finite_or_inf(x):
 
 
 @njit(cache=True)
-def _fill_contact_rows(J, frames, points, sides, J6s, origins):
+def _fill_contact_rows(J, frames, points, joint_b, joint_a, J_W, support):
     """Row 3i + j of J: axis j of contact i's frame dotted with v_B - v_A at its point.
 
-    For a joint with LOCAL_WORLD_ALIGNED Jacobian (J_lin; J_ang) and origin o, the
-    velocity at p along a is a'J_lin + (r x a)'J_ang with r = p - o. ``sides[i]`` holds
-    the J6s slots of B and A (-1: fixed to the world).
+    ``J_W`` (6, nv) is the world-frame Jacobian of every joint's motion (Pinocchio's
+    ``data.J`` in the WORLD convention: the linear part is the velocity of the point at
+    the world origin), so the velocity along ``a`` of a point ``p`` moved by joint ``jt``
+    is ``sum_c support[jt, c] (a' J_lin[:, c] + (p x a)' J_ang[:, c])``. Joint 0 is the
+    world (no row entries).
     """
     nv = J.shape[1]
     for i in range(frames.shape[0]):
         for side in range(2):
-            s = sides[i, side]
-            if s < 0:
+            jt = joint_b[i] if side == 0 else joint_a[i]
+            if jt == 0:
                 continue
             sign = 1.0 if side == 0 else -1.0
-            r0 = points[i, 0] - origins[s, 0]
-            r1 = points[i, 1] - origins[s, 1]
-            r2 = points[i, 2] - origins[s, 2]
+            p0, p1, p2 = points[i, 0], points[i, 1], points[i, 2]
             for j in range(3):
                 a0, a1, a2 = frames[i, 0, j], frames[i, 1, j], frames[i, 2, j]
-                c0 = r1 * a2 - r2 * a1
-                c1 = r2 * a0 - r0 * a2
-                c2 = r0 * a1 - r1 * a0
+                c0 = p1 * a2 - p2 * a1
+                c1 = p2 * a0 - p0 * a2
+                c2 = p0 * a1 - p1 * a0
                 row = 3 * i + j
                 for col in range(nv):
-                    J[row, col] += sign * (a0 * J6s[s, 0, col] + a1 * J6s[s, 1, col]
-                                           + a2 * J6s[s, 2, col] + c0 * J6s[s, 3, col]
-                                           + c1 * J6s[s, 4, col] + c2 * J6s[s, 5, col])
+                    if support[jt, col]:
+                        J[row, col] += sign * (a0 * J_W[0, col] + a1 * J_W[1, col]
+                                               + a2 * J_W[2, col] + c0 * J_W[3, col]
+                                               + c1 * J_W[4, col] + c2 * J_W[5, col])
 
 
 #: bytes a pinocchio.Data takes per joint and per squared velocity dimension (measured
@@ -182,6 +183,12 @@ class World:
         self.v0 = np.concatenate(v0) if v0 else np.zeros(0)
         self._q_kin = None
         self._q_minv, self._minv = None, None
+        # support[j, c]: velocity coordinate c moves joint j (its own and its ancestors')
+        self._support = np.zeros((model.njoints, model.nv), dtype=np.bool_)
+        for j in range(1, model.njoints):
+            for a in model.supports[j]:
+                if a:
+                    self._support[j, model.idx_vs[a]:model.idx_vs[a] + model.nvs[a]] = True
 
     @staticmethod
     def _prefix_clashing(robot_parts, parts):
@@ -368,26 +375,13 @@ class World:
         J = np.zeros((3 * k, nv))
         if k == 0:
             return J
-        # Row 3i+j is a^T (J_lin - [r]x J_ang) = a^T J_lin + (r x a)^T J_ang with a the
-        # axis, r = p_W - (origin of the joint), J_lin, J_ang the joint's LOCAL_WORLD_ALIGNED
-        # Jacobian (velocity of its origin, angular velocity, in W).
         if not hasattr(contacts, "R_WC"):  # a list of ContactPoint
             from contact_lcp.collision.contact_set import ContactSet
 
             contacts = ContactSet.from_points(contacts)
-        jb, ja = np.asarray(contacts.joint_b), np.asarray(contacts.joint_a)
-        jids = np.unique(np.concatenate([jb, ja]))
-        jids = jids[jids != 0]  # each moving joint once: its slot in J6s
-        slot = np.full(self.model.njoints, -1, dtype=np.int64)
-        slot[jids] = np.arange(jids.size)
-        sides = np.stack([slot[jb], slot[ja]], axis=1)  # slot of (B, A), -1 fixed
-        J6s = np.empty((jids.size, 6, nv))
-        origins = np.empty((jids.size, 3))
-        for s_, jid in enumerate(jids.tolist()):
-            J6s[s_] = pin.getJointJacobian(self.model, self._data_jac, jid,
-                                           pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
-            origins[s_] = self._data_jac.oMi[jid].translation
-        frames = np.ascontiguousarray(contacts.R_WC, dtype=float)
-        points = np.ascontiguousarray(contacts.p_W, dtype=float)
-        _fill_contact_rows(J, frames, points, sides, J6s, origins)
+        _fill_contact_rows(J, np.ascontiguousarray(contacts.R_WC, dtype=float),
+                           np.ascontiguousarray(contacts.p_W, dtype=float),
+                           np.asarray(contacts.joint_b, dtype=np.int64),
+                           np.asarray(contacts.joint_a, dtype=np.int64),
+                           self._data_jac.J, self._support)
         return J

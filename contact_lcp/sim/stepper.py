@@ -146,6 +146,7 @@ class Stepper:
         if k + l == 0 and not any(len(x) for x in extras.values()):
             timings["lcp_build"] = time.perf_counter() - t2
             q_next, v_next = world.integrate_state(q, v_free, h)
+            self.detector.advance(q_next, h * self.detector.geometry_speeds(v_free))
             rec = StepRecord(contacts, np.zeros((0, 3)), np.zeros(0), timings=timings)
             return q_next, v_next, rec
         J_l = np.zeros((l, v.shape[0]))
@@ -171,6 +172,7 @@ class Stepper:
             v_next = v_free + K @ g
         v_step = v_next
         q_next, v_next = world.integrate_state(q, v_step, h)
+        self.detector.advance(q_next, h * self.detector.geometry_speeds(v_step))
         timings["integrate"] = time.perf_counter() - t4
         pen = float(max(0.0, -contacts.distance.min())) if k else 0.0
         rec = StepRecord(contacts, sol.f[: 3 * k].reshape(k, 3), sol.f[3 * k:], sol.report,

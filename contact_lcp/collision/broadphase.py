@@ -1,0 +1,95 @@
+"""Broad phase of the detector: bounding spheres against the ground plane and each other.
+
+Each geometry g has a bounding sphere (centre ``c[g]`` in W, radius ``r[g]``). A pair is
+*near* when the spheres, grown by the pair's search distance (activation distance plus
+each geometry's look-ahead ``la``), touch; only near pairs go to the narrow phase.
+
+Reading a placement from Pinocchio costs a Python call, so the detector keeps each
+geometry's last reading and a bound ``drift[g]`` on how far any of its points moved since
+(see :meth:`ContactDetector.advance`): a geometry whose sphere grown by its drift cannot
+reach anything is not read again. Both tests are compiled here.
+"""
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def to_read(c, drift, la, radii, first, second, is_ground, is_moving, h, eps0):
+    """Moving geometries that may be in a near pair when each may have moved by ``drift``.
+
+    Parameters
+    ----------
+    c : (G, 3) ndarray
+        Sphere centres at the last reading [m].
+    drift, la, radii : (G,) ndarray
+        Motion bound since the reading, look-ahead, sphere radius [m].
+    first, second : (P,) int ndarray
+        The pairs' geometries (``first`` is the ground for ground pairs).
+    is_ground : (P,) bool ndarray
+    is_moving : (G,) bool ndarray
+        Not fixed to the world (fixed ones never need a new reading).
+    h, eps0 : float
+        Ground height, activation distance [m].
+
+    Returns
+    -------
+    (r,) int ndarray
+        Increasing geometry indices.
+    """
+    mark = np.zeros(c.shape[0], dtype=np.bool_)
+    for p in range(first.shape[0]):
+        i, j = first[p], second[p]
+        if is_ground[p]:
+            if c[j, 2] - radii[j] - drift[j] - la[j] <= h + eps0:
+                mark[j] = True
+            continue
+        dx = c[i, 0] - c[j, 0]
+        dy = c[i, 1] - c[j, 1]
+        dz = c[i, 2] - c[j, 2]
+        gap = np.sqrt(dx * dx + dy * dy + dz * dz) - radii[i] - radii[j] - drift[i] - drift[j] \
+            - la[i] - la[j]
+        if gap <= eps0:
+            mark[i] = True
+            mark[j] = True
+    out = np.empty(c.shape[0], dtype=np.int64)
+    n = 0
+    for g in range(c.shape[0]):
+        if mark[g] and is_moving[g]:
+            out[n] = g
+            n += 1
+    return out[:n]
+
+
+@njit(cache=True)
+def near_pairs(c, la, radii, first, second, is_ground, h, eps0):
+    """Positions of the near pairs (increasing) and which of them are ground pairs.
+
+    Same arguments as :func:`to_read` with exact centres (no drift).
+    """
+    near = np.empty(first.shape[0], dtype=np.int64)
+    n = 0
+    for p in range(first.shape[0]):
+        i, j = first[p], second[p]
+        if is_ground[p]:
+            ok = c[j, 2] - radii[j] <= h + eps0 + la[j]
+        else:
+            dx = c[i, 0] - c[j, 0]
+            dy = c[i, 1] - c[j, 1]
+            dz = c[i, 2] - c[j, 2]
+            ok = (np.sqrt(dx * dx + dy * dy + dz * dz) - radii[i] - radii[j] - la[i] - la[j]
+                  <= eps0)
+        if ok:
+            near[n] = p
+            n += 1
+    return near[:n]
+
+
+@njit(cache=True)
+def update_centres(c, X, centres_local, read):
+    """``c[g] = R_g centres_local[g] + t_g`` for the geometries ``read`` (in place)."""
+    for a in range(read.shape[0]):
+        g = read[a]
+        for r in range(3):
+            c[g, r] = (X[g, r, 0] * centres_local[g, 0] + X[g, r, 1] * centres_local[g, 1]
+                       + X[g, r, 2] * centres_local[g, 2] + X[g, r, 3])
