@@ -30,6 +30,7 @@ as ABA gives them (explicit).
 
 import numpy as np
 import pinocchio as pin
+from numba import njit
 
 #: Newton on the body Euler equation stops when the momentum residual is below
 #: this times ``|I w| + h |n_c|`` (about 1e3 round-offs: far below any physical effect).
@@ -196,15 +197,71 @@ class FreeFlyers:
             ``v`` with each free-flyer's linear part re-expressed in its frame at
             ``q_next`` (same world velocity of its reference point, same ``w_B``).
         """
+        if not hasattr(self, "_iq"):
+            self._iq = np.array(self.idx_q, dtype=np.int64)
+            self._iv = np.array(self.idx_v, dtype=np.int64)
+            self._c = np.array(self.lever, dtype=float).reshape(-1, 3)
         q_next = pin.integrate(model, q, v * h)
         v_next = v.copy()
-        for k, (iq, iv) in enumerate(zip(self.idx_q, self.idx_v)):
-            R = _rotation(q[iq + 3 : iq + 7])
-            w, c = v[iv + 3 : iv + 6], self.lever[k]
-            v_ref_W = R @ (v[iv : iv + 3] + _cross(w, c))
-            quat = pin.Quaternion(R @ pin.exp3(h * w)).normalized()
-            R_next = quat.toRotationMatrix()
-            q_next[iq : iq + 3] = q[iq : iq + 3] + R @ c + h * v_ref_W - R_next @ c
-            q_next[iq + 3 : iq + 7] = quat.coeffs()  # (x, y, z, w)
-            v_next[iv : iv + 3] = R_next.T @ v_ref_W - _cross(w, c)
+        _step_flyers(q, v, h, self._iq, self._iv, self._c, q_next, v_next)
         return pin.normalize(model, q_next), v_next
+
+
+@njit(cache=True)
+def _quat_matrix(x, y, z, w):
+    """Rotation matrix of the quaternion (x, y, z, w), normalised first."""
+    n = np.sqrt(x * x + y * y + z * z + w * w)
+    x, y, z, w = x / n, y / n, z / n, w / n
+    R = np.empty((3, 3))
+    R[0, 0], R[0, 1], R[0, 2] = 1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)
+    R[1, 0], R[1, 1], R[1, 2] = 2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)
+    R[2, 0], R[2, 1], R[2, 2] = 2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)
+    return R
+
+
+@njit(cache=True)
+def _step_flyers(q, v, h, iq, iv, lever, q_next, v_next):
+    """The free-flyer part of :meth:`FreeFlyers.integrate`, in place on ``q_next`` and
+    ``v_next``: reference point on a straight line at its world velocity, rotation
+    ``R exp3(h w)`` as a normalised quaternion, linear velocity re-expressed."""
+    for k in range(iq.shape[0]):
+        a, b = iq[k], iv[k]
+        R = _quat_matrix(q[a + 3], q[a + 4], q[a + 5], q[a + 6])
+        w = v[b + 3:b + 6]
+        c = lever[k]
+        wc = np.array([w[1] * c[2] - w[2] * c[1], w[2] * c[0] - w[0] * c[2],
+                       w[0] * c[1] - w[1] * c[0]])
+        v_ref_W = R @ (v[b:b + 3] + wc)
+        # exp3(h w) by Rodrigues, then R exp3 as a quaternion (normalised)
+        th = h * np.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
+        Rn = R.copy()
+        if th > 0.0:
+            ax = h * w / th
+            K = np.array([[0.0, -ax[2], ax[1]], [ax[2], 0.0, -ax[0]], [-ax[1], ax[0], 0.0]])
+            E = np.eye(3) + np.sin(th) * K + (1.0 - np.cos(th)) * (K @ K)
+            Rn = R @ E
+        # quaternion of Rn (Shepperd), normalised, and its exact rotation matrix
+        tr = Rn[0, 0] + Rn[1, 1] + Rn[2, 2]
+        if tr > 0.0:
+            s = 2.0 * np.sqrt(tr + 1.0)
+            qw, qx = 0.25 * s, (Rn[2, 1] - Rn[1, 2]) / s
+            qy, qz = (Rn[0, 2] - Rn[2, 0]) / s, (Rn[1, 0] - Rn[0, 1]) / s
+        elif Rn[0, 0] > Rn[1, 1] and Rn[0, 0] > Rn[2, 2]:
+            s = 2.0 * np.sqrt(1.0 + Rn[0, 0] - Rn[1, 1] - Rn[2, 2])
+            qw, qx = (Rn[2, 1] - Rn[1, 2]) / s, 0.25 * s
+            qy, qz = (Rn[0, 1] + Rn[1, 0]) / s, (Rn[0, 2] + Rn[2, 0]) / s
+        elif Rn[1, 1] > Rn[2, 2]:
+            s = 2.0 * np.sqrt(1.0 + Rn[1, 1] - Rn[0, 0] - Rn[2, 2])
+            qw, qx = (Rn[0, 2] - Rn[2, 0]) / s, (Rn[0, 1] + Rn[1, 0]) / s
+            qy, qz = 0.25 * s, (Rn[1, 2] + Rn[2, 1]) / s
+        else:
+            s = 2.0 * np.sqrt(1.0 + Rn[2, 2] - Rn[0, 0] - Rn[1, 1])
+            qw, qx = (Rn[1, 0] - Rn[0, 1]) / s, (Rn[0, 2] + Rn[2, 0]) / s
+            qy, qz = (Rn[1, 2] + Rn[2, 1]) / s, 0.25 * s
+        n = np.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
+        qx, qy, qz, qw = qx / n, qy / n, qz / n, qw / n
+        R_next = _quat_matrix(qx, qy, qz, qw)
+        p = q[a:a + 3] + R @ c + h * v_ref_W - R_next @ c
+        q_next[a:a + 3] = p
+        q_next[a + 3], q_next[a + 4], q_next[a + 5], q_next[a + 6] = qx, qy, qz, qw
+        v_next[b:b + 3] = R_next.T @ v_ref_W - wc
