@@ -2,7 +2,8 @@
 
 A standing robot or a resting stack keeps its contacts and which of them carry load from
 one step to the next, so the frictional LCP of the step is usually solved by the last
-step's basis (no pivot of the search). :func:`warm_pyramid` does exactly what the robust
+step's basis (no pivot of the search), or by it and a few principal pivots (a contact
+that starts or stops sliding changes one or two variables). :func:`warm_pyramid` does exactly what the robust
 method's warm start does (:func:`contact_lcp.lcp.robust.solve_robust` with
 ``initial_basis``: a principal pivot on the basis block of the equilibrated LCP, accepted
 when the transformed ``q`` is nonnegative to the search's tolerance, then certified by
@@ -16,6 +17,9 @@ when the transformed ``q`` is nonnegative to the search's tolerance, then certif
   answer, with zero impulse on the dropped contacts and their sliding speeds
   ``lam_i = max(0, max_e(-v_e))``, solves the full LCP (the pyramid model's
   ``drop_unloaded`` argument);
+* when the basis is infeasible, up to ``max_flips`` principal pivots on the most
+  infeasible variable (which need not converge on these matrices; the answer is
+  certified either way);
 * in one call, with no Python between the stages.
 
 When any test fails it returns ``ok = False`` and the model runs its general strategy.
@@ -49,8 +53,39 @@ def _norm1(A):
 
 
 @njit(cache=True)
+def _inverse(A):
+    """``(ok, A^-1)`` by Gauss-Jordan elimination with partial pivoting; ``ok`` is False
+    when a pivot is exactly zero or the result is not finite."""
+    n = A.shape[0]
+    W = A.copy()
+    X = np.eye(n)
+    for c in range(n):
+        p = c
+        for r in range(c + 1, n):
+            if abs(W[r, c]) > abs(W[p, c]):
+                p = r
+        if W[p, c] == 0.0 or not np.isfinite(W[p, c]):
+            return False, X
+        if p != c:
+            for j in range(n):
+                W[c, j], W[p, j] = W[p, j], W[c, j]
+                X[c, j], X[p, j] = X[p, j], X[c, j]
+        inv = 1.0 / W[c, c]
+        for j in range(n):
+            W[c, j] *= inv
+            X[c, j] *= inv
+        for r in range(n):
+            if r != c and W[r, c] != 0.0:
+                m = W[r, c]
+                for j in range(n):
+                    W[r, j] -= m * W[c, j]
+                    X[r, j] -= m * X[c, j]
+    return np.all(np.isfinite(X)), X
+
+
+@njit(cache=True)
 def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
-                 singular_tol):
+                 singular_tol, max_flips):
     """The frictional LCP on the contacts ``keep``, solved by the basis of the flags.
 
     Parameters
@@ -76,6 +111,10 @@ def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
         Sliding speeds in the basis.
     singular_tol : float
         Reciprocal 1-norm condition number of the basis block below which it is refused.
+    max_flips : int
+        Principal pivots allowed after the first block: while the basic solution has an
+        infeasible variable, the most infeasible one (a negative basic variable leaves,
+        a negative slack's variable enters) is flipped, at most this many times.
 
     Returns
     -------
@@ -91,7 +130,7 @@ def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
     err, tol : float
         Certification error and tolerance of the reduced LCP [m/s].
     pivots : int
-        Size of the basis block.
+        Size of the first basis block plus the flips.
     """
     k = mu.shape[0]
     m = keep.shape[0]
@@ -146,7 +185,6 @@ def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
         if basic_lam[keep[a]]:
             K[nb] = nn + m * d + a
             nb += 1
-    K = np.sort(K[:nb])
     d1, d2, s, _ = _ruiz(M, q, MAX_SWEEPS)
     Ms, qs = _apply(M, q, d1, d2, s)
     qn = 0.0
@@ -154,39 +192,52 @@ def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
         qn = max(qn, abs(qs[i]))
     step_tol = CERT_FACTOR * n * _EPS * qn  # the robust warm start's acceptance
     zs = np.zeros(n)
-    if nb:
-        A = np.empty((nb, nb))
-        rhs = np.empty(nb)
-        for a in range(nb):
-            rhs[a] = -qs[K[a]]
-            for b in range(nb):
-                A[a, b] = Ms[K[a], K[b]]
-        if not np.all(np.isfinite(A)):
-            return 1, f, z, z, np.inf, 0.0, nb
-        # singular blocks are left to the general path (it reduces them)
-        if abs(np.linalg.det(A)) == 0.0:
-            return 1, f, z, z, np.inf, 0.0, nb
-        X = np.linalg.inv(A)
-        if _norm1(A) * _norm1(X) > 1.0 / singular_tol:
-            return 1, f, z, z, np.inf, 0.0, nb
-        for a in range(nb):
-            acc = 0.0
-            for b in range(nb):
-                acc += X[a, b] * rhs[b]
-            if acc < -step_tol:
-                return 2, f, z, z, np.inf, 0.0, nb
-            zs[K[a]] = acc
     in_k = np.zeros(n, dtype=np.bool_)
     for a in range(nb):
         in_k[K[a]] = True
-    for i in range(n):
-        if in_k[i]:
-            continue
-        acc = qs[i]
-        for b in range(nb):
-            acc += Ms[i, K[b]] * zs[K[b]]
-        if acc < -step_tol:
-            return 3, f, z, z, np.inf, 0.0, nb
+    flips = 0
+    while True:
+        nb = 0
+        for i in range(n):
+            if in_k[i]:
+                K[nb] = i
+                nb += 1
+        zs[:] = 0.0
+        if nb:
+            A = np.empty((nb, nb))
+            rhs = np.empty(nb)
+            for a in range(nb):
+                rhs[a] = -qs[K[a]]
+                for b in range(nb):
+                    A[a, b] = Ms[K[a], K[b]]
+            ok, X = _inverse(A)
+            # singular blocks are left to the general path (it reduces them)
+            if not ok or _norm1(A) * _norm1(X) > 1.0 / singular_tol:
+                return 1, f, z, z, np.inf, 0.0, nb + flips
+            for a in range(nb):
+                acc = 0.0
+                for b in range(nb):
+                    acc += X[a, b] * rhs[b]
+                zs[K[a]] = acc
+        # the most infeasible variable, basic (z < 0) or not (w < 0), in equilibrated units
+        worst, wi, basic = -step_tol, -1, False
+        for a in range(nb):
+            if zs[K[a]] < worst:
+                worst, wi, basic = zs[K[a]], K[a], True
+        for i in range(n):
+            if in_k[i]:
+                continue
+            acc = qs[i]
+            for b in range(nb):
+                acc += Ms[i, K[b]] * zs[K[b]]
+            if acc < worst:
+                worst, wi, basic = acc, i, False
+        if wi < 0:
+            break
+        if flips == max_flips:
+            return (2 if basic else 3), f, z, z, np.inf, 0.0, nb + flips
+        in_k[wi] = not in_k[wi]  # a principal pivot on that variable
+        flips += 1
     for i in range(n):
         z[i] = zs[i] * s * d2[i]
     w, err_rel, norm_M, norm_q, norm_z = _pass(M, q, z, d1, d2, s)
@@ -196,7 +247,7 @@ def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
     err = err_rel * W
     tol = CERT_FACTOR * n * _EPS * (norm_M * norm_z + norm_q) * W
     if not err <= tol:
-        return 4, f, z, w, err, tol, nb
+        return 4, f, z, w, err, tol, nb + flips
     # impulses in Delassus coordinates
     for a in range(m):
         i = keep[a]
@@ -222,8 +273,8 @@ def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
         for c in range(f.shape[0]):
             acc += G[3 * i, c] * f[c]
         if acc < -tol:
-            return 5, f, z, w, err, tol, nb
-    return 0, f, z, w, err, tol, nb
+            return 5, f, z, w, err, tol, nb + flips
+    return 0, f, z, w, err, tol, nb + flips
 
 
 @njit(cache=True)

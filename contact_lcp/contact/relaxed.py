@@ -48,6 +48,7 @@ import numpy as np
 from contact_lcp.contact.frictionless import frictionless_impulse, safe_stop, solve_frictionless
 from contact_lcp.contact.lcp_builder import build_contact_lcp
 from contact_lcp.contact.pyramid import WARM_START_METHODS, PyramidModel
+from contact_lcp.contact.pyramid_kernel import full_basis
 from contact_lcp.contact.report import ContactSolution, Outcome, SolveReport, tally
 from contact_lcp.exceptions import SceneError
 from contact_lcp.lcp import LCPResult, LCPStatus, solve
@@ -213,7 +214,7 @@ class RelaxedModel(PyramidModel):
         other = "lcp" if path == "qp" else "qp"
         same = (self._last_pair is not None and np.array_equal(self._last_pair, problem.pair)
                 and problem.num_limits == 0)
-        basis = self._last_basis if same else None
+        basis = full_basis(*self._last_flags) if same else None
         info = {"lcp_size": lcp.q.shape[0], "path": path}
         t0 = time.perf_counter()
         res = self._solve_path(path, lcp, basis)

@@ -242,6 +242,8 @@ class World:
     @staticmethod
     def _check_vector(x, name, n):
         x = np.asarray(x, dtype=float)
+        if x.shape == (n,) and np.isfinite(np.dot(x, x)):  # one call; NaN, inf and
+            return x  # huge entries (overflow) go to the full check below
         if x.shape != (n,) or not np.all(np.isfinite(x)):
             raise InvalidProblem(
                 f"{name} must be a finite ({n},) vector; received shape {x.shape}"

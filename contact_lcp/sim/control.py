@@ -1,6 +1,7 @@
 """Joint control of one robot: the scene's controller plus commands from outside."""
 
 import numpy as np
+from numba import njit
 
 from contact_lcp.exceptions import ContactLCPError, SceneError
 from contact_lcp.sim.references import (
@@ -45,6 +46,7 @@ class RobotControl:
         self.kd = _per_joint(spec.kd, names, "kd")
         self.q_init = np.asarray(q0, dtype=float)[info.idx_q].copy()
         self.reference = self._reference(spec.trajectory, names)
+        self._no_gravity = np.zeros(world.model.nv)
         lim = np.asarray(info.effort_limit, dtype=float)
         self.limit = np.where(np.isfinite(lim) & (lim > 0), lim, np.inf)  # 0 or none: no limit
         self.clear_commands()
@@ -138,6 +140,12 @@ class RobotControl:
             q_next, _, _ = self.reference(t + h)
             return tau, arm, list(info.idx_v), list((q_next - qj) / h)
         n = len(qj)
+        if self.spec.kind == "pd" and not self.commanded:  # the scene's servos alone
+            q_ref, v_ref, _ = self.reference(t + h)
+            g = gravity(q) if self.spec.gravity_compensation else self._no_gravity
+            _pd_servos(tau, arm, info.idx_v, qj, vj, q_ref, v_ref, self.kp, self.kd, g,
+                       self.limit, h)
+            return tau, arm, [], []
         q_pred = qj + h * vj
         tj, kp, kd = np.zeros(n), np.zeros(n), np.zeros(n)
         if self.spec.kind == "pd":
@@ -176,3 +184,18 @@ class RobotControl:
             kp[i], kd[i] = self.cmd_kp[i], self.cmd_kd[i]
             tj[i] = kp[i] * (qr - q_pred[i]) + kd[i] * (vr - vj[i])
         return tj
+
+
+@njit(cache=True)
+def _pd_servos(tau, arm, idx_v, qj, vj, q_ref, v_ref, kp, kd, g, limit, h):
+    """The scene's implicit PD servos with gravity ``g`` (nv,) added, in place on ``tau``
+    and ``arm`` (see :meth:`RobotControl.torques`: a clamped joint is explicit)."""
+    for a in range(qj.shape[0]):
+        c = idx_v[a]
+        t = kp[a] * (q_ref[a] - (qj[a] + h * vj[a])) + kd[a] * (v_ref[a] - vj[a]) + g[c]
+        if abs(t) > limit[a]:
+            tau[c] = min(max(t, -limit[a]), limit[a])
+            arm[c] = 0.0
+        else:
+            tau[c] = t
+            arm[c] = h * kd[a] + h * h * kp[a]

@@ -210,7 +210,8 @@ class Simulator(SimulatorViews):
         except InvalidProblem as e:  # NaN or inf met inside the step: the numerics blew up
             self.world.forward(self._q, self._v)
             raise SimulationError(f"{message} ({e})") from e
-        if not (np.all(np.isfinite(q1)) and np.all(np.isfinite(v1))):
+        if not np.isfinite(np.dot(q1, q1) + np.dot(v1, v1)) and not (
+                np.all(np.isfinite(q1)) and np.all(np.isfinite(v1))):
             self.world.forward(self._q, self._v)
             raise SimulationError(message)
         self.stats.add(rec.report)
@@ -225,6 +226,12 @@ class Simulator(SimulatorViews):
                         rec.max_penetration, rec.timings)
 
     def _control(self):
+        if len(self.controls) == 1:  # one robot: its arrays as they are
+            tau, arm, idx, vp = self.controls[0].torques(self.t, self.h, self._q, self._v,
+                                                         self.free_motion.gravity)
+            if not len(idx):
+                return tau, arm, None, None
+            return tau, arm, np.array(idx, dtype=int), np.array(vp)
         nv = self.world.model.nv
         tau, arm = np.zeros(nv), np.zeros(nv)
         pres_idx, pres_v = [], []

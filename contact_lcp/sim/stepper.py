@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 
 from contact_lcp.collision.contact_set import ContactSet
 from contact_lcp.contact.problem import ContactProblem, build_problem
@@ -136,9 +137,7 @@ class Stepper:
         timings["dynamics"] = t2 - t1
         J_c = world.contact_jacobian(q, contacts)
         if len(contacts):
-            u_n = J_c[0::3] @ v_free
-            d = contacts.distance
-            active = np.flatnonzero((d <= self.activation) | (d + h * u_n <= self.activation))
+            active = _active(J_c, v_free, contacts.distance, h, self.activation)
             if active.size < len(contacts):
                 contacts = contacts.select(active)
                 J_c = J_c[(3 * active[:, None] + np.arange(3)).ravel()]
@@ -149,11 +148,13 @@ class Stepper:
             self.detector.advance(q_next, h * self.detector.geometry_speeds(v_free))
             rec = StepRecord(contacts, np.zeros((0, 3)), np.zeros(0), timings=timings)
             return q_next, v_next, rec
-        J_l = np.zeros((l, v.shape[0]))
-        J_l[np.arange(l), limits.idx_v] = limits.sign
+        if l:
+            J_l = np.zeros((l, v.shape[0]))
+            J_l[np.arange(l), limits.idx_v] = limits.sign
+            J_c = np.vstack([J_c, J_l])
         problem = build_problem(
             h, contacts.R_WC, contacts.p_W, contacts.distance, contacts.mu,
-            np.vstack([J_c, J_l]), K, v, v_free, limit_gap=limits.gap, gamma=self.gamma,
+            J_c, K, v, v_free, limit_gap=limits.gap if l else None, gamma=self.gamma,
             max_correction_speed=self.max_correction_speed,
             pair=contacts.body_a * self.num_geometries + contacts.body_b, extras=extras)
         t3 = time.perf_counter()
@@ -178,3 +179,19 @@ class Stepper:
         rec = StepRecord(contacts, sol.f[: 3 * k].reshape(k, 3), sol.f[3 * k:], sol.report,
                          problem, pen, timings, v_step)
         return q_next, v_next, rec
+
+
+@njit(cache=True)
+def _active(J_c, v_free, distance, h, activation):
+    """Contacts whose gap, or gap after the free motion (normal row ``3i`` of ``J_c``
+    times ``v_free``), is within ``activation`` [m]: (a,) increasing indices."""
+    out = np.empty(distance.shape[0], dtype=np.int64)
+    n = 0
+    for i in range(distance.shape[0]):
+        u_n = 0.0
+        for c in range(v_free.shape[0]):
+            u_n += J_c[3 * i, c] * v_free[c]
+        if distance[i] <= activation or distance[i] + h * u_n <= activation:
+            out[n] = i
+            n += 1
+    return out[:n]
