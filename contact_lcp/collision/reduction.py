@@ -105,14 +105,19 @@ def _above_lower_hull(xy, d, tol, skip):
     """
     k = xy.shape[0]
     out = np.zeros(k, dtype=np.bool_)
+    # candidates deepest first: a covering segment or triangle, when there is one, is
+    # usually found among the first few (the answer does not depend on the order)
+    o = np.argsort(d)
     for p in range(k):
         if skip[p]:
             continue
         px, py = xy[p, 0], xy[p, 1]
-        for a in range(k):
+        for ia in range(k):
+            a = o[ia]
             if a == p or out[p]:
                 continue
-            for b in range(a + 1, k):
+            for ib in range(ia + 1, k):
+                b = o[ib]
                 if b == p:
                     continue
                 # segment a-b through p?
@@ -124,7 +129,8 @@ def _above_lower_hull(xy, d, tol, skip):
                     if -tol <= s <= 1.0 + tol and d[a] + s * (d[b] - d[a]) <= d[p] + tol:
                         out[p] = True
                         break
-                for c in range(b + 1, k):
+                for ic in range(ib + 1, k):
+                    c = o[ic]
                     if c == p:
                         continue
                     gx, gy = xy[c, 0] - xy[a, 0], xy[c, 1] - xy[a, 1]

@@ -38,25 +38,6 @@ NEWTON_RTOL = 1e-13
 NEWTON_MAX_ITER = 30
 
 
-def _cross(a, b):
-    """``a x b`` for (3,) vectors (np.cross costs ~10x more on 3-vectors)."""
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
-                     a[0] * b[1] - a[1] * b[0]])
-
-
-def _skew(w):
-    return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
-
-
-def _rotation(quat_xyzw):
-    """Rotation matrix of a unit quaternion (x, y, z, w) (normalised here)."""
-    x, y, z, w = np.asarray(quat_xyzw, dtype=float) / np.sqrt(np.dot(quat_xyzw, quat_xyzw))
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
-
-
 def euler_midpoint(I_c, w, n_c, h):
     """Body angular velocity after one implicit-midpoint step of Euler's equation.
 
@@ -79,17 +60,69 @@ def euler_midpoint(I_c, w, n_c, h):
         ``w+`` [rad/s]. With ``n_c = 0``, ``w+' I w+ = w' I w`` and ``|I w+| = |I w|``
         up to the Newton tolerance.
     """
+    return _euler_midpoint(np.asarray(I_c, dtype=float), np.asarray(w, dtype=float),
+                           np.asarray(n_c, dtype=float), float(h))
+
+
+@njit(cache=True)
+def _cross3(a, b):
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
+                     a[0] * b[1] - a[1] * b[0]])
+
+
+@njit(cache=True)
+def _skew3(w):
+    return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+
+
+@njit(cache=True)
+def _euler_midpoint(I_c, w, n_c, h):
+    """:func:`euler_midpoint` compiled."""
     w_next = w.copy()
     scale = np.linalg.norm(I_c @ w) + h * np.linalg.norm(n_c) + 1e-300
     for _ in range(NEWTON_MAX_ITER):
         w_m = 0.5 * (w + w_next)
         L_m = I_c @ w_m
-        F = I_c @ (w_next - w) + h * _cross(w_m, L_m) - h * n_c
+        F = I_c @ (w_next - w) + h * _cross3(w_m, L_m) - h * n_c
         if np.linalg.norm(F) <= NEWTON_RTOL * scale:
             break
-        dF = I_c + 0.5 * h * (_skew(w_m) @ I_c - _skew(L_m))
+        dF = I_c + 0.5 * h * (_skew3(w_m) @ I_c - _skew3(L_m))
         w_next = w_next - np.linalg.solve(dF, F)
     return w_next
+
+
+@njit(cache=True)
+def _free_velocities(q, v, tau, h, v_free, gravity, iq, iv, single, lever, mass, I_c,
+                     prescribed, armature):
+    """:meth:`FreeFlyers.free_velocity` compiled; ``prescribed`` and ``armature`` (nv,)
+    (all False / zero when not given)."""
+    for k in range(iq.shape[0]):
+        b = iv[k]
+        skip = False
+        exact = single[k]
+        for c in range(b, b + 6):
+            if prescribed[c]:
+                skip = True
+            if armature[c] != 0.0:
+                exact = False
+        if skip:
+            continue
+        v_B = v[b:b + 3]
+        w = v[b + 3:b + 6]
+        if not exact:
+            v_free[b:b + 3] += h * _cross3(w, v_B)
+            continue
+        a = iq[k]
+        R = _quat_matrix(q[a + 3], q[a + 4], q[a + 5], q[a + 6])
+        c = lever[k]
+        f_B = tau[b:b + 3]
+        n_B = tau[b + 3:b + 6]
+        v_c = v_B + _cross3(w, c) + h * (f_B / mass[k] + R.T @ gravity)
+        w_next = _euler_midpoint(I_c[k], w.copy(), n_B - _cross3(c, f_B), h)
+        v_free[b:b + 3] = v_c - _cross3(w_next, c)
+        v_free[b + 3:b + 6] = w_next
+
+
 
 
 class FreeFlyers:
@@ -128,6 +161,14 @@ class FreeFlyers:
             self.lever.append(np.array(Y.lever) if single else np.zeros(3))
             self.mass.append(float(Y.mass))
             self.I_c.append(np.array(Y.inertia))
+        self._iq = np.array(self.idx_q, dtype=np.int64)
+        self._iv = np.array(self.idx_v, dtype=np.int64)
+        self._single = np.array(self.single_body, dtype=np.bool_)
+        self._c = np.array(self.lever, dtype=float).reshape(-1, 3)
+        self._mass = np.array(self.mass, dtype=float)
+        self._I = np.array(self.I_c, dtype=float).reshape(-1, 3, 3)
+        self._no_prescribed = np.zeros(model.nv, dtype=np.bool_)
+        self._no_armature = np.zeros(model.nv)
 
     def __len__(self):
         return len(self.joints)
@@ -159,22 +200,15 @@ class FreeFlyers:
             ``v_free``: classical accelerations integrated in the frame at ``q``; lone
             bodies stepped exactly (centre-of-mass velocity, implicit-midpoint Euler).
         """
-        for k, iv in enumerate(self.idx_v):
-            sl = slice(iv, iv + 6)
-            if prescribed is not None and np.any(prescribed[sl]):
-                continue
-            v_B, w = v[iv : iv + 3], v[iv + 3 : iv + 6]
-            exact = self.single_body[k] and (armature is None or not np.any(armature[sl]))
-            if not exact:
-                v_free[iv : iv + 3] += h * _cross(w, v_B)
-                continue
-            R = _rotation(q[self.idx_q[k] + 3 : self.idx_q[k] + 7])
-            c, m = self.lever[k], self.mass[k]
-            f_B, n_B = tau[iv : iv + 3], tau[iv + 3 : iv + 6]
-            v_c = v_B + _cross(w, c) + h * (f_B / m + R.T @ gravity)
-            w_next = euler_midpoint(self.I_c[k], w, n_B - _cross(c, f_B), h)
-            v_free[iv : iv + 3] = v_c - _cross(w_next, c)
-            v_free[iv + 3 : iv + 6] = w_next
+        if not self.joints:
+            return v_free
+        if v.shape[0] != self._no_prescribed.shape[0]:
+            raise ValueError(f"v must have {self._no_prescribed.shape[0]} entries; got {v.shape[0]}")
+        _free_velocities(q, v, np.asarray(tau, dtype=float), float(h), v_free,
+                         np.asarray(gravity, dtype=float), self._iq, self._iv, self._single,
+                         self._c, self._mass, self._I,
+                         self._no_prescribed if prescribed is None else np.asarray(prescribed, bool),
+                         self._no_armature if armature is None else np.asarray(armature, float))
         return v_free
 
     def integrate(self, model, q, v, h):
@@ -197,10 +231,6 @@ class FreeFlyers:
             ``v`` with each free-flyer's linear part re-expressed in its frame at
             ``q_next`` (same world velocity of its reference point, same ``w_B``).
         """
-        if not hasattr(self, "_iq"):
-            self._iq = np.array(self.idx_q, dtype=np.int64)
-            self._iv = np.array(self.idx_v, dtype=np.int64)
-            self._c = np.array(self.lever, dtype=float).reshape(-1, 3)
         q_next = pin.integrate(model, q, v * h)
         v_next = v.copy()
         _step_flyers(q, v, h, self._iq, self._iv, self._c, q_next, v_next)

@@ -29,6 +29,7 @@ re-expresses it in the frames at ``q+``.
 
 import numpy as np
 import pinocchio as pin
+from numba import njit
 from scipy.linalg import cho_factor, cho_solve
 
 from contact_lcp.dynamics.free_flyer import FreeFlyers
@@ -48,7 +49,6 @@ class FreeMotion:
         self.armature0 = np.array(self.model.armature, dtype=float)
         self.flyers = FreeFlyers(self.model)
         self.gravity_W = np.array(self.model.gravity.linear)
-        self._lower = np.tril_indices(self.model.nv, -1)
 
     def gravity(self, q):
         """Gravity torques ``g(q)`` (nv,) [N.m or N] of the whole world."""
@@ -85,7 +85,7 @@ class FreeMotion:
             v_free = v + h * pin.aba(model, data, q, v, tau)
             K = np.array(pin.computeMinverse(model, data, q))
             self.flyers.free_velocity(q, v, tau, h, v_free, self.gravity_W, armature=armature)
-            K[self._lower] = K.T[self._lower]  # Pinocchio fills the upper triangle
+            _mirror_upper(K)  # Pinocchio fills the upper triangle
             return v_free, K
         nv = v.shape[0]
         P = np.asarray(prescribed, dtype=int)
@@ -107,3 +107,11 @@ class FreeMotion:
         self.flyers.free_velocity(q, v, tau, h, v_free, self.gravity_W, prescribed=is_P,
                                   armature=armature)
         return v_free, K
+
+
+@njit(cache=True)
+def _mirror_upper(K):
+    """Copy the upper triangle of the square ``K`` onto its lower one, in place."""
+    for i in range(K.shape[0]):
+        for j in range(i):
+            K[i, j] = K[j, i]

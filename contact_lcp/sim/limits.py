@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 
 @dataclass
@@ -53,18 +54,44 @@ class JointLimits:
         iv = self.idx_v
         if iv.size == 0:
             return no_limits()
-        x = q[self.idx_q]
-        gap_lo, gap_hi = x - self.lower, self.upper - x
-        step = 0.0 if v_free is None else h * v_free[iv]
-        at_lo = np.minimum(gap_lo, gap_lo + step) <= activation
-        at_hi = np.minimum(gap_hi, gap_hi - step) <= activation
-        if prescribed is not None:
-            free = ~np.isin(iv, prescribed)
-            at_lo &= free
-            at_hi &= free
-        return LimitRows(np.concatenate([iv[at_lo], iv[at_hi]]),
-                         np.concatenate([np.ones(at_lo.sum()), -np.ones(at_hi.sum())]),
-                         np.concatenate([gap_lo[at_lo], gap_hi[at_hi]]))
+        pres = _NO_INDEX if prescribed is None else np.asarray(prescribed, dtype=np.int64)
+        vf = _NO_VALUE if v_free is None else np.asarray(v_free, dtype=float)
+        idx, sign, gap = _rows(q, self.idx_q, iv, self.lower, self.upper, vf, float(h),
+                               float(activation), pres)
+        return LimitRows(idx, sign, gap)
+
+
+_NO_INDEX = np.zeros(0, dtype=np.int64)
+_NO_VALUE = np.zeros(0)
+
+
+@njit(cache=True)
+def _rows(q, idx_q, idx_v, lower, upper, v_free, h, activation, prescribed):
+    """:meth:`JointLimits.rows` compiled: the active lower limits, then the upper ones."""
+    n = idx_q.shape[0]
+    idx = np.empty(2 * n, dtype=np.int64)
+    sign = np.empty(2 * n)
+    gap = np.empty(2 * n)
+    m = 0
+    for side in range(2):
+        for a in range(n):
+            c = idx_v[a]
+            free = True
+            for p in range(prescribed.shape[0]):
+                if prescribed[p] == c:
+                    free = False
+            if not free:
+                continue
+            x = q[idx_q[a]]
+            g = x - lower[a] if side == 0 else upper[a] - x
+            step = h * v_free[c] if v_free.shape[0] else 0.0
+            after = g + step if side == 0 else g - step
+            if min(g, after) <= activation:
+                idx[m] = c
+                sign[m] = 1.0 if side == 0 else -1.0
+                gap[m] = g
+                m += 1
+    return idx[:m], sign[:m], gap[:m]
 
 
 def joint_limit_rows(robots, q, prescribed, activation, v_free=None, h=0.0):
