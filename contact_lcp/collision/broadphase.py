@@ -93,3 +93,14 @@ def update_centres(c, X, centres_local, read):
         for r in range(3):
             c[g, r] = (X[g, r, 0] * centres_local[g, 0] + X[g, r, 1] * centres_local[g, 1]
                        + X[g, r, 2] * centres_local[g, 2] + X[g, r, 3])
+
+
+@njit(cache=True)
+def lever_bound(L, v, h, out):
+    """``out += h L |v|`` (in place): the distance each geometry's points can travel in
+    a step of ``h`` at velocity ``v``, ``L`` (G, nv) the levers of the detector."""
+    for g in range(L.shape[0]):
+        acc = 0.0
+        for c in range(L.shape[1]):
+            acc += L[g, c] * abs(v[c])
+        out[g] += h * acc

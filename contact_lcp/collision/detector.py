@@ -32,7 +32,7 @@ import coal
 import numpy as np
 
 from contact_lcp.collision.contact_point import tangent_basis
-from contact_lcp.collision.broadphase import near_pairs, to_read, update_centres
+from contact_lcp.collision.broadphase import lever_bound, near_pairs, to_read, update_centres
 from contact_lcp.collision.clip import best_face_normal
 from contact_lcp.collision.clip_kernel import face_patch_gaps
 from contact_lcp.collision.contact_set import ContactSet, frames_of
@@ -200,6 +200,11 @@ class ContactDetector:
         self._names_t = tuple(self._names)
         self._joints_arr = np.array(self._joints, dtype=np.int64)
         self._pair_mu = np.array([mu for _, _, mu in pairs], dtype=float)
+        # ground pairs of polytopes go through the compiled pass (with a cap on points;
+        # without one, large patches go through qhull on the general path)
+        cap = self.max_points_per_pair or 0
+        has_vertices = self._vstart[self._second + 1] > self._vstart[self._second]
+        self._compiled_pair = ground & has_vertices & (cap > 0 or not self.remove_interior)
         self._pair_index = -np.ones((ng, ng), dtype=np.int64)
         for p, (i, j, _) in enumerate(pairs):
             self._pair_index[i, j] = p
@@ -237,10 +242,18 @@ class ContactDetector:
         fixed to the world)."""
         return self._levers @ np.abs(np.asarray(v, dtype=float))
 
-    def advance(self, q_next, distance):
-        """Tell the broad phase that the world moved to ``q_next`` with no point of
-        geometry g travelling farther than ``distance[g]`` [m] (e.g. ``h`` times
-        :meth:`geometry_speeds` of the step's velocity).
+    def lookahead(self, v, h, cap):
+        """(ngeoms,) ``min(h L |v|, cap)`` [m]: how far each geometry may travel in a step
+        of ``h`` [s] at ``v`` (nv,), at most ``cap`` [m] (one compiled pass)."""
+        out = np.zeros(self._levers.shape[0])
+        lever_bound(self._levers, v, h, out)
+        np.minimum(out, cap, out=out)
+        return out
+
+    def advance(self, q_next, v, h):
+        """Tell the broad phase that the world moved to ``q_next`` in a step of ``h`` [s]
+        at velocity ``v`` (nv; in the frames of the step's start, as the contact rows): no
+        point of geometry g travelled farther than ``h (L |v|)_g``.
 
         Placements are then read only for geometries that such a bound cannot keep out
         of reach of anything (Python reads of placements cost ~0.5 us each: a robot has
@@ -249,7 +262,7 @@ class ContactDetector:
         """
         if self._expect_q is None:
             return
-        self._drift += np.asarray(distance, dtype=float)
+        lever_bound(self._levers, np.asarray(v, dtype=float), float(h), self._drift)
         self._expect_q = np.array(q_next, dtype=float)
 
     def _placements(self, q, lookahead):
@@ -294,8 +307,9 @@ class ContactDetector:
         X, centers = self._placements(q, la)
         near = near_pairs(centers, la, self._radii, self._first, self._second,
                           self._is_ground_pair, h, eps0)
-        fast, found = self._compiled_ground(near[self._is_ground_pair[near]], X, la, h, eps0)
-        rest = near[~np.isin(near, fast)] if fast.size else near
+        compiled = self._compiled_pair[near]
+        fast, found = self._compiled_ground(near[compiled], X, la, h, eps0)
+        rest = near[~compiled] if fast.size else near
         if not rest.size:
             return found if found is not None else ContactSet.empty(self._names_t)
         blocks = {} if not fast.size else self._split(fast, found)
@@ -312,19 +326,16 @@ class ContactDetector:
         return ContactSet.concatenate(self._names, [blocks[p] for p in sorted(blocks)])
 
     def _compiled_ground(self, near_ground, X, la, h, eps0):
-        """Polytope-ground pairs of ``near_ground`` in one compiled call.
+        """Polytope-ground pairs ``near_ground`` (all in ``_compiled_pair``) in one compiled
+        call.
 
         Returns the positions of the pairs handled (increasing) and their contacts, in
         pair order."""
         cap = self.max_points_per_pair or 0
-        none = np.zeros(0, dtype=np.int64)
-        if not near_ground.size or (self.remove_interior and cap == 0):
-            return none, None  # no cap: large patches go through qhull on the general path
-        gj = self._second[near_ground]
-        poly = self._vstart[gj + 1] > self._vstart[gj]
-        pairs, geoms = near_ground[poly], gj[poly]
+        pairs = near_ground
         if not pairs.size:
-            return none, None
+            return pairs, None
+        geoms = self._second[pairs]
         P, d, owner = polytopes_on_ground(
             self._vall, self._vstart, geoms, np.ascontiguousarray(X[geoms]), h,
             eps0 + la[geoms], self.reduction_distance ** 2, self.flat_tolerance,

@@ -122,7 +122,7 @@ class Stepper:
         timings = {}
         t0 = time.perf_counter()
         world.ensure_forward(q)
-        lookahead = np.minimum(h * self.detector.geometry_speeds(v), self.max_lookahead)
+        lookahead = self.detector.lookahead(v, h, self.max_lookahead)
         contacts = self.detector.detect(q, lookahead)
         self.check_contacts(contacts)
         extras = {} if self.facets is None else {"facet_sets": self.facets.find(q, lookahead)}
@@ -145,7 +145,7 @@ class Stepper:
         if k + l == 0 and not any(len(x) for x in extras.values()):
             timings["lcp_build"] = time.perf_counter() - t2
             q_next, v_next = world.integrate_state(q, v_free, h)
-            self.detector.advance(q_next, h * self.detector.geometry_speeds(v_free))
+            self.detector.advance(q_next, v_free, h)
             rec = StepRecord(contacts, np.zeros((0, 3)), np.zeros(0), timings=timings)
             return q_next, v_next, rec
         if l:
@@ -173,7 +173,7 @@ class Stepper:
             v_next = v_free + K @ g
         v_step = v_next
         q_next, v_next = world.integrate_state(q, v_step, h)
-        self.detector.advance(q_next, h * self.detector.geometry_speeds(v_step))
+        self.detector.advance(q_next, v_step, h)
         timings["integrate"] = time.perf_counter() - t4
         pen = float(max(0.0, -contacts.distance.min())) if k else 0.0
         rec = StepRecord(contacts, sol.f[: 3 * k].reshape(k, 3), sol.f[3 * k:], sol.report,
