@@ -50,6 +50,7 @@ from contact_lcp.collision.support import (
     ray_interval,
     ray_intervals,
 )
+from contact_lcp.dynamics.world import same_vector
 from contact_lcp.exceptions import SceneError
 
 GROUND = "ground"
@@ -270,7 +271,7 @@ class ContactDetector:
         and (ngeoms, 3) bounding-sphere centres; the others keep their last reading."""
         oMg = self.world.collision_data.oMg
         X, c, drift = self._X, self._c, self._drift
-        if self._expect_q is None or not np.array_equal(q, self._expect_q):
+        if self._expect_q is None or not same_vector(np.asarray(q, dtype=float), self._expect_q):
             read = np.arange(X.shape[0])
         else:  # the spheres grown by the drift bound the geometries: who may be near?
             read = to_read(c, drift, lookahead, self._radii, self._first, self._second,

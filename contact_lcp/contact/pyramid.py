@@ -166,8 +166,10 @@ class PyramidModel(ContactModel):
         results, info = [], {}
         k = problem.num_contacts
         same = (s.warm_start and self._last_pair is not None and s.method in WARM_START_METHODS
-                and np.array_equal(self._last_pair, problem.pair)
-                and np.array_equal(self._last_limits, problem.J[3 * k:]))
+                and self._last_pair.shape == problem.pair.shape
+                and (self._last_pair == problem.pair).all()
+                and self._last_limits.shape == problem.J[3 * k:].shape
+                and (self._last_limits == problem.J[3 * k:]).all())
         lcp = res = None
         warm = False
         if same:

@@ -66,6 +66,18 @@ def _fill_contact_rows(J, frames, points, joint_b, joint_a, J_W, support):
                                                + c1 * J_W[4, col] + c2 * J_W[5, col])
 
 
+@njit(cache=True)
+def same_vector(a, b):
+    """``a`` and ``b`` (1-D float arrays) have the same length and entries (NaN never
+    equal), in one compiled call (``np.array_equal`` costs several Python calls)."""
+    if a.shape[0] != b.shape[0]:
+        return False
+    for i in range(a.shape[0]):
+        if a[i] != b[i]:
+            return False
+    return True
+
+
 #: bytes a pinocchio.Data takes per joint and per squared velocity dimension (measured
 #: with Pinocchio 4: 60 free-flyers, nv = 360, take 1.08 GB per Data)
 DATA_BYTES_PER_JOINT_NV2 = 200.0
@@ -279,7 +291,7 @@ class World:
 
     def ensure_forward(self, q):
         """:meth:`forward` at ``q`` unless ``q`` was the last configuration forwarded."""
-        if self._q_kin is None or not np.array_equal(self._q_kin, q):
+        if self._q_kin is None or not same_vector(self._q_kin, np.asarray(q, dtype=float)):
             self.forward(q)
 
     def frame_id(self, name):
@@ -355,7 +367,7 @@ class World:
     def minverse(self, q):
         """(nv, nv) ``M(q)^-1`` [1/kg], both triangles filled (Pinocchio's ABA-based inverse)."""
         q = self._check_q(q)
-        if self._q_minv is None or not np.array_equal(self._q_minv, q):
+        if self._q_minv is None or not same_vector(self._q_minv, q):
             Minv = np.array(pin.computeMinverse(self.model, self._data_dyn, q))
             Minv = np.triu(Minv) + np.triu(Minv, 1).T
             self._q_minv, self._minv = q.copy(), Minv
