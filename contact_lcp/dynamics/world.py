@@ -194,7 +194,6 @@ class World:
         self.q0 = np.concatenate(q0) if q0 else np.zeros(0)
         self.v0 = np.concatenate(v0) if v0 else np.zeros(0)
         self._q_kin = None
-        self._frames_stale = True
         self._q_minv, self._minv = None, None
         # support[j, c]: velocity coordinate c moves joint j (its own and its ancestors')
         self._support = np.zeros((model.njoints, model.nv), dtype=np.bool_)
@@ -278,10 +277,10 @@ class World:
             pin.forwardKinematics(m, d, q)
         else:
             pin.forwardKinematics(m, d, q, self._check_vector(v, "v", m.nv))
+        pin.updateFramePlacements(m, d)
         pin.updateGeometryPlacements(m, d, self.collision_model, self.collision_data)
         pin.computeJointJacobians(m, self._data_jac, q)
         self._q_kin = q.copy()
-        self._frames_stale = True  # frame placements on demand (frame_placement)
 
     @property
     def jacobian_data(self):
@@ -303,11 +302,7 @@ class World:
 
     def frame_placement(self, name):
         """(4, 4) ndarray ``X_WF`` of frame ``name`` at the last :meth:`forward`."""
-        fid = self.frame_id(name)
-        if self._frames_stale:
-            pin.updateFramePlacements(self.model, self.data)
-            self._frames_stale = False
-        return self.data.oMf[fid].homogeneous.copy()
+        return self.data.oMf[self.frame_id(name)].homogeneous.copy()
 
     def frame_velocity(self, name):
         """(6,) ``[v w]`` of frame ``name``'s origin in W [m/s, rad/s] at the last
