@@ -124,11 +124,66 @@ def stabilization_bias(phi, h, gamma, max_correction_speed):
 
 @njit(cache=True)
 def _rows_and_bias(J, K, v_free, phi, h, gamma, max_correction_speed):
-    """``(finite, G, u, bias)`` of :func:`build_problem` in one compiled pass."""
+    """``(finite, G, u, bias)`` of :func:`build_problem` in one compiled pass.
+
+    Sparse products: a contact row of ``J`` is nonzero only on the velocity coordinates
+    that move its two bodies (6 per free body, a chain per robot) and ``K`` couples only
+    coordinates of one mechanism (block-diagonal over free bodies), so ``J K`` is summed
+    over the nonzeros of both and ``G = (J K) J'`` over the rows sharing a coordinate.
+    64 boxes resting apart (m = 192 rows, nv = 384): ~30 k multiply-adds instead of the
+    dense product's ~20 M. ``G`` is symmetrised as ``(G + G') / 2``.
+    """
+    m, nv = J.shape
     finite = np.all(np.isfinite(J)) and np.all(np.isfinite(phi))
-    G = (J @ K) @ J.T
-    G = 0.5 * (G + G.T)
-    u = J @ v_free
+    # nonzeros of K by row (K symmetric: also by column)
+    kcols = np.empty((nv, nv), dtype=np.int64)
+    kcount = np.zeros(nv, dtype=np.int64)
+    for c in range(nv):
+        for j in range(nv):
+            if K[c, j] != 0.0:
+                kcols[c, kcount[c]] = j
+                kcount[c] += 1
+    # nonzeros of J by row and by column; u = J v_free
+    cols = np.empty((m, nv), dtype=np.int64)
+    count = np.zeros(m, dtype=np.int64)
+    rows_of = np.empty((nv, m), dtype=np.int64)
+    rcount = np.zeros(nv, dtype=np.int64)
+    u = np.zeros(m)
+    for r in range(m):
+        for c in range(nv):
+            if J[r, c] != 0.0:
+                cols[r, count[r]] = c
+                count[r] += 1
+                rows_of[c, rcount[c]] = r
+                rcount[c] += 1
+                u[r] += J[r, c] * v_free[c]
+    JK = np.zeros((m, nv))
+    mark = np.zeros(nv, dtype=np.int64)  # row stamp: columns of JK[r] already listed
+    jk_cols = np.empty(nv, dtype=np.int64)
+    G = np.zeros((m, m))
+    for r in range(m):
+        n_jk = 0
+        for t in range(count[r]):
+            c = cols[r, t]
+            a = J[r, c]
+            for q in range(kcount[c]):
+                j = kcols[c, q]
+                JK[r, j] += a * K[c, j]
+                if mark[j] != r + 1:
+                    mark[j] = r + 1
+                    jk_cols[n_jk] = j
+                    n_jk += 1
+        for t in range(n_jk):
+            j = jk_cols[t]
+            x = JK[r, j]
+            for q in range(rcount[j]):
+                s_ = rows_of[j, q]
+                G[r, s_] += x * J[s_, j]
+    for r in range(m):
+        for s_ in range(r + 1, m):
+            g = 0.5 * (G[r, s_] + G[s_, r])
+            G[r, s_] = g
+            G[s_, r] = g
     bias = np.empty(phi.shape[0])
     for i in range(phi.shape[0]):
         b = phi[i] / h if phi[i] >= 0.0 else gamma * phi[i] / h
