@@ -39,6 +39,8 @@ WARM_START_METHODS = ("robust",)
 #: principal pivots the last step's basis may take before the general strategy runs
 #: (humanoid and Talos standing: the basis alone solves ~90 % of the steps)
 WARM_FLIPS = 4
+#: friction impulse below this fraction of the normal one has no direction (round-off)
+NEGLIGIBLE_FRICTION = 1e-9
 #: slip speed below which a contact counts as sticking [m/s]
 STICK_SPEED = 1e-6
 
@@ -249,13 +251,18 @@ def _edge_angles(u, R, p, pair, last_p, last_keys, last_dir, stick_speed):
 
 @njit(cache=True)
 def _friction_directions(f, R):
-    """(k, 3) unit direction in W of each contact's friction impulse (0 when none)."""
+    """(k, 3) unit direction in W of each contact's friction impulse; 0 when there is
+    none or it is round-off (below ``NEGLIGIBLE_FRICTION`` times the normal impulse: a
+    body resting on a level surface, whose pyramid then stays on t1 instead of turning
+    with the noise from step to step, which changed the basis of a resting stack)."""
     k = R.shape[0]
     out = np.zeros((k, 3))
     for i in range(k):
         for a in range(3):
             out[i, a] = R[i, a, 1] * f[3 * i + 1] + R[i, a, 2] * f[3 * i + 2]
         n = np.sqrt(out[i, 0] ** 2 + out[i, 1] ** 2 + out[i, 2] ** 2)
-        if n > 0.0:
+        if n > NEGLIGIBLE_FRICTION * abs(f[3 * i]):
             out[i] /= n
+        else:
+            out[i] = 0.0
     return out

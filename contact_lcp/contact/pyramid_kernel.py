@@ -84,62 +84,20 @@ def _inverse(A):
 
 
 @njit(cache=True)
-def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
-                 singular_tol, max_flips):
-    """The frictional LCP on the contacts ``keep``, solved by the basis of the flags.
-
-    Parameters
-    ----------
-    G : (3k + l, 3k + l) ndarray
-        Delassus matrix of all the contacts and unilateral rows [1/kg].
-    u : (3k + l,) ndarray
-        Velocity before the impulse [m/s].
-    mu : (k,) ndarray
-    bias : (k + l,) ndarray
-        Normal-row bias [m/s].
-    l, d : int
-        Unilateral rows; pyramid edges per contact.
-    angle : (k,) ndarray
-        Angle of each contact's first edge from its t1 axis [rad].
-    keep : (m,) int ndarray
-        Contacts of the reduced LCP, increasing.
-    basic_a : (k + l,) bool ndarray
-        Normal impulses (contacts, then unilateral rows) in the basis.
-    basic_b : (k, d) bool ndarray
-        Edge impulses in the basis.
-    basic_lam : (k,) bool ndarray
-        Sliding speeds in the basis.
-    singular_tol : float
-        Reciprocal 1-norm condition number of the basis block below which it is refused.
-    max_flips : int
-        Principal pivots allowed after the first block: while the basic solution has an
-        infeasible variable, the most infeasible one (a negative basic variable leaves,
-        a negative slack's variable enters) is flipped, at most this many times.
-
-    Returns
-    -------
-    code : int
-        0 when the reduced LCP's basic solution is feasible and certified and no dropped
-        contact approaches; else why not (``MISS_REASONS``).
-    f : (3k + l,) ndarray
-        Impulses in Delassus coordinates [N.s] (zero on dropped contacts).
-    z : (n,) ndarray
-        Solution of the reduced LCP (n = m + l + m d + m).
-    w : (n,) ndarray
-        ``M z + q`` of the reduced LCP.
-    err, tol : float
-        Certification error and tolerance of the reduced LCP [m/s].
-    pivots : int
-        Size of the first basis block plus the flips.
-    """
+def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_lam,
+                 singular_tol, max_flips, f):
+    """:func:`warm_pyramid` on one island: the contacts ``keep`` and the unilateral rows
+    ``lim`` (indices after the contacts). Fills their impulses into ``f`` when it solves.
+    Returns ``(code, z, w, err, tol, pivots)`` in the island's LCP layout."""
     k = mu.shape[0]
     m = keep.shape[0]
+    l = lim.shape[0]
     rows = np.empty(3 * m + l, dtype=np.int64)
     for a in range(m):
         for c in range(3):
             rows[3 * a + c] = 3 * keep[a] + c
     for j in range(l):
-        rows[3 * m + j] = 3 * k + j
+        rows[3 * m + j] = 3 * k + lim[j]
     r = rows.shape[0]
     Gs = np.empty((r, r))
     us = np.empty(r)
@@ -159,10 +117,9 @@ def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
             cos[a, e] = np.cos(th)
             sin[a, e] = np.sin(th)
     for j in range(l):
-        bs[m + j] = bias[k + j]
+        bs[m + j] = bias[k + lim[j]]
     M, q = _assemble(Gs, us, mus, bs, m, l, d, cos, sin)
     n = q.shape[0]
-    f = np.zeros(3 * k + l)
     z = np.zeros(n)
     # the basis in the reduced LCP's coordinates
     nn = m + l
@@ -173,7 +130,7 @@ def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
             K[nb] = a
             nb += 1
     for j in range(l):
-        if basic_a[k + j]:
+        if basic_a[k + lim[j]]:
             K[nb] = m + j
             nb += 1
     for a in range(m):
@@ -213,7 +170,7 @@ def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
             ok, X = _inverse(A)
             # singular blocks are left to the general path (it reduces them)
             if not ok or _norm1(A) * _norm1(X) > 1.0 / singular_tol:
-                return 1, f, z, z, np.inf, 0.0, nb + flips
+                return 1, z, z, np.inf, 0.0, nb + flips
             for a in range(nb):
                 acc = 0.0
                 for b in range(nb):
@@ -235,7 +192,7 @@ def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
         if wi < 0:
             break
         if flips == max_flips:
-            return (2 if basic else 3), f, z, z, np.inf, 0.0, nb + flips
+            return (2 if basic else 3), z, z, np.inf, 0.0, nb + flips
         in_k[wi] = not in_k[wi]  # a principal pivot on that variable
         flips += 1
     for i in range(n):
@@ -247,7 +204,7 @@ def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
     err = err_rel * W
     tol = CERT_FACTOR * n * _EPS * (norm_M * norm_z + norm_q) * W
     if not err <= tol:
-        return 4, f, z, w, err, tol, nb + flips
+        return 4, z, w, err, tol, nb + flips
     # impulses in Delassus coordinates
     for a in range(m):
         i = keep[a]
@@ -261,7 +218,101 @@ def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
         f[3 * i + 1] = t1
         f[3 * i + 2] = t2
     for j in range(l):
-        f[3 * k + j] = z[m + j]
+        f[3 * k + lim[j]] = z[m + j]
+    return 0, z, w, err, tol, nb + flips
+
+
+@njit(cache=True)
+def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
+                 singular_tol, max_flips):
+    """The frictional LCP on the contacts ``keep``, solved by the basis of the flags.
+
+    Parameters
+    ----------
+    G : (3k + l, 3k + l) ndarray
+        Delassus matrix of all the contacts and unilateral rows [1/kg].
+    u : (3k + l,) ndarray
+        Velocity before the impulse [m/s].
+    mu : (k,) ndarray
+    bias : (k + l,) ndarray
+        Normal-row bias [m/s].
+    l, d : int
+        Unilateral rows; pyramid edges per contact.
+    angle : (k,) ndarray
+        Angle of each contact's first edge from its t1 axis [rad].
+    keep : (m,) int ndarray
+        Contacts of the reduced LCP, increasing.
+    basic_a : (k + l,) bool ndarray
+        Normal impulses (contacts, then unilateral rows) in the basis.
+    basic_b : (k, d) bool ndarray
+        Edge impulses in the basis.
+    basic_lam : (k,) bool ndarray
+        Sliding speeds in the basis.
+    singular_tol : float
+        Reciprocal 1-norm condition number of the basis block below which it is refused.
+    max_flips : int
+        Principal pivots allowed after the first block: while the basic solution has an
+        infeasible variable, the most infeasible one (a negative basic variable leaves,
+        a negative slack's variable enters) is flipped, at most this many times.
+
+    The kept contacts and unilateral rows fall into islands (no entry of ``G`` couples
+    two islands: bodies that touch neither each other nor a common mechanism); each
+    island's LCP is solved and certified on its own, so resting bodies apart cost in
+    proportion to their number. ``err`` and ``tol`` are those of the island with the
+    largest ``err / tol``; ``z`` and ``w`` are in the layout of the LCP of all kept
+    contacts.
+
+    Returns
+    -------
+    code : int
+        0 when the reduced LCP's basic solution is feasible and certified and no dropped
+        contact approaches; else why not (``MISS_REASONS``).
+    f : (3k + l,) ndarray
+        Impulses in Delassus coordinates [N.s] (zero on dropped contacts).
+    z : (n,) ndarray
+        Solution of the reduced LCP (n = m + l + m d + m).
+    w : (n,) ndarray
+        ``M z + q`` of the reduced LCP.
+    err, tol : float
+        Certification error and tolerance of the reduced LCP [m/s].
+    pivots : int
+        Size of the first basis block plus the flips.
+    """
+    k = mu.shape[0]
+    m = keep.shape[0]
+    nn = m + l
+    n = nn + m * d + m
+    f = np.zeros(3 * k + l)
+    z = np.zeros(n)
+    w = np.zeros(n)
+    label = _islands(G, keep, l, k)
+    worst, err, tol, pivots = -1.0, 0.0, 0.0, 0
+    for isl in range(label.max() + 1 if label.shape[0] else 0):
+        members = np.flatnonzero(label == isl)
+        ck = keep[members[members < m]]
+        cl = members[members >= m] - m
+        code, zi, wi, ei, ti, pi = _warm_island(G, u, mu, bias, d, angle, ck, cl, basic_a,
+                                                 basic_b, basic_lam, singular_tol,
+                                                 max_flips, f)
+        pivots += pi
+        if code:
+            return code, f, z, w, ei, ti, pivots
+        ratio = ei / ti if ti > 0.0 else 0.0
+        if ratio > worst:
+            worst, err, tol = ratio, ei, ti
+        # island layout -> layout of the LCP of all kept contacts
+        mi, li = ck.shape[0], cl.shape[0]
+        ni = mi + li
+        pos = members[members < m]
+        for a in range(mi):
+            A = pos[a]
+            z[A], w[A] = zi[a], wi[a]
+            z[nn + m * d + A], w[nn + m * d + A] = zi[ni + mi * d + a], wi[ni + mi * d + a]
+            for e in range(d):
+                z[nn + A * d + e] = zi[ni + a * d + e]
+                w[nn + A * d + e] = wi[ni + a * d + e]
+        for j in range(li):
+            z[m + cl[j]], w[m + cl[j]] = zi[mi + j], wi[mi + j]
     # every dropped contact must not approach under the impulse
     kept = np.zeros(k, dtype=np.bool_)
     for a in range(m):
@@ -273,8 +324,49 @@ def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
         for c in range(f.shape[0]):
             acc += G[3 * i, c] * f[c]
         if acc < -tol:
-            return 5, f, z, w, err, tol, nb + flips
-    return 0, f, z, w, err, tol, nb + flips
+            return 5, f, z, w, err, tol, pivots
+    return 0, f, z, w, err, tol, pivots
+
+
+@njit(cache=True)
+def _islands(G, keep, l, k):
+    """Island label (0, 1, ...) of each kept contact, then of each unilateral row: two are
+    in one island when ``G`` couples any of their rows (union-find)."""
+    m = keep.shape[0]
+    nodes = m + l
+    parent = np.arange(nodes)
+    first = np.empty(nodes, dtype=np.int64)
+    size = np.empty(nodes, dtype=np.int64)
+    for a in range(m):
+        first[a], size[a] = 3 * keep[a], 3
+    for j in range(l):
+        first[m + j], size[m + j] = 3 * k + j, 1
+    for a in range(nodes):
+        for b in range(a + 1, nodes):
+            coupled = False
+            for r in range(first[a], first[a] + size[a]):
+                for c in range(first[b], first[b] + size[b]):
+                    if G[r, c] != 0.0:
+                        coupled = True
+            if coupled:
+                ra, rb = a, b
+                while parent[ra] != ra:
+                    ra = parent[ra]
+                while parent[rb] != rb:
+                    rb = parent[rb]
+                if ra != rb:
+                    parent[max(ra, rb)] = min(ra, rb)
+    label = -np.ones(nodes, dtype=np.int64)
+    count = 0
+    for a in range(nodes):
+        r = a
+        while parent[r] != r:
+            r = parent[r]
+        if label[r] < 0:
+            label[r] = count
+            count += 1
+        label[a] = label[r]
+    return label
 
 
 @njit(cache=True)
