@@ -54,6 +54,8 @@ _COVER_TOL = 1e-6
 #: cone by this (sine of about 1 degree), so that an edge lying on a slightly tilted face
 #: (a tilted peg's side against a rim) still gets its plane
 _CONE_TOL = 0.02
+#: the edge directions of a vertex set (none: its point is a material point of V)
+_NO_EDGE = np.zeros((2, 3))
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,6 +85,13 @@ class FacetSets:
     J : (3F, nv) ndarray
         Rows ``3f + j``: axis j of facet f's frame dotted with ``v_V - v_F`` at the point
         [m/s per unit of v]; the first of each three gives ``d psi_f / dt``.
+    edge : (S, 2, 3) ndarray, optional
+        Unit directions in W of V's edge and F's edge of an edge set (zeros for a vertex
+        set): the lines along which the closest points slide during a step.
+    Jw : (S, 2, 3, nv) ndarray, optional
+        Angular velocities in W of V and of F [rad/s per unit of v]; with ``edge`` they
+        give the set's rows at the material points the step carries to the contact (see
+        :func:`contact_lcp.contact.facet_lcp.sliding_rows`). None: rows at the point only.
     """
 
     point: np.ndarray
@@ -97,6 +106,8 @@ class FacetSets:
     psi: np.ndarray
     R_WC: np.ndarray
     J: np.ndarray
+    edge: np.ndarray = None
+    Jw: np.ndarray = None
 
     def __len__(self):
         return int(self.point.shape[0])
@@ -242,7 +253,8 @@ class FacetSetFinder:
         h = self.world.ground_height
         P = self._poly[v].vertices @ X[:3, :3].T + X[:3, 3]
         n = np.array([0.0, 0.0, 1.0])
-        return [(p, v, g, 0, mu, n[None], np.array([p[2] - h])) for p in P if p[2] - h <= eps]
+        return [(p, v, g, 0, mu, n[None], np.array([p[2] - h]), _NO_EDGE)
+                for p in P if p[2] - h <= eps]
 
     def _vertex_sets(self, v, f, X, eps, mu):
         """Vertices of piece v against the facets of piece f."""
@@ -255,7 +267,8 @@ class FacetSetFinder:
         for k in np.flatnonzero(psi.max(axis=1) <= eps):
             near = np.flatnonzero((Pf.facet_distances(P_F[k]) <= eps) & self._outer[f])
             if near.size:
-                out.append((P_W[k], v, f, 0, mu, Pf.normals[near] @ Rf.T, psi[k, near]))
+                out.append((P_W[k], v, f, 0, mu, Pf.normals[near] @ Rf.T, psi[k, near],
+                            _NO_EDGE))
         return out
 
     def _edge_sets(self, v, f, X, eps, mu, margin):
@@ -288,7 +301,10 @@ class FacetSetFinder:
                 n, cone_f, cone_v = -n, -cone_f, -cone_v
             if np.any(cone_f < -_CONE_TOL) or np.any(cone_v > _CONE_TOL):
                 continue  # not a supporting direction of both edges: no edge-edge contact
-            out.append((x[ia, ib], v, f, 1, mu, n[None], np.array([n @ (x[ia, ib] - y[ia, ib])])))
+            e = np.array([a1[ia] - a0[ia], b1[ib] - b0[ib]])
+            e /= np.linalg.norm(e, axis=1)[:, None]
+            out.append((x[ia, ib], v, f, 1, mu, n[None], np.array([n @ (x[ia, ib] - y[ia, ib])]),
+                        e))
         return out
 
     # -------------------------------------------------------------------- pack
@@ -297,7 +313,8 @@ class FacetSetFinder:
         if not sets:
             z = np.zeros(0, dtype=np.int64)
             return FacetSets(np.zeros((0, 3)), z, z, z, z, z, np.zeros(0), np.zeros(1, np.int64),
-                             np.zeros((0, 3)), np.zeros(0), np.zeros((0, 3, 3)), np.zeros((0, nv)))
+                             np.zeros((0, 3)), np.zeros(0), np.zeros((0, 3, 3)), np.zeros((0, nv)),
+                             np.zeros((0, 2, 3)), np.zeros((0, 2, 3, nv)))
         sizes = np.array([len(s[6]) for s in sets])
         start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         normal = np.vstack([s[5] for s in sets])
@@ -311,10 +328,35 @@ class FacetSetFinder:
         rows = ContactSet((), np.zeros(F, np.int64), np.zeros(F, np.int64), rep(jf), rep(jv),
                           rep(point), R, psi, np.zeros(F))
         J = self.world.contact_jacobian(q, rows)
+        W = self._angular_jacobians(q, np.unique(np.concatenate([jv, jf])))
+        Jw = np.stack([W[jv], W[jf]], axis=1)
         return FacetSets(point, jv, jf, np.array([s[1] for s in sets], dtype=np.int64),
                          np.array([s[2] for s in sets], dtype=np.int64),
                          np.array([s[3] for s in sets], dtype=np.int64),
-                         np.array([s[4] for s in sets], dtype=float), start, normal, psi, R, J)
+                         np.array([s[4] for s in sets], dtype=float), start, normal, psi, R, J,
+                         np.array([s[7] for s in sets], dtype=float), Jw)
+
+    def _angular_jacobians(self, q, joints):
+        """(njoints, 3, nv) angular velocity in W of each joint in ``joints`` (0 elsewhere):
+        the velocity rows of the world's contact Jacobian at the points ``e_x, e_y, e_z``
+        and 0 of a joint's body differ by ``w x e``."""
+        nv = self.world.model.nv
+        W = np.zeros((self.world.model.njoints, 3, nv))
+        joints = joints[joints != 0]
+        if not joints.size:
+            return W
+        m = joints.size
+        pts = np.tile(np.vstack([np.zeros(3), np.eye(3)]), (m, 1))
+        jb = np.repeat(joints, 4)
+        z = np.zeros(4 * m, np.int64)
+        rows = ContactSet((), z, z, z, jb, pts, np.broadcast_to(np.eye(3), (4 * m, 3, 3)),
+                          np.zeros(4 * m), np.zeros(4 * m))
+        V = self.world.contact_jacobian(q, rows).reshape(m, 4, 3, nv)
+        D = V[:, 1:] - V[:, :1]  # D[:, a] = w x e_a
+        W[joints, 0] = D[:, 1, 2]   # (w x e_y)_z = w_x
+        W[joints, 1] = D[:, 2, 0]   # (w x e_z)_x = w_y
+        W[joints, 2] = D[:, 0, 1]   # (w x e_x)_y = w_z
+        return W
 
 
 def _extend(p0, p1, joined, eps):

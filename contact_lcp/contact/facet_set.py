@@ -57,6 +57,12 @@ LCP also admits, for a vertex sliding level onto a facet across a seam or crack,
 answer where the facet's side stops it and the impulse itself tips the body down, which
 pivoting methods were seen to pick.
 
+Rows at the sliding contact. Each facet's normal row is taken at the material points the
+free motion carries to the contact during the step
+(:func:`~contact_lcp.contact.facet_lcp.sliding_rows`), not at the set's point: a peg
+falling at 3 m/s past a hole's rim while turning at 0.05 rad/s otherwise sinks 25 um into
+the wall in one 12.5 ms step (the rim slides 4 cm along the turning peg's side).
+
 Stabilization. A set whose point is outside (``max psi >= 0``) uses ``psi_f / h``. One that
 is inside by ``-max psi`` shifts every facet's term by the same amount so that the set is
 pushed out at ``gamma max psi / h``, no faster than ``max_correction_speed`` (the problem's
@@ -67,7 +73,12 @@ a penetration).
 import numpy as np
 
 from contact_lcp.contact.base import ContactModel, ModelSettings
-from contact_lcp.contact.facet_lcp import build_facet_set_lcp, free_variables, set_bias
+from contact_lcp.contact.facet_lcp import (
+    build_facet_set_lcp,
+    free_variables,
+    set_bias,
+    sliding_rows,
+)
 from contact_lcp.contact.frictionless import (
     frictionless_impulse,
     safe_stop,
@@ -256,6 +267,7 @@ class FacetSetModel(ContactModel):
         if sets is None:
             raise InvalidProblem("the facet_set model needs problem.extras['facet_sets'] "
                                  "(the step provides it for models that want it)")
+        sets = sliding_rows(sets, problem.v_free, problem.h)
         k, l = problem.num_contacts, problem.num_limits
         order, start, bias, push = self._rows(problem, sets)
         info = {"facet_sets": len(start) - 1, "facets": int(order.size)}
