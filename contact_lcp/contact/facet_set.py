@@ -41,9 +41,14 @@ How it is solved. Each set's facet 1 is first the facet with the largest gap aft
 free motion. With ``c = 0`` and only facet 1 of each set pushing, the LCP reduces to the
 pyramid LCP of those facets (a principal block: Stewart-Trinkle, which our pivoting
 methods solve reliably): frictionless first (with no push at all the free-sliding point
-is tried), then frictional: cold and from the frictionless basis with a small node budget
-of the robust search, Lemke's and the lexicographic method, then the robust search with
-its full budget (the first certified answer is kept). That point, with the
+is tried), then frictional: first on the facets the frictionless answer loaded (warm
+started there; facets the answer closes are added and it is solved again), kept only when
+certified on the whole LCP, as the pyramid model's ``drop_unloaded``; then from the
+frictionless basis and cold with a small node budget of the robust search, Lemke's and the
+lexicographic method, then the robust search with its full budget (the first certified
+answer is kept). On the peg in hole the redundant facets (four corners and two rim edges
+on one wall) make the whole pyramid LCP degenerate enough that every method there fails
+on some steps; the loaded facets alone are solved in a few dozen pivots. That point, with the
 other facets' ``sigma`` at their slip speed, is then certified against the *whole*
 facet-set LCP; where a set's facet 1 is not its largest gap at the answer, that facet
 becomes facet 1 and it is solved again (at most ``max_switches`` times). Last, the whole
@@ -91,8 +96,10 @@ from contact_lcp.lcp.residual import certify
 
 #: methods that accept a warm start ``initial_basis``
 WARM_START_METHODS = ("robust",)
-#: node budget of the robust search's first tries (cold, then warm)
+#: node budget of the robust search's first tries (warm, then cold)
 QUICK_NODES = 300
+#: solves of the frictional LCP on the loaded facets (each adds the facets closed)
+LOADED_ROUNDS = 3
 #: slip speed below which a facet's pyramid keeps its t1 axis [m/s]
 STICK_SPEED = 1e-6
 
@@ -106,13 +113,15 @@ class FacetSetModel(ContactModel):
     facets whose predicted gap after the free motion is within this of the set's largest
     may push; ``inf``: any facet), ``max_switches`` (re-solves with another facet 1),
     ``stabilization`` (gamma) and ``max_correction_speed`` [m/s] (None:
-    ``0.5 * 9.81 * h``), applied to each set's gap.
+    ``0.5 * 9.81 * h``), applied to each set's gap; ``loaded_first`` (solve the
+    frictional LCP on the facets the frictionless answer loaded first).
     """
 
     name = "facet_set"
     wants = ("facet_sets",)
     OPTIONS = {"form": "compact", "alpha": 1.0, "prune_distance": 1e-3, "push_tolerance": 1e-3,
-               "max_switches": 4, "stabilization": 1.0, "max_correction_speed": None}
+               "max_switches": 4, "stabilization": 1.0, "max_correction_speed": None,
+               "loaded_first": True}
 
     def __init__(self, settings=None):
         super().__init__(ModelSettings() if settings is None else settings)
@@ -179,25 +188,74 @@ class FacetSetModel(ContactModel):
                     return LCPResult(cand, w, LCPStatus.SOLVED, s.method, 0, err,
                                      {"tol": tol, "free_sliding": True}), results, True
             basis = np.flatnonzero(z > 0.0)
+            if self.options["loaded_first"]:
+                sub, res = self._loaded_only(M, q, var, z, F, l, n0)
+                results += sub
+                if res is not None:
+                    return res, results, True
         # Cold and warm (from the frictionless basis) starts each fail on some peg-in-hole
         # steps after 10^4 robust-search nodes where the other, or Lemke's method, solves
         # in ~50 pivots: cheap tries first (small node budget, Lemke, lexicographic Lemke),
         # then the robust search with its full budget.
         opts = dict(s.solver_options)
         warm_ok = basis is not None and s.method in WARM_START_METHODS
-        tries = [(s.method, opts)] + ([(s.method, dict(opts, initial_basis=basis))]
-                                      if warm_ok else [])
+        warm = [(s.method, dict(opts, initial_basis=basis))] if warm_ok else []
+        tries = warm + [(s.method, opts)]
         if s.method == "robust":
             quick = dict(opts, max_nodes=min(opts.get("max_nodes", QUICK_NODES), QUICK_NODES))
-            tries = ([("robust", quick)]
-                     + ([("robust", dict(quick, initial_basis=basis))] if warm_ok else [])
-                     + [("lemke", {}), ("lexicographic", {})] + tries)
+            tries = ([("robust", dict(quick, initial_basis=basis))] if warm_ok else []) + [
+                ("robust", quick), ("lemke", {}), ("lexicographic", {})] + tries
         for method, run in tries:
             res = solve(M, q, method, **run)
             results.append(res)
             if res.success:
                 return res, results, "initial_basis" in run
         return res, results, False
+
+    def _loaded_only(self, M, q, var, z, F, l, n0):
+        """The frictional LCP on the facets the frictionless answer ``z`` loaded (their
+        ``lambda``, edges and ``sigma``, the limit rows and the auxiliary unknowns),
+        warm-started there; its answer, the others' ``sigma`` at their slip speed, is
+        returned only when certified on the whole ``(M, q)``; facets it closes are added
+        and it is solved again (``LOADED_ROUNDS`` times at most). ``(results, answer)``:
+        the solve made (none when nothing is loaded or nothing is left out) and the
+        certified :class:`LCPResult` or None (the plain tries then run)."""
+        s, d = self.settings, self.settings.friction_directions
+        facet = np.full(var.size, -1)
+        is_a = var < F
+        facet[is_a] = var[is_a]
+        is_b = (var >= F + l) & (var < F + l + d * F)
+        facet[is_b] = (var[is_b] - F - l) // d
+        is_s = (var >= F + l + d * F) & (var < n0)
+        facet[is_s] = var[is_s] - F - l - d * F
+        loaded = np.zeros(F, dtype=bool)
+        loaded[var[is_a & (z > 0.0)]] = True
+        opts = dict(s.solver_options)
+        results, basis_z = [], z
+        for _ in range(LOADED_ROUNDS):
+            keep = np.flatnonzero(np.where(facet >= 0, loaded[facet], True))
+            if not loaded.any() or keep.size == var.size:
+                return results, None
+            if s.method in WARM_START_METHODS:
+                opts["initial_basis"] = np.flatnonzero(basis_z[keep] > 0.0)
+            res = solve(M[np.ix_(keep, keep)], q[keep], s.method, **opts)
+            results.append(res)
+            if not res.success:
+                return results, None
+            full = np.zeros(var.size)
+            full[keep] = res.z
+            full = self._sliding(M, q, var, full, F, l, n0)
+            err, w, tol = certify(M, q, full)
+            if err <= tol:
+                return results, LCPResult(full, w, LCPStatus.SOLVED, res.method, 0, err,
+                                          dict(res.info or {}, tol=tol, loaded_only=True))
+            closing = var[is_a & (w < -tol)]  # facets left out that the answer closes
+            closing = closing[~loaded[closing]]
+            if not closing.size:
+                return results, None
+            loaded[closing] = True
+            basis_z = full
+        return results, None
 
     def _sliding(self, M, q, var, z, F, l, n0):
         """``z`` with each facet whose ``sigma`` is 0 given its slip speed (edges 0)."""
