@@ -319,13 +319,33 @@ class FacetSetModel(ContactModel):
             push[start[:-1]] = True
         return lcp0, None, J, results, warm, switch
 
-    def solve(self, problem):
-        s = self.settings
-        sets = problem.extras.get("facet_sets")
+    @staticmethod
+    def _sets(problem):
+        sets = problem.extras.get("facet_sets") if problem.extras else None
         if sets is None:
             raise InvalidProblem("the facet_set model needs problem.extras['facet_sets'] "
                                  "(the step provides it for models that want it)")
-        sets = sliding_rows(sets, problem.v_free, problem.h)
+        return sliding_rows(sets, problem.v_free, problem.h)
+
+    def lcp(self, problem):
+        """The whole facet-set LCP of ``problem`` (the one the last resort of
+        :meth:`solve` hands to the solver), for replaying recorded problems.
+
+        Returns
+        -------
+        M : (n, n) ndarray
+        q : (n,) ndarray
+        facets : int
+            Facets of the kept sets (0, with ``n = l``, when none is kept).
+        """
+        sets = self._sets(problem)
+        order, start, bias, push = self._rows(problem, sets)
+        _, M, q, var, _ = self._build(problem, sets, order, start, bias, push)
+        return M[np.ix_(var, var)], q[var], int(order.size)
+
+    def solve(self, problem):
+        s = self.settings
+        sets = self._sets(problem)
         k, l = problem.num_contacts, problem.num_limits
         order, start, bias, push = self._rows(problem, sets)
         info = {"facet_sets": len(start) - 1, "facets": int(order.size)}
