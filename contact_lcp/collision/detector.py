@@ -252,6 +252,7 @@ class ContactDetector:
         gap = (np.linalg.norm(centers[si] - centers[sj], axis=1) - self._radii[si] - self._radii[sj]
                - la[si] - la[sj])
         near = np.sort(np.concatenate([near_ground, sp[gap <= eps0]]))
+        self._broad = (np.array(q, dtype=float), la, X, near)  # for broad_phase()
         blocks = {}
         fast = self._compiled_ground(near_ground, X, la, h, eps0, blocks)
         for p in near.tolist():
@@ -268,6 +269,27 @@ class ContactDetector:
                 blocks[p] = block
         blocks = [blocks[p] for p in sorted(blocks)]
         return ContactSet.concatenate(self._names, blocks)
+
+    def broad_phase(self, q, lookahead=None):
+        """The placements and near pairs of :meth:`detect` at ``q`` (run if its last call
+        was at another ``q`` or ``lookahead``), for other queries on the same pairs.
+
+        Returns
+        -------
+        X : (ngeoms, 4, 4) ndarray
+            Geometry placements in W (read-only).
+        near : (p,) int ndarray
+            Positions in :attr:`candidate_pairs` of the pairs whose bounding spheres (the
+            ground's plane) are within ``activation_distance + lookahead[i] +
+            lookahead[j]``.
+        """
+        la = (np.zeros(len(self._shapes)) if lookahead is None
+              else np.asarray(lookahead, dtype=float))
+        last = getattr(self, "_broad", None)
+        if last is None or not (np.array_equal(last[0], q) and np.array_equal(last[1], la)):
+            self.detect(q, la)
+            last = self._broad
+        return last[2], last[3]
 
     def _compiled_ground(self, near_ground, X, la, h, eps0, blocks):
         """Polytope-ground pairs of ``near_ground`` in one compiled call; their blocks go
