@@ -147,12 +147,13 @@ class FacetSetFinder:
     def __init__(self, detector):
         self.detector = detector
         self.world = detector.world
+        self._pairs = detector.candidate_pairs
         gm = self.world.collision_model
         objs = list(gm.geometryObjects)
         self._joints = [int(o.parentJoint) for o in objs]
         self._ground = [self.world.geometry_owner[i] == "ground" for i in range(len(objs))]
         self._poly = [None if g else polytope_of(o.geometry) for g, o in zip(self._ground, objs)]
-        for i, j, _ in detector.candidate_pairs:
+        for i, j, _ in self._pairs:
             for g in (i, j):
                 if not self._ground[g] and self._poly[g] is None:
                     raise SceneError(
@@ -220,7 +221,10 @@ class FacetSetFinder:
         return out
 
     def find(self, q, lookahead=None):
-        """The facet sets at ``q`` (kinematics of the last ``world.forward``).
+        """The facet sets at ``q``, on the pairs and placements of the detector's broad
+        phase (:meth:`ContactDetector.broad_phase`: those of its last ``detect`` when that
+        was at ``q`` and ``lookahead``; a pair it leaves out has no set, since a set's
+        facets are within ``eps`` of its point).
 
         Parameters
         ----------
@@ -232,13 +236,11 @@ class FacetSetFinder:
         -------
         FacetSets
         """
-        w = self.world
-        w.ensure_forward(q)
-        oMg = w.collision_data.oMg
-        X = [oMg[i].homogeneous for i in range(len(self._poly))]
+        X, near = self.detector.broad_phase(q, lookahead)
         eps0 = self.detector.activation_distance
         sets = []
-        for i, j, mu in self.detector.candidate_pairs:
+        for p in near.tolist():
+            i, j, mu = self._pairs[p]
             eps = eps0 if lookahead is None else eps0 + lookahead[i] + lookahead[j]
             if self._ground[i] or self._ground[j]:
                 body = j if self._ground[i] else i
