@@ -213,9 +213,10 @@ class FacetSetModel(ContactModel):
         return res, results, False
 
     def _loaded_only(self, M, q, var, z, F, l, n0):
-        """The frictional LCP on the facets the frictionless answer ``z`` loaded (their
-        ``lambda``, edges and ``sigma``, the limit rows and the auxiliary unknowns),
-        warm-started there; its answer, the others' ``sigma`` at their slip speed, is
+        """The frictional LCP on the facets the frictionless answer ``z`` loaded or holds
+        closed (``w <= tol``: a box's fourth corner on a plane, which friction's moment
+        loads) with their ``lambda``, edges and ``sigma``, the limit rows and the
+        auxiliary unknowns, warm-started there; its answer, the others' ``sigma`` at their slip speed, is
         returned only when certified on the whole ``(M, q)``; facets it closes are added
         and it is solved again (``LOADED_ROUNDS`` times at most). ``(results, answer)``:
         the solve made (none when nothing is loaded or nothing is left out) and the
@@ -230,6 +231,8 @@ class FacetSetModel(ContactModel):
         facet[is_s] = var[is_s] - F - l - d * F
         loaded = np.zeros(F, dtype=bool)
         loaded[var[is_a & (z > 0.0)]] = True
+        _, w0, tol0 = certify(M, q, z)
+        loaded[var[is_a & (w0 <= tol0)]] = True
         opts = dict(s.solver_options)
         results, basis_z = [], z
         for _ in range(LOADED_ROUNDS):
