@@ -327,38 +327,31 @@ class FacetSetFinder:
         point = np.array([s[0] for s in sets], dtype=float)
         rep = lambda a: np.repeat(a, sizes, axis=0)
         F = int(start[-1])
-        rows = ContactSet((), np.zeros(F, np.int64), np.zeros(F, np.int64), rep(jf), rep(jv),
-                          rep(point), R, psi, np.zeros(F))
-        J = self.world.contact_jacobian(q, rows)
-        W = self._angular_jacobians(q, np.unique(np.concatenate([jv, jf])))
+        # One Jacobian call: the facet rows, then for each moving joint the velocity rows
+        # at the points 0, e_x, e_y, e_z, which differ by w x e (its angular velocity).
+        joints = np.unique(np.concatenate([jv, jf]))
+        joints = joints[joints != 0]
+        m = joints.size
+        ja = np.concatenate([rep(jf), np.zeros(4 * m, np.int64)])
+        jb = np.concatenate([rep(jv), np.repeat(joints, 4)])
+        p_W = np.vstack([rep(point), np.tile(np.vstack([np.zeros(3), np.eye(3)]), (m, 1))])
+        R_all = np.concatenate([R, np.broadcast_to(np.eye(3), (4 * m, 3, 3))])
+        z = np.zeros(F + 4 * m, np.int64)
+        rows = ContactSet((), z, z, ja, jb, p_W, R_all, np.zeros(F + 4 * m), np.zeros(F + 4 * m))
+        J_all = self.world.contact_jacobian(q, rows)
+        J = J_all[: 3 * F]
+        D = J_all[3 * F:].reshape(m, 4, 3, nv)
+        D = D[:, 1:] - D[:, :1]                      # D[:, a] = w x e_a
+        W = np.zeros((self.world.model.njoints, 3, nv))
+        W[joints, 0] = D[:, 1, 2]                    # (w x e_y)_z = w_x
+        W[joints, 1] = D[:, 2, 0]                    # (w x e_z)_x = w_y
+        W[joints, 2] = D[:, 0, 1]                    # (w x e_x)_y = w_z
         Jw = np.stack([W[jv], W[jf]], axis=1)
         return FacetSets(point, jv, jf, np.array([s[1] for s in sets], dtype=np.int64),
                          np.array([s[2] for s in sets], dtype=np.int64),
                          np.array([s[3] for s in sets], dtype=np.int64),
                          np.array([s[4] for s in sets], dtype=float), start, normal, psi, R, J,
                          np.array([s[7] for s in sets], dtype=float), Jw)
-
-    def _angular_jacobians(self, q, joints):
-        """(njoints, 3, nv) angular velocity in W of each joint in ``joints`` (0 elsewhere):
-        the velocity rows of the world's contact Jacobian at the points ``e_x, e_y, e_z``
-        and 0 of a joint's body differ by ``w x e``."""
-        nv = self.world.model.nv
-        W = np.zeros((self.world.model.njoints, 3, nv))
-        joints = joints[joints != 0]
-        if not joints.size:
-            return W
-        m = joints.size
-        pts = np.tile(np.vstack([np.zeros(3), np.eye(3)]), (m, 1))
-        jb = np.repeat(joints, 4)
-        z = np.zeros(4 * m, np.int64)
-        rows = ContactSet((), z, z, z, jb, pts, np.broadcast_to(np.eye(3), (4 * m, 3, 3)),
-                          np.zeros(4 * m), np.zeros(4 * m))
-        V = self.world.contact_jacobian(q, rows).reshape(m, 4, 3, nv)
-        D = V[:, 1:] - V[:, :1]  # D[:, a] = w x e_a
-        W[joints, 0] = D[:, 1, 2]   # (w x e_y)_z = w_x
-        W[joints, 1] = D[:, 2, 0]   # (w x e_z)_x = w_y
-        W[joints, 2] = D[:, 0, 1]   # (w x e_x)_y = w_z
-        return W
 
 
 def _extend(p0, p1, joined, eps):
