@@ -9,7 +9,6 @@ from contact_lcp.contact.lcp_builder import build_contact_lcp
 from contact_lcp.contact.problem import stabilization_bias
 from contact_lcp.exceptions import InvalidProblem
 
-
 #: the closest points of two edges slide at up to this times their relative speed (edges
 #: within about 6 degrees of parallel: their contact point is then left to the next step)
 MAX_SLIDE_GAIN = 10.0
