@@ -42,7 +42,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from contact_lcp.collision.contact_point import tangent_basis
 from contact_lcp.collision.contact_set import ContactSet
 from contact_lcp.collision.polytope import polytope_of, segment_closest
 from contact_lcp.exceptions import SceneError
@@ -265,13 +264,13 @@ class FacetSetFinder:
         P_W = Pv.vertices @ Rv.T + tv
         P_F = (P_W - tf) @ Rf  # in f's frame
         psi = P_F @ Pf.normals.T - Pf.offsets  # (V, F)
-        out = []
-        for k in np.flatnonzero(psi.max(axis=1) <= eps):
-            near = np.flatnonzero((Pf.facet_distances(P_F[k]) <= eps) & self._outer[f])
-            if near.size:
-                out.append((P_W[k], v, f, 0, mu, Pf.normals[near] @ Rf.T, psi[k, near],
-                            _NO_EDGE))
-        return out
+        cand = np.flatnonzero(psi.max(axis=1) <= eps)
+        if not cand.size:
+            return []
+        close = (Pf.facet_distances(P_F[cand]) <= eps) & self._outer[f]  # (k, F)
+        normals_W = Pf.normals @ Rf.T
+        return [(P_W[k], v, f, 0, mu, normals_W[near], psi[k, near], _NO_EDGE)
+                for k, row in zip(cand.tolist(), close) if (near := np.flatnonzero(row)).size]
 
     def _edge_sets(self, v, f, X, eps, mu, margin):
         """Edges of piece v crossing edges of piece f: one facet, the edge-edge plane."""
@@ -293,21 +292,25 @@ class FacetSetFinder:
             ok = ((dist <= eps) & (np.minimum(s, 1 - s) * la > mv)
                   & (np.minimum(t, 1 - t) * lb > mf)
                   & self._outer_edges[v][:, None] & self._outer_edges[f][None, :])
-        out = []
-        for ia, ib in zip(*np.nonzero(ok)):
-            n = np.cross(a1[ia] - a0[ia], b1[ib] - b0[ib])
-            n /= np.linalg.norm(n)
-            cone_f = Pf.normals[Pf.edge_facets[ib]] @ Rf.T @ n   # n out of f's edge
-            cone_v = Pv.normals[Pv.edge_facets[ia]] @ Rv.T @ n   # -n out of v's edge
-            if np.all(cone_f <= _CONE_TOL) and np.all(cone_v >= -_CONE_TOL):
-                n, cone_f, cone_v = -n, -cone_f, -cone_v
-            if np.any(cone_f < -_CONE_TOL) or np.any(cone_v > _CONE_TOL):
-                continue  # not a supporting direction of both edges: no edge-edge contact
-            e = np.array([a1[ia] - a0[ia], b1[ib] - b0[ib]])
-            e /= np.linalg.norm(e, axis=1)[:, None]
-            out.append((x[ia, ib], v, f, 1, mu, n[None], np.array([n @ (x[ia, ib] - y[ia, ib])]),
-                        e))
-        return out
+        ia, ib = np.nonzero(ok)
+        if not ia.size:
+            return []
+        e = np.stack([a1[ia] - a0[ia], b1[ib] - b0[ib]], axis=1)   # (K, 2, 3)
+        e /= np.linalg.norm(e, axis=2)[:, :, None]
+        n = np.cross(e[:, 0], e[:, 1])
+        n /= np.linalg.norm(n, axis=1)[:, None]
+        # n must leave f's edge (within both its facets' normal cones) and enter v's edge
+        cone_f = np.einsum("kji,ki->kj", (Pf.normals @ Rf.T)[Pf.edge_facets[ib]], n)
+        cone_v = np.einsum("kji,ki->kj", (Pv.normals @ Rv.T)[Pv.edge_facets[ia]], n)
+        flip = np.all(cone_f <= _CONE_TOL, axis=1) & np.all(cone_v >= -_CONE_TOL, axis=1)
+        sign = np.where(flip, -1.0, 1.0)
+        n, cone_f, cone_v = n * sign[:, None], cone_f * sign[:, None], cone_v * sign[:, None]
+        # not a supporting direction of both edges: no edge-edge contact
+        keep = ~(np.any(cone_f < -_CONE_TOL, axis=1) | np.any(cone_v > _CONE_TOL, axis=1))
+        xs, ys = x[ia, ib], y[ia, ib]
+        psi = np.einsum("ki,ki->k", n, xs - ys)
+        return [(xs[k], v, f, 1, mu, n[k][None], psi[k:k + 1], e[k])
+                for k in np.flatnonzero(keep).tolist()]
 
     # -------------------------------------------------------------------- pack
     def _pack(self, sets, q):
@@ -321,7 +324,7 @@ class FacetSetFinder:
         start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         normal = np.vstack([s[5] for s in sets])
         psi = np.concatenate([s[6] for s in sets])
-        R = np.array([tangent_basis(n) for n in normal])
+        R = _tangent_bases(normal)
         jv = np.array([self._joints[s[1]] for s in sets], dtype=np.int64)
         jf = np.array([self._joints[s[2]] for s in sets], dtype=np.int64)
         point = np.array([s[0] for s in sets], dtype=float)
@@ -352,6 +355,15 @@ class FacetSetFinder:
                          np.array([s[3] for s in sets], dtype=np.int64),
                          np.array([s[4] for s in sets], dtype=float), start, normal, psi, R, J,
                          np.array([s[7] for s in sets], dtype=float), Jw)
+
+
+def _tangent_bases(N):
+    """(F, 3, 3) frames (n, t1, t2) of the unit normals ``N`` (F, 3): the rule of
+    :func:`~contact_lcp.collision.contact_point.tangent_basis`, for all at once."""
+    r = np.where((np.abs(N[:, 0]) < 0.9)[:, None], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0])
+    t1 = r - np.sum(r * N, axis=1)[:, None] * N
+    t1 /= np.sqrt(np.sum(t1 * t1, axis=1))[:, None]
+    return np.stack([N, t1, np.cross(N, t1)], axis=2)
 
 
 def _extend(p0, p1, joined, eps):
