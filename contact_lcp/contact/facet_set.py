@@ -189,7 +189,7 @@ class FacetSetModel(ContactModel):
                                      {"tol": tol, "free_sliding": True}), results, True
             basis = np.flatnonzero(z > 0.0)
             if self.options["loaded_first"]:
-                sub, res = self._loaded_only(M, q, var, z, F, l, n0)
+                sub, res = self._loaded_only(M, q, var, z, F, l, n0, first.info.get("tol", 0.0))
                 results += sub
                 if res is not None:
                     return res, results, True
@@ -212,10 +212,10 @@ class FacetSetModel(ContactModel):
                 return res, results, "initial_basis" in run
         return res, results, False
 
-    def _loaded_only(self, M, q, var, z, F, l, n0):
+    def _loaded_only(self, M, q, var, z, F, l, n0, tol0):
         """The frictional LCP on the facets the frictionless answer ``z`` loaded or holds
-        closed (``w <= tol``: a box's fourth corner on a plane, which friction's moment
-        loads) with their ``lambda``, edges and ``sigma``, the limit rows and the
+        closed (``w <= tol0``, its certification tolerance [m/s]: a box's fourth corner on
+        a plane, which friction's moment loads) with their ``lambda``, edges and ``sigma``, the limit rows and the
         auxiliary unknowns, warm-started there; its answer, the others' ``sigma`` at their slip speed, is
         returned only when certified on the whole ``(M, q)``; facets it closes are added
         and it is solved again (``LOADED_ROUNDS`` times at most). ``(results, answer)``:
@@ -231,8 +231,8 @@ class FacetSetModel(ContactModel):
         facet[is_s] = var[is_s] - F - l - d * F
         loaded = np.zeros(F, dtype=bool)
         loaded[var[is_a & (z > 0.0)]] = True
-        _, w0, tol0 = certify(M, q, z)
-        loaded[var[is_a & (w0 <= tol0)]] = True
+        w0 = M[is_a] @ z + q[is_a]  # the frictionless answer's normal rows [m/s]
+        loaded[var[is_a][w0 <= tol0]] = True
         opts = dict(s.solver_options)
         results, basis_z = [], z
         for _ in range(LOADED_ROUNDS):
