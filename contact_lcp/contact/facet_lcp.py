@@ -131,23 +131,19 @@ def build_facet_set_lcp(G, u, bias, mu, start, *, num_directions, num_unilateral
     set_of = np.repeat(np.arange(S), np.diff(start))
     base = start[:-1][set_of]                      # facet 1 of each facet's set
     pos = np.arange(F) - base                      # position in its set (0 = facet 1)
-    cidx = np.full(F, -1)
-    cidx[pos > 0] = n0 + np.arange(C)              # column of c_k (facets k >= 2)
-    in_set_c = [cidx[start[s] + 1:start[s + 1]] for s in range(S)]
+    ck = np.flatnonzero(pos > 0)                   # facets k >= 2, one c_k each
+    rc = n0 + np.arange(C)                         # their rows and columns
+    same = set_of[:, None] == set_of[ck][None, :]  # (F, C): c_k of the facet's own set
     if form == "compact":  # lambda rows: 2 S_s - g_f
         M[:F, :n0], q[:F] = 2.0 * M0[base] - M0[:F], 2.0 * q0[base] - q0[:F]
-        for f in range(F):
-            M[f, in_set_c[set_of[f]]] = 2.0
+        M[:F, rc] = 2.0 * same
     else:  # lambda rows: d_f + S_s
         M[:F, :n0], q[:F] = M0[base], q0[base]
-        for f in range(F):
-            M[f, in_set_c[set_of[f]]] = 1.0
+        M[:F, rc] = 1.0 * same
         M[np.arange(F), n0 + C + np.arange(F)] = 1.0
     # c rows: c_k + c_2 + .. + c_{k-1} + g_1 - g_k
-    for f in np.flatnonzero(pos > 0):
-        r = cidx[f]
-        M[r, :n0], q[r] = M0[base[f]] - M0[f], q0[base[f]] - q0[f]
-        M[r, in_set_c[set_of[f]][: pos[f]]] = 1.0
+    M[rc, :n0], q[rc] = M0[base[ck]] - M0[ck], q0[base[ck]] - q0[ck]
+    M[np.ix_(rc, rc)] = 1.0 * (same[ck] & (pos[ck][None, :] <= pos[ck][:, None]))
     if form == "compact":
         return lcp0, M, q
     # d rows: d_f + g_f
@@ -155,11 +151,10 @@ def build_facet_set_lcp(G, u, bias, mu, start, *, num_directions, num_unilateral
     M[rd, :n0], q[rd] = M0[:F], q0[:F]
     M[rd, rd] = 1.0
     # e rows: S_s - alpha e_s
-    for s in range(S):
-        r = n0 + C + F + s
-        M[r, :n0], q[r] = M0[start[s]], q0[start[s]]
-        M[r, in_set_c[s]] = 1.0
-        M[r, r] = -float(alpha)
+    re = n0 + C + F + np.arange(S)
+    M[re, :n0], q[re] = M0[start[:-1]], q0[start[:-1]]
+    M[np.ix_(re, rc)] = 1.0 * (np.arange(S)[:, None] == set_of[ck][None, :])
+    M[re, re] = -float(alpha)
     return lcp0, M, q
 
 

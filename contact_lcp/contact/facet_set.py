@@ -282,7 +282,7 @@ class FacetSetModel(ContactModel):
         for switch in range(int(self.options["max_switches"]) + 1):
             lcp0, M, q, var, J = self._build(problem, sets, order, start, bias, push)
             F, n0 = order.size, lcp0.q.shape[0]
-            Mv, qv = M[np.ix_(var, var)], q[var]
+            Mv, qv = (M, q) if var.size == q.size else (M[np.ix_(var, var)], q[var])
             base = start[:-1]
             head = np.zeros(q.shape[0], dtype=bool)
             head[base] = True
