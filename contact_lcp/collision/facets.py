@@ -2,7 +2,8 @@
 convex piece of another, as plain arrays for the ``facet_set`` contact model.
 
 Which sets are formed, for every candidate collision pair whose shapes are convex
-polytopes (boxes, convex hulls) or the ground halfspace:
+polytopes (boxes, convex hulls) or the ground halfspace and that the detector's broad
+phase keeps (its placements are used as they are):
 
 * **vertex sets** (the seed's): each vertex of piece V within ``eps`` of piece F (plane
   test ``max_i psi_i <= eps``) against every facet of F whose polygon is within ``eps``
@@ -33,6 +34,10 @@ bottom on the floor, the two faces of a seam) are internal to the static union a
 out, with the edges that border them: behind them is not free space.
 
 ``eps`` is the activation distance plus the pair's look-ahead (as the detector's).
+Each set also carries its edge directions and both bodies' angular Jacobians, so that
+the model can take its rows at the material points the step slides to the contact
+(:func:`contact_lcp.contact.facet_lcp.sliding_rows`).
+
 Each set has ``psi_i = n_i . p - b_i``, the signed distance of its point to the plane of
 facet i (normal out of F), so that the point is outside F iff ``max_i psi_i >= 0`` over
 all of F's facets; a set keeps only the nearby ones.
