@@ -287,6 +287,13 @@ class FacetSetFinder:
         Vf = Pf.vertices @ Rf.T + X[f][:3, 3]
         a0, a1 = _extend(Vv[Pv.edges[:, 0]], Vv[Pv.edges[:, 1]], self._joined_ends[v], eps)
         b0, b1 = _extend(Vf[Pf.edges[:, 0]], Vf[Pf.edges[:, 1]], self._joined_ends[f], eps)
+        # Only edges whose boxes reach the other piece's box grown by 2 eps (its edges
+        # lengthened by up to eps, then eps between them) can be within eps of its edges.
+        ev = np.flatnonzero(self._outer_edges[v] & _boxes_meet(a0, a1, Vf, 2.0 * eps))
+        ef = np.flatnonzero(self._outer_edges[f] & _boxes_meet(b0, b1, Vv, 2.0 * eps))
+        if not (ev.size and ef.size):
+            return []
+        a0, a1, b0, b1 = a0[ev], a1[ev], b0[ef], b1[ef]
         s, t, x, y = segment_closest(a0, a1, b0, b1)
         dist = np.linalg.norm(x - y, axis=2)
         la = np.linalg.norm(a1 - a0, axis=1)[:, None]
@@ -295,12 +302,12 @@ class FacetSetFinder:
         mf = margin if self._joints[f] else 0.0
         with np.errstate(invalid="ignore"):  # nan for parallel edges: not kept
             ok = ((dist <= eps) & (np.minimum(s, 1 - s) * la > mv)
-                  & (np.minimum(t, 1 - t) * lb > mf)
-                  & self._outer_edges[v][:, None] & self._outer_edges[f][None, :])
-        ia, ib = np.nonzero(ok)
-        if not ia.size:
+                  & (np.minimum(t, 1 - t) * lb > mf))
+        ka, kb = np.nonzero(ok)
+        if not ka.size:
             return []
-        e = np.stack([a1[ia] - a0[ia], b1[ib] - b0[ib]], axis=1)   # (K, 2, 3)
+        ia, ib = ev[ka], ef[kb]
+        e = np.stack([a1[ka] - a0[ka], b1[kb] - b0[kb]], axis=1)   # (K, 2, 3)
         e /= np.linalg.norm(e, axis=2)[:, :, None]
         n = np.cross(e[:, 0], e[:, 1])
         n /= np.linalg.norm(n, axis=1)[:, None]
@@ -312,7 +319,7 @@ class FacetSetFinder:
         n, cone_f, cone_v = n * sign[:, None], cone_f * sign[:, None], cone_v * sign[:, None]
         # not a supporting direction of both edges: no edge-edge contact
         keep = ~(np.any(cone_f < -_CONE_TOL, axis=1) | np.any(cone_v > _CONE_TOL, axis=1))
-        xs, ys = x[ia, ib], y[ia, ib]
+        xs, ys = x[ka, kb], y[ka, kb]
         psi = np.einsum("ki,ki->k", n, xs - ys)
         return [(xs[k], v, f, 1, mu, n[k][None], psi[k:k + 1], e[k])
                 for k in np.flatnonzero(keep).tolist()]
@@ -369,6 +376,13 @@ def _tangent_bases(N):
     t1 = r - np.sum(r * N, axis=1)[:, None] * N
     t1 /= np.sqrt(np.sum(t1 * t1, axis=1))[:, None]
     return np.stack([N, t1, np.cross(N, t1)], axis=2)
+
+
+def _boxes_meet(p0, p1, V, eps):
+    """(E,) bool: the bounding box of segment ``p0 p1`` (E, 3) meets that of the points
+    ``V`` (n, 3) grown by ``eps`` [m]."""
+    lo, hi = V.min(axis=0) - eps, V.max(axis=0) + eps
+    return np.all((np.minimum(p0, p1) <= hi) & (np.maximum(p0, p1) >= lo), axis=1)
 
 
 def _extend(p0, p1, joined, eps):
