@@ -63,11 +63,12 @@ def cmd_simulate(args):
     info = None
     max_pen = 0.0
     for _ in range(steps):
+        recorded = len(sim.recorded_problems)
         info = sim.step()
         max_pen = max(max_pen, info.max_penetration)
         rec.add(sim, info)
-        if sim.record_problems and info.report.solves:
-            active.append(info.num_active)
+        if len(sim.recorded_problems) > recorded:  # one count per recorded problem
+            active.append(int(info.report.info.get("pushing_facets", info.num_active)))
         last = _progress(sim, info, wall0, last)
     wall = time.perf_counter() - wall0
     if info is not None:

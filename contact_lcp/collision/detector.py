@@ -308,6 +308,9 @@ class ContactDetector:
         X, centers = self._placements(q, la)
         near = near_pairs(centers, la, self._radii, self._first, self._second,
                           self._is_ground_pair, h, eps0)
+        # for broad_phase(); placements of geometries in near pairs are all fresh (a
+        # geometry not read this step is out of reach of everything, see _placements)
+        self._broad = (np.array(q, dtype=float), la, X, near)
         compiled = self._compiled_pair[near]
         fast, found = self._compiled_ground(near[compiled], X, la, h, eps0)
         rest = near[~compiled] if fast.size else near
@@ -325,6 +328,26 @@ class ContactDetector:
             if block is not None:
                 blocks[p] = block
         return ContactSet.concatenate(self._names, [blocks[p] for p in sorted(blocks)])
+
+    def broad_phase(self, q, lookahead=None):
+        """The placements and near pairs of :meth:`detect` at ``q`` (run if its last call
+        was at another ``q`` or ``lookahead``), for other queries on the same pairs.
+
+        Returns
+        -------
+        X : (ngeoms, 4, 4) ndarray
+            Geometry placements in W (read-only).
+        near : (p,) int ndarray
+            Positions in :attr:`candidate_pairs` of the pairs whose bounding spheres (the
+            ground's plane) are within ``activation_distance + lookahead[i] +
+            lookahead[j]``.
+        """
+        la = self._no_lookahead if lookahead is None else np.asarray(lookahead, dtype=float)
+        last = getattr(self, "_broad", None)
+        if last is None or not (np.array_equal(last[0], q) and np.array_equal(last[1], la)):
+            self.detect(q, la)
+            last = self._broad
+        return last[2], last[3]
 
     def _compiled_ground(self, near_ground, X, la, h, eps0):
         """Polytope-ground pairs ``near_ground`` (all in ``_compiled_pair``) in one compiled

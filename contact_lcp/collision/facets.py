@@ -2,7 +2,8 @@
 convex piece of another, as plain arrays for the ``facet_set`` contact model.
 
 Which sets are formed, for every candidate collision pair whose shapes are convex
-polytopes (boxes, convex hulls) or the ground halfspace:
+polytopes (boxes, convex hulls) or the ground halfspace and that the detector's broad
+phase keeps (its placements are used as they are):
 
 * **vertex sets** (the seed's): each vertex of piece V within ``eps`` of piece F (plane
   test ``max_i psi_i <= eps``) against every facet of F whose polygon is within ``eps``
@@ -33,6 +34,10 @@ bottom on the floor, the two faces of a seam) are internal to the static union a
 out, with the edges that border them: behind them is not free space.
 
 ``eps`` is the activation distance plus the pair's look-ahead (as the detector's).
+Each set also carries its edge directions and both bodies' angular Jacobians, so that
+the model can take its rows at the material points the step slides to the contact
+(:func:`contact_lcp.contact.facet_lcp.sliding_rows`).
+
 Each set has ``psi_i = n_i . p - b_i``, the signed distance of its point to the plane of
 facet i (normal out of F), so that the point is outside F iff ``max_i psi_i >= 0`` over
 all of F's facets; a set keeps only the nearby ones.
@@ -42,7 +47,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from contact_lcp.collision.contact_point import tangent_basis
 from contact_lcp.collision.contact_set import ContactSet
 from contact_lcp.collision.polytope import polytope_of, segment_closest
 from contact_lcp.exceptions import SceneError
@@ -54,6 +58,8 @@ _COVER_TOL = 1e-6
 #: cone by this (sine of about 1 degree), so that an edge lying on a slightly tilted face
 #: (a tilted peg's side against a rim) still gets its plane
 _CONE_TOL = 0.02
+#: the edge directions of a vertex set (none: its point is a material point of V)
+_NO_EDGE = np.zeros((2, 3))
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,6 +89,13 @@ class FacetSets:
     J : (3F, nv) ndarray
         Rows ``3f + j``: axis j of facet f's frame dotted with ``v_V - v_F`` at the point
         [m/s per unit of v]; the first of each three gives ``d psi_f / dt``.
+    edge : (S, 2, 3) ndarray, optional
+        Unit directions in W of V's edge and F's edge of an edge set (zeros for a vertex
+        set): the lines along which the closest points slide during a step.
+    Jw : (S, 2, 3, nv) ndarray, optional
+        Angular velocities in W of V and of F [rad/s per unit of v]; with ``edge`` they
+        give the set's rows at the material points the step carries to the contact (see
+        :func:`contact_lcp.contact.facet_lcp.sliding_rows`). None: rows at the point only.
     """
 
     point: np.ndarray
@@ -97,6 +110,8 @@ class FacetSets:
     psi: np.ndarray
     R_WC: np.ndarray
     J: np.ndarray
+    edge: np.ndarray = None
+    Jw: np.ndarray = None
 
     def __len__(self):
         return int(self.point.shape[0])
@@ -136,12 +151,13 @@ class FacetSetFinder:
     def __init__(self, detector):
         self.detector = detector
         self.world = detector.world
+        self._pairs = detector.candidate_pairs
         gm = self.world.collision_model
         objs = list(gm.geometryObjects)
         self._joints = [int(o.parentJoint) for o in objs]
         self._ground = [self.world.geometry_owner[i] == "ground" for i in range(len(objs))]
         self._poly = [None if g else polytope_of(o.geometry) for g, o in zip(self._ground, objs)]
-        for i, j, _ in detector.candidate_pairs:
+        for i, j, _ in self._pairs:
             for g in (i, j):
                 if not self._ground[g] and self._poly[g] is None:
                     raise SceneError(
@@ -209,7 +225,10 @@ class FacetSetFinder:
         return out
 
     def find(self, q, lookahead=None):
-        """The facet sets at ``q`` (kinematics of the last ``world.forward``).
+        """The facet sets at ``q``, on the pairs and placements of the detector's broad
+        phase (:meth:`ContactDetector.broad_phase`: those of its last ``detect`` when that
+        was at ``q`` and ``lookahead``; a pair it leaves out has no set, since a set's
+        facets are within ``eps`` of its point).
 
         Parameters
         ----------
@@ -221,13 +240,11 @@ class FacetSetFinder:
         -------
         FacetSets
         """
-        w = self.world
-        w.ensure_forward(q)
-        oMg = w.collision_data.oMg
-        X = [oMg[i].homogeneous for i in range(len(self._poly))]
+        X, near = self.detector.broad_phase(q, lookahead)
         eps0 = self.detector.activation_distance
         sets = []
-        for i, j, mu in self.detector.candidate_pairs:
+        for p in near.tolist():
+            i, j, mu = self._pairs[p]
             eps = eps0 if lookahead is None else eps0 + lookahead[i] + lookahead[j]
             if self._ground[i] or self._ground[j]:
                 body = j if self._ground[i] else i
@@ -242,7 +259,8 @@ class FacetSetFinder:
         h = self.world.ground_height
         P = self._poly[v].vertices @ X[:3, :3].T + X[:3, 3]
         n = np.array([0.0, 0.0, 1.0])
-        return [(p, v, g, 0, mu, n[None], np.array([p[2] - h])) for p in P if p[2] - h <= eps]
+        return [(p, v, g, 0, mu, n[None], np.array([p[2] - h]), _NO_EDGE)
+                for p in P if p[2] - h <= eps]
 
     def _vertex_sets(self, v, f, X, eps, mu):
         """Vertices of piece v against the facets of piece f."""
@@ -251,12 +269,13 @@ class FacetSetFinder:
         P_W = Pv.vertices @ Rv.T + tv
         P_F = (P_W - tf) @ Rf  # in f's frame
         psi = P_F @ Pf.normals.T - Pf.offsets  # (V, F)
-        out = []
-        for k in np.flatnonzero(psi.max(axis=1) <= eps):
-            near = np.flatnonzero((Pf.facet_distances(P_F[k]) <= eps) & self._outer[f])
-            if near.size:
-                out.append((P_W[k], v, f, 0, mu, Pf.normals[near] @ Rf.T, psi[k, near]))
-        return out
+        cand = np.flatnonzero(psi.max(axis=1) <= eps)
+        if not cand.size:
+            return []
+        close = (Pf.facet_distances(P_F[cand]) <= eps) & self._outer[f]  # (k, F)
+        normals_W = Pf.normals @ Rf.T
+        return [(P_W[k], v, f, 0, mu, normals_W[near], psi[k, near], _NO_EDGE)
+                for k, row in zip(cand.tolist(), close) if (near := np.flatnonzero(row)).size]
 
     def _edge_sets(self, v, f, X, eps, mu, margin):
         """Edges of piece v crossing edges of piece f: one facet, the edge-edge plane."""
@@ -268,6 +287,13 @@ class FacetSetFinder:
         Vf = Pf.vertices @ Rf.T + X[f][:3, 3]
         a0, a1 = _extend(Vv[Pv.edges[:, 0]], Vv[Pv.edges[:, 1]], self._joined_ends[v], eps)
         b0, b1 = _extend(Vf[Pf.edges[:, 0]], Vf[Pf.edges[:, 1]], self._joined_ends[f], eps)
+        # Only edges whose boxes reach the other piece's box grown by 2 eps (its edges
+        # lengthened by up to eps, then eps between them) can be within eps of its edges.
+        ev = np.flatnonzero(self._outer_edges[v] & _boxes_meet(a0, a1, Vf, 2.0 * eps))
+        ef = np.flatnonzero(self._outer_edges[f] & _boxes_meet(b0, b1, Vv, 2.0 * eps))
+        if not (ev.size and ef.size):
+            return []
+        a0, a1, b0, b1 = a0[ev], a1[ev], b0[ef], b1[ef]
         s, t, x, y = segment_closest(a0, a1, b0, b1)
         dist = np.linalg.norm(x - y, axis=2)
         la = np.linalg.norm(a1 - a0, axis=1)[:, None]
@@ -276,20 +302,27 @@ class FacetSetFinder:
         mf = margin if self._joints[f] else 0.0
         with np.errstate(invalid="ignore"):  # nan for parallel edges: not kept
             ok = ((dist <= eps) & (np.minimum(s, 1 - s) * la > mv)
-                  & (np.minimum(t, 1 - t) * lb > mf)
-                  & self._outer_edges[v][:, None] & self._outer_edges[f][None, :])
-        out = []
-        for ia, ib in zip(*np.nonzero(ok)):
-            n = np.cross(a1[ia] - a0[ia], b1[ib] - b0[ib])
-            n /= np.linalg.norm(n)
-            cone_f = Pf.normals[Pf.edge_facets[ib]] @ Rf.T @ n   # n out of f's edge
-            cone_v = Pv.normals[Pv.edge_facets[ia]] @ Rv.T @ n   # -n out of v's edge
-            if np.all(cone_f <= _CONE_TOL) and np.all(cone_v >= -_CONE_TOL):
-                n, cone_f, cone_v = -n, -cone_f, -cone_v
-            if np.any(cone_f < -_CONE_TOL) or np.any(cone_v > _CONE_TOL):
-                continue  # not a supporting direction of both edges: no edge-edge contact
-            out.append((x[ia, ib], v, f, 1, mu, n[None], np.array([n @ (x[ia, ib] - y[ia, ib])])))
-        return out
+                  & (np.minimum(t, 1 - t) * lb > mf))
+        ka, kb = np.nonzero(ok)
+        if not ka.size:
+            return []
+        ia, ib = ev[ka], ef[kb]
+        e = np.stack([a1[ka] - a0[ka], b1[kb] - b0[kb]], axis=1)   # (K, 2, 3)
+        e /= np.linalg.norm(e, axis=2)[:, :, None]
+        n = np.cross(e[:, 0], e[:, 1])
+        n /= np.linalg.norm(n, axis=1)[:, None]
+        # n must leave f's edge (within both its facets' normal cones) and enter v's edge
+        cone_f = np.einsum("kji,ki->kj", (Pf.normals @ Rf.T)[Pf.edge_facets[ib]], n)
+        cone_v = np.einsum("kji,ki->kj", (Pv.normals @ Rv.T)[Pv.edge_facets[ia]], n)
+        flip = np.all(cone_f <= _CONE_TOL, axis=1) & np.all(cone_v >= -_CONE_TOL, axis=1)
+        sign = np.where(flip, -1.0, 1.0)
+        n, cone_f, cone_v = n * sign[:, None], cone_f * sign[:, None], cone_v * sign[:, None]
+        # not a supporting direction of both edges: no edge-edge contact
+        keep = ~(np.any(cone_f < -_CONE_TOL, axis=1) | np.any(cone_v > _CONE_TOL, axis=1))
+        xs, ys = x[ka, kb], y[ka, kb]
+        psi = np.einsum("ki,ki->k", n, xs - ys)
+        return [(xs[k], v, f, 1, mu, n[k][None], psi[k:k + 1], e[k])
+                for k in np.flatnonzero(keep).tolist()]
 
     # -------------------------------------------------------------------- pack
     def _pack(self, sets, q):
@@ -297,24 +330,59 @@ class FacetSetFinder:
         if not sets:
             z = np.zeros(0, dtype=np.int64)
             return FacetSets(np.zeros((0, 3)), z, z, z, z, z, np.zeros(0), np.zeros(1, np.int64),
-                             np.zeros((0, 3)), np.zeros(0), np.zeros((0, 3, 3)), np.zeros((0, nv)))
+                             np.zeros((0, 3)), np.zeros(0), np.zeros((0, 3, 3)), np.zeros((0, nv)),
+                             np.zeros((0, 2, 3)), np.zeros((0, 2, 3, nv)))
         sizes = np.array([len(s[6]) for s in sets])
         start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         normal = np.vstack([s[5] for s in sets])
         psi = np.concatenate([s[6] for s in sets])
-        R = np.array([tangent_basis(n) for n in normal])
+        R = _tangent_bases(normal)
         jv = np.array([self._joints[s[1]] for s in sets], dtype=np.int64)
         jf = np.array([self._joints[s[2]] for s in sets], dtype=np.int64)
         point = np.array([s[0] for s in sets], dtype=float)
         rep = lambda a: np.repeat(a, sizes, axis=0)
         F = int(start[-1])
-        rows = ContactSet((), np.zeros(F, np.int64), np.zeros(F, np.int64), rep(jf), rep(jv),
-                          rep(point), R, psi, np.zeros(F))
-        J = self.world.contact_jacobian(q, rows)
+        # One Jacobian call: the facet rows, then for each moving joint the velocity rows
+        # at the points 0, e_x, e_y, e_z, which differ by w x e (its angular velocity).
+        joints = np.unique(np.concatenate([jv, jf]))
+        joints = joints[joints != 0]
+        m = joints.size
+        ja = np.concatenate([rep(jf), np.zeros(4 * m, np.int64)])
+        jb = np.concatenate([rep(jv), np.repeat(joints, 4)])
+        p_W = np.vstack([rep(point), np.tile(np.vstack([np.zeros(3), np.eye(3)]), (m, 1))])
+        R_all = np.concatenate([R, np.broadcast_to(np.eye(3), (4 * m, 3, 3))])
+        z = np.zeros(F + 4 * m, np.int64)
+        rows = ContactSet((), z, z, ja, jb, p_W, R_all, np.zeros(F + 4 * m), np.zeros(F + 4 * m))
+        J_all = self.world.contact_jacobian(q, rows)
+        J = J_all[: 3 * F]
+        D = J_all[3 * F:].reshape(m, 4, 3, nv)
+        D = D[:, 1:] - D[:, :1]                      # D[:, a] = w x e_a
+        W = np.zeros((self.world.model.njoints, 3, nv))
+        W[joints, 0] = D[:, 1, 2]                    # (w x e_y)_z = w_x
+        W[joints, 1] = D[:, 2, 0]                    # (w x e_z)_x = w_y
+        W[joints, 2] = D[:, 0, 1]                    # (w x e_x)_y = w_z
+        Jw = np.stack([W[jv], W[jf]], axis=1)
         return FacetSets(point, jv, jf, np.array([s[1] for s in sets], dtype=np.int64),
                          np.array([s[2] for s in sets], dtype=np.int64),
                          np.array([s[3] for s in sets], dtype=np.int64),
-                         np.array([s[4] for s in sets], dtype=float), start, normal, psi, R, J)
+                         np.array([s[4] for s in sets], dtype=float), start, normal, psi, R, J,
+                         np.array([s[7] for s in sets], dtype=float), Jw)
+
+
+def _tangent_bases(N):
+    """(F, 3, 3) frames (n, t1, t2) of the unit normals ``N`` (F, 3): the rule of
+    :func:`~contact_lcp.collision.contact_point.tangent_basis`, for all at once."""
+    r = np.where((np.abs(N[:, 0]) < 0.9)[:, None], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0])
+    t1 = r - np.sum(r * N, axis=1)[:, None] * N
+    t1 /= np.sqrt(np.sum(t1 * t1, axis=1))[:, None]
+    return np.stack([N, t1, np.cross(N, t1)], axis=2)
+
+
+def _boxes_meet(p0, p1, V, eps):
+    """(E,) bool: the bounding box of segment ``p0 p1`` (E, 3) meets that of the points
+    ``V`` (n, 3) grown by ``eps`` [m]."""
+    lo, hi = V.min(axis=0) - eps, V.max(axis=0) + eps
+    return np.all((np.minimum(p0, p1) <= hi) & (np.maximum(p0, p1) >= lo), axis=1)
 
 
 def _extend(p0, p1, joined, eps):

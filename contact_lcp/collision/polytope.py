@@ -7,6 +7,7 @@ closest points, all in the polytope's own frame [m].
 """
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import coal
 import numpy as np
@@ -54,13 +55,19 @@ class Polytope:
     def num_facets(self):
         return int(self.offsets.shape[0])
 
+    @cached_property
+    def _triangle_data(self):
+        return triangle_data(self.vertices[self.triangles])
+
     def facet_distances(self, p):
         """(F,) Euclidean distance [m] from the point ``p`` (3,) to each facet polygon
-        (0 on the facet; a point inside is at its depth below the facet)."""
-        d = triangle_distances(p, self.vertices[self.triangles])
-        out = np.full(self.num_facets, np.inf)
-        np.minimum.at(out, self.tri_facet, d)
-        return out
+        (0 on the facet; a point inside is at its depth below the facet); (k, F) for
+        points ``p`` (k, 3)."""
+        p = np.asarray(p, dtype=float)
+        d = triangle_distances(p.reshape(-1, 3), self._triangle_data)
+        out = np.full((d.shape[0], self.num_facets), np.inf)
+        np.minimum.at(out, (np.arange(d.shape[0])[:, None], self.tri_facet[None, :]), d)
+        return out[0] if p.ndim == 1 else out
 
 
 def _box_triangles():
@@ -136,28 +143,35 @@ def polytope_of(shape):
     return None
 
 
-def triangle_distances(p, tris):
-    """(T,) Euclidean distance from ``p`` (3,) to each triangle ``tris`` (T, 3, 3) [m]."""
+def triangle_data(tris):
+    """What :func:`triangle_distances` needs of triangles ``tris`` (T, 3, 3), computed once:
+    corners, edges, unit normals, in-plane edge normals, doubled areas."""
     a, b, c = tris[:, 0], tris[:, 1], tris[:, 2]
     n = np.cross(b - a, c - a)
-    nn = np.einsum("ij,ij->i", n, n)
-    s = np.einsum("ij,ij->i", p - a, n) / nn
-    x = p - s[:, None] * n  # projection on the plane
-    inside = np.ones(len(tris), dtype=bool)
-    for u, v in ((a, b), (b, c), (c, a)):
-        inside &= np.einsum("ij,ij->i", np.cross(v - u, x - u), n) >= 0.0
-    d_plane = np.abs(s) * np.sqrt(nn)
-    d_edge = np.min([segment_point_distance(p, u, v) for u, v in ((a, b), (b, c), (c, a))],
-                    axis=0)
-    return np.where(inside, d_plane, d_edge)
+    area2 = np.linalg.norm(n, axis=1)
+    n = n / area2[:, None]
+    corners = np.stack([a, b, c])                          # (3, T, 3)
+    edges = np.stack([b - a, c - b, a - c])                # (3, T, 3), from each corner
+    inward = np.cross(n[None], edges)                      # n x e: into the triangle
+    return corners, edges, n, inward, np.einsum("eti,eti->et", edges, edges)
 
 
-def segment_point_distance(p, u, v):
-    """(T,) distance from ``p`` (3,) to the segments ``u``-``v`` (T, 3) each [m]."""
-    e = v - u
-    t = np.clip(np.einsum("ij,ij->i", p - u, e) / np.maximum(
-        np.einsum("ij,ij->i", e, e), 1e-300), 0.0, 1.0)
-    return np.linalg.norm(u + t[:, None] * e - p, axis=1)
+def triangle_distances(p, tris):
+    """Euclidean distance from points ``p`` (k, 3) to triangles [m]: (k, T); (T,) for one
+    point ``p`` (3,). ``tris``: (T, 3, 3) corners or :func:`triangle_data` of them."""
+    corners, edges, n, inward, ee = triangle_data(tris) if isinstance(tris, np.ndarray) else tris
+    p = np.asarray(p, dtype=float)
+    P = p.reshape(-1, 3)
+    d_plane = np.abs(P @ n.T - np.einsum("ti,ti->t", corners[0], n))  # (k, T)
+    inside = np.ones(d_plane.shape, dtype=bool)
+    d_edge = np.full(d_plane.shape, np.inf)
+    for u, e, m, l2 in zip(corners, edges, inward, ee):
+        r = P[:, None, :] - u                              # (k, T, 3)
+        inside &= np.einsum("kti,ti->kt", r, m) >= 0.0
+        t = np.clip(np.einsum("kti,ti->kt", r, e) / np.maximum(l2, 1e-300), 0.0, 1.0)
+        d_edge = np.minimum(d_edge, np.linalg.norm(r - t[:, :, None] * e, axis=2))
+    d = np.where(inside, d_plane, d_edge)
+    return d[0] if p.ndim == 1 else d
 
 
 def segment_closest(p0, p1, q0, q1):

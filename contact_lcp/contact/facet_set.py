@@ -41,9 +41,14 @@ How it is solved. Each set's facet 1 is first the facet with the largest gap aft
 free motion. With ``c = 0`` and only facet 1 of each set pushing, the LCP reduces to the
 pyramid LCP of those facets (a principal block: Stewart-Trinkle, which our pivoting
 methods solve reliably): frictionless first (with no push at all the free-sliding point
-is tried), then frictional: cold and from the frictionless basis with a small node budget
-of the robust search, Lemke's and the lexicographic method, then the robust search with
-its full budget (the first certified answer is kept). That point, with the
+is tried), then frictional: first on the facets the frictionless answer loaded (warm
+started there; facets the answer closes are added and it is solved again), kept only when
+certified on the whole LCP, as the pyramid model's ``drop_unloaded``; then from the
+frictionless basis and cold with a small node budget of the robust search, Lemke's and the
+lexicographic method, then the robust search with its full budget (the first certified
+answer is kept). On the peg in hole the redundant facets (four corners and two rim edges
+on one wall) make the whole pyramid LCP degenerate enough that every method there fails
+on some steps; the loaded facets alone are solved in a few dozen pivots. That point, with the
 other facets' ``sigma`` at their slip speed, is then certified against the *whole*
 facet-set LCP; where a set's facet 1 is not its largest gap at the answer, that facet
 becomes facet 1 and it is solved again (at most ``max_switches`` times). Last, the whole
@@ -57,6 +62,12 @@ LCP also admits, for a vertex sliding level onto a facet across a seam or crack,
 answer where the facet's side stops it and the impulse itself tips the body down, which
 pivoting methods were seen to pick.
 
+Rows at the sliding contact. Each facet's normal row is taken at the material points the
+free motion carries to the contact during the step
+(:func:`~contact_lcp.contact.facet_lcp.sliding_rows`), not at the set's point: a peg
+falling at 3 m/s past a hole's rim while turning at 0.05 rad/s otherwise sinks 25 um into
+the wall in one 12.5 ms step (the rim slides 4 cm along the turning peg's side).
+
 Stabilization. A set whose point is outside (``max psi >= 0``) uses ``psi_f / h``. One that
 is inside by ``-max psi`` shifts every facet's term by the same amount so that the set is
 pushed out at ``gamma max psi / h``, no faster than ``max_correction_speed`` (the problem's
@@ -67,7 +78,12 @@ a penetration).
 import numpy as np
 
 from contact_lcp.contact.base import ContactModel, ModelSettings
-from contact_lcp.contact.facet_lcp import build_facet_set_lcp, free_variables, set_bias
+from contact_lcp.contact.facet_lcp import (
+    build_facet_set_lcp,
+    free_variables,
+    set_bias,
+    sliding_rows,
+)
 from contact_lcp.contact.frictionless import (
     frictionless_impulse,
     safe_stop,
@@ -80,8 +96,10 @@ from contact_lcp.lcp.residual import certify
 
 #: methods that accept a warm start ``initial_basis``
 WARM_START_METHODS = ("robust",)
-#: node budget of the robust search's first tries (cold, then warm)
+#: node budget of the robust search's first tries (warm, then cold)
 QUICK_NODES = 300
+#: solves of the frictional LCP on the loaded facets (each adds the facets closed)
+LOADED_ROUNDS = 3
 #: slip speed below which a facet's pyramid keeps its t1 axis [m/s]
 STICK_SPEED = 1e-6
 
@@ -95,13 +113,15 @@ class FacetSetModel(ContactModel):
     facets whose predicted gap after the free motion is within this of the set's largest
     may push; ``inf``: any facet), ``max_switches`` (re-solves with another facet 1),
     ``stabilization`` (gamma) and ``max_correction_speed`` [m/s] (None:
-    ``0.5 * 9.81 * h``), applied to each set's gap.
+    ``0.5 * 9.81 * h``), applied to each set's gap; ``loaded_first`` (solve the
+    frictional LCP on the facets the frictionless answer loaded first).
     """
 
     name = "facet_set"
     wants = ("facet_sets",)
     OPTIONS = {"form": "compact", "alpha": 1.0, "prune_distance": 1e-3, "push_tolerance": 1e-3,
-               "max_switches": 4, "stabilization": 1.0, "max_correction_speed": None}
+               "max_switches": 4, "stabilization": 1.0, "max_correction_speed": None,
+               "loaded_first": True}
 
     def __init__(self, settings=None):
         super().__init__(ModelSettings() if settings is None else settings)
@@ -168,25 +188,77 @@ class FacetSetModel(ContactModel):
                     return LCPResult(cand, w, LCPStatus.SOLVED, s.method, 0, err,
                                      {"tol": tol, "free_sliding": True}), results, True
             basis = np.flatnonzero(z > 0.0)
+            if self.options["loaded_first"]:
+                sub, res = self._loaded_only(M, q, var, z, F, l, n0, first.info.get("tol", 0.0))
+                results += sub
+                if res is not None:
+                    return res, results, True
         # Cold and warm (from the frictionless basis) starts each fail on some peg-in-hole
         # steps after 10^4 robust-search nodes where the other, or Lemke's method, solves
         # in ~50 pivots: cheap tries first (small node budget, Lemke, lexicographic Lemke),
         # then the robust search with its full budget.
         opts = dict(s.solver_options)
         warm_ok = basis is not None and s.method in WARM_START_METHODS
-        tries = [(s.method, opts)] + ([(s.method, dict(opts, initial_basis=basis))]
-                                      if warm_ok else [])
+        warm = [(s.method, dict(opts, initial_basis=basis))] if warm_ok else []
+        tries = warm + [(s.method, opts)]
         if s.method == "robust":
             quick = dict(opts, max_nodes=min(opts.get("max_nodes", QUICK_NODES), QUICK_NODES))
-            tries = ([("robust", quick)]
-                     + ([("robust", dict(quick, initial_basis=basis))] if warm_ok else [])
-                     + [("lemke", {}), ("lexicographic", {})] + tries)
+            tries = ([("robust", dict(quick, initial_basis=basis))] if warm_ok else []) + [
+                ("robust", quick), ("lemke", {}), ("lexicographic", {})] + tries
         for method, run in tries:
             res = solve(M, q, method, **run)
             results.append(res)
             if res.success:
                 return res, results, "initial_basis" in run
         return res, results, False
+
+    def _loaded_only(self, M, q, var, z, F, l, n0, tol0):
+        """The frictional LCP on the facets the frictionless answer ``z`` loaded or holds
+        closed (``w <= tol0``, its certification tolerance [m/s]: a box's fourth corner on
+        a plane, which friction's moment loads) with their ``lambda``, edges and ``sigma``, the limit rows and the
+        auxiliary unknowns, warm-started there; its answer, the others' ``sigma`` at their slip speed, is
+        returned only when certified on the whole ``(M, q)``; facets it closes are added
+        and it is solved again (``LOADED_ROUNDS`` times at most). ``(results, answer)``:
+        the solve made (none when nothing is loaded or nothing is left out) and the
+        certified :class:`LCPResult` or None (the plain tries then run)."""
+        s, d = self.settings, self.settings.friction_directions
+        facet = np.full(var.size, -1)
+        is_a = var < F
+        facet[is_a] = var[is_a]
+        is_b = (var >= F + l) & (var < F + l + d * F)
+        facet[is_b] = (var[is_b] - F - l) // d
+        is_s = (var >= F + l + d * F) & (var < n0)
+        facet[is_s] = var[is_s] - F - l - d * F
+        loaded = np.zeros(F, dtype=bool)
+        loaded[var[is_a & (z > 0.0)]] = True
+        w0 = M[is_a] @ z + q[is_a]  # the frictionless answer's normal rows [m/s]
+        loaded[var[is_a][w0 <= tol0]] = True
+        opts = dict(s.solver_options)
+        results, basis_z = [], z
+        for _ in range(LOADED_ROUNDS):
+            keep = np.flatnonzero(np.where(facet >= 0, loaded[facet], True))
+            if not loaded.any() or keep.size == var.size:
+                return results, None
+            if s.method in WARM_START_METHODS:
+                opts["initial_basis"] = np.flatnonzero(basis_z[keep] > 0.0)
+            res = solve(M[np.ix_(keep, keep)], q[keep], s.method, **opts)
+            results.append(res)
+            if not res.success:
+                return results, None
+            full = np.zeros(var.size)
+            full[keep] = res.z
+            full = self._sliding(M, q, var, full, F, l, n0)
+            err, w, tol = certify(M, q, full)
+            if err <= tol:
+                return results, LCPResult(full, w, LCPStatus.SOLVED, res.method, 0, err,
+                                          dict(res.info or {}, tol=tol, loaded_only=True))
+            closing = var[is_a & (w < -tol)]  # facets left out that the answer closes
+            closing = closing[~loaded[closing]]
+            if not closing.size:
+                return results, None
+            loaded[closing] = True
+            basis_z = full
+        return results, None
 
     def _sliding(self, M, q, var, z, F, l, n0):
         """``z`` with each facet whose ``sigma`` is 0 given its slip speed (edges 0)."""
@@ -210,7 +282,7 @@ class FacetSetModel(ContactModel):
         for switch in range(int(self.options["max_switches"]) + 1):
             lcp0, M, q, var, J = self._build(problem, sets, order, start, bias, push)
             F, n0 = order.size, lcp0.q.shape[0]
-            Mv, qv = M[np.ix_(var, var)], q[var]
+            Mv, qv = (M, q) if var.size == q.size else (M[np.ix_(var, var)], q[var])
             base = start[:-1]
             head = np.zeros(q.shape[0], dtype=bool)
             head[base] = True
@@ -250,12 +322,33 @@ class FacetSetModel(ContactModel):
             push[start[:-1]] = True
         return lcp0, None, J, results, warm, switch
 
-    def solve(self, problem):
-        s = self.settings
-        sets = problem.extras.get("facet_sets")
+    @staticmethod
+    def _sets(problem):
+        sets = problem.extras.get("facet_sets") if problem.extras else None
         if sets is None:
             raise InvalidProblem("the facet_set model needs problem.extras['facet_sets'] "
                                  "(the step provides it for models that want it)")
+        return sliding_rows(sets, problem.v_free, problem.h)
+
+    def lcp(self, problem):
+        """The whole facet-set LCP of ``problem`` (the one the last resort of
+        :meth:`solve` hands to the solver), for replaying recorded problems.
+
+        Returns
+        -------
+        M : (n, n) ndarray
+        q : (n,) ndarray
+        facets : int
+            Facets of the kept sets (0, with ``n = l``, when none is kept).
+        """
+        sets = self._sets(problem)
+        order, start, bias, push = self._rows(problem, sets)
+        _, M, q, var, _ = self._build(problem, sets, order, start, bias, push)
+        return M[np.ix_(var, var)], q[var], int(order.size)
+
+    def solve(self, problem):
+        s = self.settings
+        sets = self._sets(problem)
         k, l = problem.num_contacts, problem.num_limits
         order, start, bias, push = self._rows(problem, sets)
         info = {"facet_sets": len(start) - 1, "facets": int(order.size)}

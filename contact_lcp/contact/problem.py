@@ -59,8 +59,8 @@ class ContactProblem:
         that carry state across steps match contacts by it).
     extras : Mapping
         Model-specific data a model asked the step for (see
-        :attr:`~contact_lcp.contact.base.ContactModel.wants`), e.g. facet sets; not
-        recorded.
+        :attr:`~contact_lcp.contact.base.ContactModel.wants`), e.g. facet sets (not in
+        :meth:`arrays`; :func:`contact_lcp.sim.recording.save_problems` records them).
     """
 
     h: float

@@ -53,29 +53,60 @@ class RunRecorder:
         np.savez_compressed(path, **self.arrays())
 
 
+#: prefix of the facet-set arrays in a recording (see :func:`save_problems`)
+FACET_PREFIX = "facet_sets."
+#: the fields of :class:`~contact_lcp.collision.facets.FacetSets`, in order
+FACET_FIELDS = ("point", "joint_v", "joint_f", "geom_v", "geom_f", "kind", "mu", "start",
+                "normal", "psi", "R_WC", "J", "edge", "Jw")
+
+
+def _problem_arrays(p):
+    """The arrays of problem ``p`` with its facet sets (if any) under ``FACET_PREFIX``."""
+    out = dict(p.arrays())
+    sets = p.extras.get("facet_sets") if p.extras else None
+    if sets is not None:
+        for name in FACET_FIELDS:
+            value = getattr(sets, name)
+            if value is not None:
+                out[FACET_PREFIX + name] = np.asarray(value)
+    return out
+
+
 def save_problems(path, problems, num_active=None):
     """Write recorded :class:`~contact_lcp.contact.problem.ContactProblem` s exactly.
 
     Every field is stored as one flat array over all problems with the shapes alongside,
     so the file needs no pickle; ``num_active`` (one count per problem) is optional.
+    The facet sets a model asked for (``extras["facet_sets"]``) are stored the same way,
+    field by field, with ``<name>/present`` saying which problems have them.
     """
     problems = list(problems)
+    if num_active is not None and len(num_active) != len(problems):
+        raise ValueError(f"num_active: expected one count per problem ({len(problems)}); "
+                         f"received {len(num_active)}")
     out = {"count": np.array(len(problems))}
-    if problems:
-        for name in problems[0].arrays():
-            parts = [np.asarray(p.arrays()[name]) for p in problems]
-            out[f"{name}/shape"] = np.array([(list(a.shape) + [0, 0, 0])[:3] for a in parts],
-                                            dtype=np.int64)
-            out[f"{name}/ndim"] = np.array([a.ndim for a in parts], dtype=np.int64)
-            out[f"{name}/data"] = np.concatenate([a.ravel() for a in parts]).astype(
-                np.int64 if parts[0].dtype.kind in "iu" else float)
+    parts = [_problem_arrays(p) for p in problems]
+    names = sorted({name for a in parts for name in a})
+    for name in names:
+        present = np.array([name in a for a in parts], dtype=bool)
+        items = [np.asarray(a[name]) for a in parts if name in a]
+        out[f"{name}/present"] = present
+        out[f"{name}/shape"] = np.array([(list(a.shape) + [0, 0, 0, 0])[:4] for a in items],
+                                        dtype=np.int64).reshape(-1, 4)
+        out[f"{name}/ndim"] = np.array([a.ndim for a in items], dtype=np.int64)
+        out[f"{name}/data"] = np.concatenate([a.ravel() for a in items]).astype(
+            np.int64 if items[0].dtype.kind in "iub" else float)
     out["num_active"] = np.asarray(num_active if num_active is not None else
                                    [-1] * len(problems), dtype=np.int64)
     np.savez_compressed(path, **out)
 
 
 def load_problems(path):
-    """Read what :func:`save_problems` wrote: ``(problems, num_active)``."""
+    """Read what :func:`save_problems` wrote: ``(problems, num_active)``; facet sets come
+    back in ``problem.extras["facet_sets"]``."""
+    from dataclasses import replace
+
+    from contact_lcp.collision.facets import FacetSets
     from contact_lcp.contact.problem import ContactProblem
 
     try:
@@ -87,15 +118,26 @@ def load_problems(path):
         for name in names:
             data, shapes, ndims = (files[f"{name}/data"], files[f"{name}/shape"],
                                    files[f"{name}/ndim"])
+            present = files.get(f"{name}/present", np.ones(count, dtype=bool))
             items, o = [], 0
             for shape, ndim in zip(shapes, ndims):
                 shape = tuple(int(x) for x in shape[:ndim])
                 size = int(np.prod(shape)) if shape else 1
                 items.append(data[o:o + size].reshape(shape))
                 o += size
-            fields[name] = items
-        problems = [ContactProblem.from_arrays({n: fields[n][i] for n in names})
-                    for i in range(count)]
+            slots = [None] * count
+            for i, item in zip(np.flatnonzero(present), items):
+                slots[i] = item
+            fields[name] = slots
+        base = [n for n in names if not n.startswith(FACET_PREFIX)]
+        problems = []
+        for i in range(count):
+            p = ContactProblem.from_arrays({n: fields[n][i] for n in base})
+            facet = {n[len(FACET_PREFIX):]: fields[n][i] for n in names
+                     if n.startswith(FACET_PREFIX) and fields[n][i] is not None}
+            if facet:
+                p = replace(p, extras={"facet_sets": FacetSets(**facet)})
+            problems.append(p)
         return problems, [int(a) for a in files["num_active"]]
     except (OSError, KeyError, ValueError, TypeError) as e:
         raise SceneError(f"{path}: expected a recording from 'contact-lcp simulate "
@@ -103,12 +145,25 @@ def load_problems(path):
 
 
 def frictional_lcps(problems, num_active, friction_directions=8):
-    """The fixed-frame pyramid LCP of each problem, as (M, q, contacts, active) tuples
-    (the seed's Table I replays these through each LCP method)."""
+    """The frictional LCP of each problem, as (M, q, contacts, active) tuples (the seed's
+    Table I replays these through each LCP method).
+
+    The fixed-frame pyramid LCP of the problem's contacts; for a problem with facet sets,
+    the whole facet-set LCP the ``facet_set`` model (default options) builds from them
+    (``contacts`` is then its number of facets).
+    """
+    from contact_lcp.contact.base import ModelSettings
+    from contact_lcp.contact.facet_set import FacetSetModel
     from contact_lcp.contact.lcp_builder import build_contact_lcp
 
+    facet_model = FacetSetModel(ModelSettings(friction_directions=friction_directions,
+                                              friction_frame="fixed"))
     out = []
     for p, a in zip(problems, num_active):
+        if p.extras and p.extras.get("facet_sets") is not None:
+            M, q, facets = facet_model.lcp(p)
+            out.append((M, q, facets, a))
+            continue
         lcp = build_contact_lcp(p.G, p.u, p.mu, num_directions=friction_directions,
                                 num_unilateral=p.num_limits, normal_bias=p.bias)
         out.append((lcp.M, lcp.q, p.num_contacts, a))

@@ -1,0 +1,100 @@
+"""Recorded contact problems (--record-lcps): saved without pickle, loaded exactly, with
+the facet sets a model asked for, and replayable through the model and `compare`."""
+
+import numpy as np
+import pytest
+
+from contact_lcp.cli import main
+from contact_lcp.collision.facets import FacetSets
+from contact_lcp.contact.facet_set import FacetSetModel
+from contact_lcp.sim.recording import (
+    FACET_FIELDS,
+    frictional_lcps,
+    load_problems,
+    save_problems,
+)
+
+PEG = "config/peg_in_hole.yaml"
+
+
+@pytest.fixture(scope="module")
+def peg_recording(tmp_path_factory):
+    """The bundled peg in hole (facet_set model) over its first 0.3 s (the rim, the
+    straightening, the walls), every problem recorded with the velocity it produced."""
+    from contact_lcp.sim import Simulator
+
+    sim = Simulator.from_file(PEG)
+    sim.record_problems = True
+    v_steps = []
+    for _ in range(24):
+        n = len(sim.recorded_problems)
+        sim.step()
+        if len(sim.recorded_problems) > n:
+            v_steps.append(sim._last.v_step.copy())
+    path = tmp_path_factory.mktemp("rec") / "lcps.npz"
+    save_problems(path, sim.recorded_problems, [0] * len(v_steps))
+    return sim, v_steps, path
+
+
+def test_facet_sets_come_back_field_by_field(peg_recording):
+    sim, _, path = peg_recording
+    loaded, active = load_problems(path)
+    assert len(loaded) == len(sim.recorded_problems) == len(active) > 10
+    with_sets = 0
+    for a, b in zip(sim.recorded_problems, loaded):
+        sa, sb = a.extras["facet_sets"], b.extras["facet_sets"]
+        assert isinstance(sb, FacetSets)
+        for name in FACET_FIELDS:
+            x, y = getattr(sa, name), getattr(sb, name)
+            assert y.shape == x.shape and np.array_equal(x, y), name
+        with_sets += len(sb) > 0
+        for name, x in a.arrays().items():
+            assert np.array_equal(x, b.arrays()[name]), name
+    assert with_sets > 10
+
+
+def test_a_recorded_facet_set_run_replays_to_the_same_velocities(peg_recording):
+    # The model keeps no state between steps: each loaded problem, solved again, gives
+    # the velocity the run applied, to the last bits of the solve.
+    sim, v_steps, path = peg_recording
+    loaded, _ = load_problems(path)
+    model = FacetSetModel(sim.model.settings)
+    model.options.update(sim.model.options)
+    for p, v_step in zip(loaded, v_steps):
+        sol = model.solve(p)
+        assert sol.report.certified and sol.report.fallbacks == 0
+        g = p.J.T @ sol.f if sol.generalized is None else sol.generalized
+        assert np.allclose(p.v_free + p.K @ g, v_step, rtol=0, atol=1e-12)
+
+
+def test_compare_replays_the_facet_set_lcps(peg_recording, capsys):
+    _, _, path = peg_recording
+    loaded, active = load_problems(path)
+    lcps = frictional_lcps(loaded, active)
+    sizes = [(q.size, facets) for _, q, facets, _ in lcps]
+    # n = F (lambda) + 8 F (edges) + F (sigma) + (F - S) (the c's) at most: larger than
+    # the pyramid LCP of the problem's own contacts would be on the same steps.
+    assert any(f > 0 for _, f in sizes)
+    assert all(n <= 11 * f for n, f in sizes)
+    assert main(["compare", str(path), "--methods", "robust", "lemke"]) == 0
+    out = capsys.readouterr().out
+    assert "robust" in out and "lemke" in out
+
+
+def test_a_recording_without_facet_sets_loads_as_before(tmp_path):
+    rc = main(["simulate", PEG, "--model", "pyramid", "--duration", "0.2", "--record-lcps",
+               str(tmp_path / "p.npz")])
+    assert rc == 0
+    problems, active = load_problems(tmp_path / "p.npz")
+    assert len(problems) == len(active) and problems
+    assert all("facet_sets" not in p.extras for p in problems)
+
+
+def test_simulate_records_one_count_per_facet_set_problem(tmp_path):
+    # Steps whose sets are all pruned still record their problem (no solve): the counts
+    # stay aligned with the problems.
+    rc = main(["simulate", PEG, "--duration", "0.2", "--record-lcps", str(tmp_path / "f.npz")])
+    assert rc == 0
+    problems, active = load_problems(tmp_path / "f.npz")
+    assert len(problems) == len(active) and problems
+    assert all(isinstance(p.extras["facet_sets"], FacetSets) for p in problems)
