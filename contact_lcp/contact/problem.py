@@ -126,7 +126,8 @@ def stabilization_bias(phi, h, gamma, max_correction_speed):
 def _rows_and_bias(J, K, v_free, phi, h, gamma, max_correction_speed):
     """``(finite, G, u, bias)`` of :func:`build_problem` in one compiled pass.
 
-    Sparse products: a contact row of ``J`` is nonzero only on the velocity coordinates
+    Sparse products when ``J`` is at most a quarter full (else dense BLAS products, as for
+    a robot's rows): a contact row of ``J`` is nonzero only on the velocity coordinates
     that move its two bodies (6 per free body, a chain per robot) and ``K`` couples only
     coordinates of one mechanism (block-diagonal over free bodies), so ``J K`` is summed
     over the nonzeros of both and ``G = (J K) J'`` over the rows sharing a coordinate.
@@ -135,6 +136,18 @@ def _rows_and_bias(J, K, v_free, phi, h, gamma, max_correction_speed):
     """
     m, nv = J.shape
     finite = np.all(np.isfinite(J)) and np.all(np.isfinite(phi))
+    bias = np.empty(phi.shape[0])
+    for i in range(phi.shape[0]):
+        b = phi[i] / h if phi[i] >= 0.0 else gamma * phi[i] / h
+        bias[i] = max(b, -max_correction_speed)
+    nnz = 0
+    for r in range(m):
+        for c in range(nv):
+            if J[r, c] != 0.0:
+                nnz += 1
+    if 4 * nnz > m * nv:  # a robot's rows fill half of its coordinates: dense BLAS
+        G = (J @ K) @ J.T
+        return finite, 0.5 * (G + G.T), J @ v_free, bias
     # nonzeros of K by row (K symmetric: also by column)
     kcols = np.empty((nv, nv), dtype=np.int64)
     kcount = np.zeros(nv, dtype=np.int64)
@@ -184,10 +197,6 @@ def _rows_and_bias(J, K, v_free, phi, h, gamma, max_correction_speed):
             g = 0.5 * (G[r, s_] + G[s_, r])
             G[r, s_] = g
             G[s_, r] = g
-    bias = np.empty(phi.shape[0])
-    for i in range(phi.shape[0]):
-        b = phi[i] / h if phi[i] >= 0.0 else gamma * phi[i] / h
-        bias[i] = max(b, -max_correction_speed)
     return finite, G, u, bias
 
 
