@@ -291,3 +291,35 @@ def test_sleeping_broad_phase_finds_what_a_full_reading_finds(scene, skips):
             np.testing.assert_array_equal(getattr(sleep, f), getattr(full, f), err_msg=f)
     # the falling ball far from the ground and the humanoid's upper body are not read
     assert (skipped > 0) == skips, (skipped, moving)
+
+
+def test_sphere_closed_forms_match_the_general_path():
+    # Spheres against the ground, each other and boxes (the walls) have closed forms;
+    # they must give the points, frames and gaps of the coal path (collision, patch,
+    # re-measurement along the normal), in the same order, as the pile settles and
+    # with random displacements of the spheres (edge and corner contacts with walls).
+    from contact_lcp.sim import Simulator
+
+    sim = Simulator.from_file("config/spheres_21.yaml")
+    det, rng = sim.detector, np.random.default_rng(3)
+    assert (det._sphere_kind > 0).sum() > 200  # the pile's pairs go the compiled way
+    for trial in range(8):
+        for _ in range(5):
+            sim.step()
+        q = sim.q
+        if trial % 2:
+            spheres = [b for b in sim.world.bodies]
+            for b in spheres:
+                q[b.q_slice][:3] += 0.01 * rng.standard_normal(3)
+        la = np.full(len(det._shapes), 0.002)
+        sim.world.forward(q)
+        fast = det.detect(q, la)
+        kind = det._sphere_kind
+        det._sphere_kind = np.zeros_like(kind)
+        slow = det.detect(q, la)
+        det._sphere_kind = kind
+        assert len(fast) == len(slow) > 20
+        for f in ("body_a", "body_b", "joint_a", "joint_b", "mu"):
+            np.testing.assert_array_equal(getattr(fast, f), getattr(slow, f), err_msg=f)
+        for f in ("p_W", "R_WC", "distance"):
+            np.testing.assert_allclose(getattr(fast, f), getattr(slow, f), atol=1e-9, err_msg=f)

@@ -37,6 +37,13 @@ from contact_lcp.collision.clip import best_face_normal
 from contact_lcp.collision.clip_kernel import face_patch_gaps
 from contact_lcp.collision.contact_set import ContactSet, frames_of
 from contact_lcp.collision.ground import polytopes_on_ground
+from contact_lcp.collision.spheres import (
+    BOX_SPHERE,
+    GROUND_SPHERE,
+    SPHERE_BOX,
+    SPHERE_SPHERE,
+    sphere_contacts,
+)
 from contact_lcp.collision.reduction import (
     combine_friction,
     remove_close,
@@ -206,6 +213,21 @@ class ContactDetector:
         cap = self.max_points_per_pair or 0
         has_vertices = self._vstart[self._second + 1] > self._vstart[self._second]
         self._compiled_pair = ground & has_vertices & (cap > 0 or not self.remove_interior)
+        # spheres against the ground, spheres and boxes: closed forms (spheres.py)
+        self._sphere_r = np.array([float(sh.radius) if isinstance(sh, coal.Sphere) else np.nan
+                                   for sh in self._shapes])
+        self._box_half = np.array([np.asarray(sh.halfSide, dtype=float)
+                                   if isinstance(sh, coal.Box) else np.full(3, np.nan)
+                                   for sh in self._shapes]).reshape(ng, 3)
+        sph, box = ~np.isnan(self._sphere_r), ~np.isnan(self._box_half[:, 0])
+        f_, s_ = self._first, self._second
+        kind = np.zeros(len(pairs), dtype=np.int64)
+        kind[ground & sph[s_]] = GROUND_SPHERE
+        kind[~ground & sph[f_] & sph[s_]] = SPHERE_SPHERE
+        kind[~ground & box[f_] & sph[s_]] = BOX_SPHERE
+        kind[~ground & sph[f_] & box[s_]] = SPHERE_BOX
+        kind[self._compiled_pair] = 0
+        self._sphere_kind = kind
         self._pair_index = -np.ones((ng, ng), dtype=np.int64)
         for p, (i, j, _) in enumerate(pairs):
             self._pair_index[i, j] = p
@@ -316,7 +338,16 @@ class ContactDetector:
         rest = near[~compiled] if fast.size else near
         if not rest.size:
             return found if found is not None else ContactSet.empty(self._names_t)
-        blocks = {} if not fast.size else self._split(fast, found)
+        parts = [] if found is None else [found]
+        analytic = self._sphere_kind[rest] > 0
+        if analytic.any():  # spheres against the ground, spheres and boxes
+            ana = rest[analytic]
+            handled, P, R, d, owner = sphere_contacts(
+                ana, self._sphere_kind, self._first, self._second, X, self._sphere_r,
+                self._box_half, la, eps0, h)
+            parts.append(self._array_set(owner, P, R, d))
+            rest = np.sort(np.concatenate([rest[~analytic], ana[~handled]]))
+        blocks = {}
         for p in rest.tolist():
             i, j, mu = self._pairs[p]
             eps = eps0 + la[i] + la[j]
@@ -327,7 +358,27 @@ class ContactDetector:
             block = self._reduce(i, j, mu, hit)
             if block is not None:
                 blocks[p] = block
-        return ContactSet.concatenate(self._names, [blocks[p] for p in sorted(blocks)])
+        if blocks:
+            parts.append(ContactSet.concatenate(self._names, [blocks[p] for p in sorted(blocks)]))
+        if len(parts) == 1:
+            return parts[0]
+        if not parts:
+            return ContactSet.empty(self._names_t)
+        return self._merge(parts)
+
+    def _array_set(self, pair, P, R, d):
+        """A ContactSet of contacts given by their pair positions ``pair`` (n,)."""
+        a, b = self._first[pair], self._second[pair]
+        return ContactSet(self._names_t, a, b, self._joints_arr[a], self._joints_arr[b],
+                          P, R, d, self._pair_mu[pair])
+
+    def _merge(self, parts):
+        """One ContactSet of sets in pair order (each set is in pair order)."""
+        key = np.concatenate([self._pair_index[c.body_a, c.body_b] for c in parts])
+        order = np.argsort(key, kind="stable")
+        cat = [np.concatenate([getattr(c, f) for c in parts])
+               for f in ("body_a", "body_b", "joint_a", "joint_b", "p_W", "R_WC", "distance", "mu")]
+        return ContactSet(self._names_t, *cat).select(order)
 
     def broad_phase(self, q, lookahead=None):
         """The placements and near pairs of :meth:`detect` at ``q`` (run if its last call
@@ -364,23 +415,8 @@ class ContactDetector:
             self._vall, self._vstart, geoms, np.ascontiguousarray(X[geoms]), h,
             eps0 + la[geoms], self.reduction_distance ** 2, self.flat_tolerance,
             self.remove_interior, cap)
-        pair = pairs[owner]
-        a, b = self._first[pair], self._second[pair]
         R = np.repeat(_GROUND_FRAME[None], d.shape[0], axis=0)
-        return pairs, ContactSet(self._names_t, a, b, self._joints_arr[a], self._joints_arr[b],
-                                 P, R, d, self._pair_mu[pair])
-
-    def _split(self, pairs, found):
-        """``{pair position: block}`` of the contacts ``found`` on ``pairs``."""
-        blocks = {}
-        key = self._pair_index[found.body_a, found.body_b] if len(found) else np.zeros(0, int)
-        for p in pairs.tolist():
-            sel = np.flatnonzero(key == p)
-            if sel.size:
-                i, j, mu = self._pairs[p]
-                blocks[p] = (i, j, self._joints[i], self._joints[j], found.p_W[sel],
-                             found.R_WC[sel], found.distance[sel], mu)
-        return blocks
+        return pairs, self._array_set(pairs[owner], P, R, d)
 
     def _ground_pair(self, j, placement, h, eps):
         """(P, N, d): points (k, 3), normals (k, 3), distances (k,) of shape j vs ground."""

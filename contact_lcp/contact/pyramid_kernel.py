@@ -84,6 +84,47 @@ def _inverse(A):
 
 
 @njit(cache=True)
+def _bordered_inverse(Ms, K, nb, tol):
+    """Inverse of the largest block ``Ms[K', K']`` grown from ``K[:nb]`` in order, each
+    candidate added only when its pivot (Schur complement) is above ``tol`` times the
+    size of its row and column; ``K`` is reordered in place so that ``K[:kept]`` are the
+    kept indices (in their order). Returns ``(X, kept)`` with X (kept, kept)."""
+    X = np.zeros((nb, nb))
+    t = 0
+    u = np.empty(nb)
+    v = np.empty(nb)
+    for a in range(nb):
+        i = K[a]
+        scale = abs(Ms[i, i])
+        for b in range(t):
+            scale = max(scale, abs(Ms[i, K[b]]), abs(Ms[K[b], i]))
+        # u = X M[K, i], v = M[i, K] X, pivot = M_ii - M[i, K] u
+        piv = Ms[i, i]
+        for r in range(t):
+            acc_u = 0.0
+            acc_v = 0.0
+            for c in range(t):
+                acc_u += X[r, c] * Ms[K[c], i]
+                acc_v += Ms[i, K[c]] * X[c, r]
+            u[r] = acc_u
+            v[r] = acc_v
+        for r in range(t):
+            piv -= Ms[i, K[r]] * u[r]
+        if not abs(piv) > tol * max(scale, 1e-300):
+            continue
+        for r in range(t):
+            for c in range(t):
+                X[r, c] += u[r] * v[c] / piv
+        for r in range(t):
+            X[r, t] = -u[r] / piv
+            X[t, r] = -v[r] / piv
+        X[t, t] = 1.0 / piv
+        K[a], K[t] = K[t], K[a]  # the kept ones first, in order
+        t += 1
+    return X[:t, :t].copy(), t
+
+
+@njit(cache=True)
 def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_lam,
                  singular_tol, max_flips, f):
     """:func:`warm_pyramid` on one island: the contacts ``keep`` and the unilateral rows
@@ -161,15 +202,22 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
                 nb += 1
         zs[:] = 0.0
         if nb:
+            # a numerically dependent variable leaves the basis (redundant contacts: a
+            # sphere in a pile touching four others), as the robust warm start does
+            X, kept = _bordered_inverse(Ms, K, nb, singular_tol)
+            if kept < nb:
+                for a in range(nb):
+                    in_k[K[a]] = False
+                for a in range(kept):
+                    in_k[K[a]] = True  # _bordered_inverse moved the kept ones first
+                nb = kept
             A = np.empty((nb, nb))
             rhs = np.empty(nb)
             for a in range(nb):
                 rhs[a] = -qs[K[a]]
                 for b in range(nb):
                     A[a, b] = Ms[K[a], K[b]]
-            ok, X = _inverse(A)
-            # singular blocks are left to the general path (it reduces them)
-            if not ok or _norm1(A) * _norm1(X) > 1.0 / singular_tol:
+            if not np.all(np.isfinite(X)) or _norm1(A) * _norm1(X) > 1.0 / singular_tol:
                 return 1, z, z, np.inf, 0.0, nb + flips
             for a in range(nb):
                 acc = 0.0
