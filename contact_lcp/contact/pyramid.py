@@ -36,8 +36,8 @@ from contact_lcp.lcp import LCPResult, LCPStatus, solve
 
 #: methods that accept a warm start ``initial_basis``
 WARM_START_METHODS = ("robust",)
-#: principal pivots the last step's basis may take before the general strategy runs
-#: (humanoid and Talos standing: the basis alone solves ~90 % of the steps)
+#: principal pivots the last step's basis may take before the general strategy runs, at
+#: least (and one per 8 rows of G: a settling pile changes many contacts per step)
 WARM_FLIPS = 4
 #: friction impulse below this fraction of the normal one has no direction (round-off)
 NEGLIGIBLE_FRICTION = 1e-9
@@ -153,7 +153,8 @@ class PyramidModel(ContactModel):
         code, f, z, w, err, tol, nb = warm_pyramid(
             problem.G, problem.u, problem.mu, problem.bias, l, s.friction_directions,
             np.zeros(k) if angle is None else angle, keep, basic_a, basic_b, basic_lam,
-            float(s.solver_options.get("singular_tol", 1e-10)), WARM_FLIPS)
+            float(s.solver_options.get("singular_tol", 1e-10)),
+            max(WARM_FLIPS, problem.num_rows // 8))
         if code:
             self.warm_miss = MISS_REASONS[code]
             return None

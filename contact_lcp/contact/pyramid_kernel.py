@@ -194,41 +194,37 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
     for a in range(nb):
         in_k[K[a]] = True
     flips = 0
+    nb = 0
+    for i in range(n):
+        if in_k[i]:
+            K[nb] = i
+            nb += 1
+    # the block's inverse, a numerically dependent variable left out of the basis
+    # (redundant contacts: a sphere in a pile touching four others), as the robust warm
+    # start does; then updated by bordering (a variable enters) or deflation (one
+    # leaves) at O(nb^2) per principal pivot
+    X, nb = _bordered_inverse(Ms, K, nb, singular_tol)
+    Xb = np.zeros((n, n))
+    Xb[:nb, :nb] = X
+    X = Xb
+    for i in range(n):
+        in_k[i] = False
+    for a in range(nb):
+        in_k[K[a]] = True
+    u = np.empty(n)
+    v = np.empty(n)
     while True:
-        nb = 0
-        for i in range(n):
-            if in_k[i]:
-                K[nb] = i
-                nb += 1
         zs[:] = 0.0
-        if nb:
-            # a numerically dependent variable leaves the basis (redundant contacts: a
-            # sphere in a pile touching four others), as the robust warm start does
-            X, kept = _bordered_inverse(Ms, K, nb, singular_tol)
-            if kept < nb:
-                for a in range(nb):
-                    in_k[K[a]] = False
-                for a in range(kept):
-                    in_k[K[a]] = True  # _bordered_inverse moved the kept ones first
-                nb = kept
-            A = np.empty((nb, nb))
-            rhs = np.empty(nb)
-            for a in range(nb):
-                rhs[a] = -qs[K[a]]
-                for b in range(nb):
-                    A[a, b] = Ms[K[a], K[b]]
-            if not np.all(np.isfinite(X)) or _norm1(A) * _norm1(X) > 1.0 / singular_tol:
-                return 1, z, z, np.inf, 0.0, nb + flips
-            for a in range(nb):
-                acc = 0.0
-                for b in range(nb):
-                    acc += X[a, b] * rhs[b]
-                zs[K[a]] = acc
+        for a in range(nb):
+            acc = 0.0
+            for b in range(nb):
+                acc -= X[a, b] * qs[K[b]]
+            zs[K[a]] = acc
         # the most infeasible variable, basic (z < 0) or not (w < 0), in equilibrated units
-        worst, wi, basic = -step_tol, -1, False
+        worst, wi, pos = -step_tol, -1, -1
         for a in range(nb):
             if zs[K[a]] < worst:
-                worst, wi, basic = zs[K[a]], K[a], True
+                worst, wi, pos = zs[K[a]], K[a], a
         for i in range(n):
             if in_k[i]:
                 continue
@@ -236,13 +232,63 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
             for b in range(nb):
                 acc += Ms[i, K[b]] * zs[K[b]]
             if acc < worst:
-                worst, wi, basic = acc, i, False
+                worst, wi, pos = acc, i, -1
         if wi < 0:
             break
         if flips == max_flips:
-            return (2 if basic else 3), z, z, np.inf, 0.0, nb + flips
-        in_k[wi] = not in_k[wi]  # a principal pivot on that variable
+            return (2 if pos >= 0 else 3), z, z, np.inf, 0.0, nb + flips
+        if pos >= 0:  # z_wi leaves: deflate X by its row and column
+            piv = X[pos, pos]
+            if not abs(piv) > 0.0:
+                return 1, z, z, np.inf, 0.0, nb + flips
+            for r in range(nb):
+                for c in range(nb):
+                    if r != pos and c != pos:
+                        X[r, c] -= X[r, pos] * X[pos, c] / piv
+            last = nb - 1
+            for r in range(nb):  # move the last row and column into the gap
+                X[r, pos] = X[r, last]
+            for c in range(nb):
+                X[pos, c] = X[last, c]
+            X[pos, pos] = X[last, last]
+            K[pos] = K[last]
+            in_k[wi] = False
+            nb = last
+        else:  # z_wi enters: border X with its row and column
+            scale = abs(Ms[wi, wi])
+            for r in range(nb):
+                acc_u = 0.0
+                acc_v = 0.0
+                for c in range(nb):
+                    acc_u += X[r, c] * Ms[K[c], wi]
+                    acc_v += Ms[wi, K[c]] * X[c, r]
+                u[r] = acc_u
+                v[r] = acc_v
+                scale = max(scale, abs(Ms[wi, K[r]]), abs(Ms[K[r], wi]))
+            piv = Ms[wi, wi]
+            for r in range(nb):
+                piv -= Ms[wi, K[r]] * u[r]
+            if not abs(piv) > singular_tol * max(scale, 1e-300):
+                return 1, z, z, np.inf, 0.0, nb + flips
+            for r in range(nb):
+                for c in range(nb):
+                    X[r, c] += u[r] * v[c] / piv
+            for r in range(nb):
+                X[r, nb] = -u[r] / piv
+                X[nb, r] = -v[r] / piv
+            X[nb, nb] = 1.0 / piv
+            K[nb] = wi
+            in_k[wi] = True
+            nb += 1
         flips += 1
+    if nb:  # the final block must be well conditioned (as the robust warm start's)
+        A = np.empty((nb, nb))
+        for a in range(nb):
+            for b in range(nb):
+                A[a, b] = Ms[K[a], K[b]]
+        if not np.all(np.isfinite(X[:nb, :nb])) or \
+                _norm1(A) * _norm1(X[:nb, :nb]) > 1.0 / singular_tol:
+            return 1, z, z, np.inf, 0.0, nb + flips
     for i in range(n):
         z[i] = zs[i] * s * d2[i]
     w, err_rel, norm_M, norm_q, norm_z = _pass(M, q, z, d1, d2, s)
