@@ -295,10 +295,14 @@ class World:
 
     def frame_id(self, name):
         """Frame index of ``name``; FrameNotFound listing the body frames otherwise."""
+        ids = self.__dict__.setdefault("_frame_ids", {})
+        if name in ids:
+            return ids[name]
         if not self.model.existFrame(name):
             links = [f.name for f in self.model.frames if f.type == pin.FrameType.BODY]
             raise FrameNotFound(name, links, "link")
-        return self.model.getFrameId(name)
+        ids[name] = self.model.getFrameId(name)
+        return ids[name]
 
     def frame_placement(self, name):
         """(4, 4) ndarray ``X_WF`` of frame ``name`` at the last :meth:`forward`."""

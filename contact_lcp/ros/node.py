@@ -272,7 +272,7 @@ class ContactLCPNode(NodeServices, Node):
     def _publish(self, sim):
         t = self._loop.time
         self._pub_clock.publish(messages.clock(t, self._out["clock"]))
-        transforms = self._io.publish(t, sim, sim.joint_state())
+        transforms = self._io.publish(t, sim, sim.joint_state(), self._pub_tf is not None)
         if self._pub_tf is not None and transforms:
             self._pub_tf.publish(TFMessage(transforms=transforms))
         links = self._wrench_links()

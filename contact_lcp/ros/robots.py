@@ -61,7 +61,8 @@ class RobotIO:
         self._imu.publish(messages.imu(
             t, r.base_frame, base, self._acceleration(sim.t, base), self._gravity,
             out["imu"]))
-        transforms.append(messages.transform(t, base, r.base_frame))
+        if transforms is not None:  # None: nobody publishes /tf
+            transforms.append(messages.transform(t, base, r.base_frame))
 
     def _acceleration(self, sim_t, base):
         """Mean acceleration [m/s^2] of the base origin in W since the last sample."""
@@ -109,13 +110,15 @@ class SceneIO:
         for r in self.robots:
             r.publish_description()
 
-    def publish(self, t, sim, js):
-        """Publish every robot's state; return the transforms (robots' bases, bodies)."""
-        transforms = []
+    def publish(self, t, sim, js, with_tf=True):
+        """Publish every robot's state; return the transforms (robots' bases, bodies),
+        or None without ``with_tf`` (no /tf publisher: none are made)."""
+        transforms = [] if with_tf else None
         for r in self.robots:
             r.publish(t, sim, js, transforms)
         for imu in self.imus:
             imu.publish(t, sim)
-        for name in self.scene.bodies:
-            transforms.append(messages.transform(t, sim.body_state(name), name))
+        if with_tf:
+            for name in self.scene.bodies:
+                transforms.append(messages.transform(t, sim.body_state(name), name))
         return transforms

@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from contact_lcp.exceptions import FrameNotFound
 
@@ -134,22 +135,14 @@ class SimulatorViews:
         has = rec is not None and len(rec.contacts) > 0
         if has:
             c = rec.contacts
-            P = c.p_W
-            F = np.einsum("kij,kj->ki", c.R_WC, rec.impulse_C) / self.h  # force on B, in W
-            names = np.array(c.names)
-            A, B = names[c.body_a], names[c.body_b]
+            names = c.names
         for link in links:
             X = self.world.frame_placement(link)
-            o, Rl = X[:3, 3], X[:3, :3]
             wrench = np.zeros(6)
             if has:
-                sign = (B == link).astype(float) - (A == link).astype(float)
-                if sign.any():
-                    Fs = sign[:, None] * F
-                    wrench[:3] = Fs.sum(axis=0)
-                    wrench[3:] = np.cross(P - o, Fs).sum(axis=0)
-            if frame == "local":
-                wrench = np.concatenate([Rl.T @ wrench[:3], Rl.T @ wrench[3:]])
+                match = np.fromiter((n == link for n in names), dtype=np.bool_, count=len(names))
+                _contact_wrench(c.p_W, c.R_WC, rec.impulse_C, 1.0 / self.h, c.body_a, c.body_b,
+                                match, X, frame == "local", wrench)
             out[link] = wrench
         return out
 
@@ -188,3 +181,32 @@ def check_link(sim, link):
     names = sim.link_names()
     if link not in names:
         raise FrameNotFound(link, names, "link")
+
+
+@njit(cache=True)
+def _contact_wrench(P, R, impulse_C, inv_h, body_a, body_b, match, X, local, out):
+    """Net contact force and moment about the origin of ``X`` (4, 4) on the surfaces
+    ``match`` (by name index) over the step, in W or (``local``) in the frame of ``X``;
+    written into ``out`` (6,) [N, N.m]. Contact i pushes B with ``R_i impulse_i / h``."""
+    f = np.zeros(3)
+    m = np.zeros(3)
+    for i in range(P.shape[0]):
+        s = (1.0 if match[body_b[i]] else 0.0) - (1.0 if match[body_a[i]] else 0.0)
+        if s == 0.0:
+            continue
+        F = np.zeros(3)
+        for a in range(3):
+            F[a] = s * inv_h * (R[i, a, 0] * impulse_C[i, 0] + R[i, a, 1] * impulse_C[i, 1]
+                                + R[i, a, 2] * impulse_C[i, 2])
+        r0, r1, r2 = P[i, 0] - X[0, 3], P[i, 1] - X[1, 3], P[i, 2] - X[2, 3]
+        f += F
+        m[0] += r1 * F[2] - r2 * F[1]
+        m[1] += r2 * F[0] - r0 * F[2]
+        m[2] += r0 * F[1] - r1 * F[0]
+    for a in range(3):
+        if local:
+            out[a] = X[0, a] * f[0] + X[1, a] * f[1] + X[2, a] * f[2]
+            out[3 + a] = X[0, a] * m[0] + X[1, a] * m[1] + X[2, a] * m[2]
+        else:
+            out[a] = f[a]
+            out[3 + a] = m[a]
