@@ -82,10 +82,11 @@ class FreeMotion:
         model, data = self.model, self.data
         model.armature = self.armature0 if armature is None else self.armature0 + armature
         if prescribed is None or len(prescribed) == 0:
-            v_free = v + h * pin.aba(model, data, q, v, tau)
             K = np.array(pin.computeMinverse(model, data, q))
-            self.flyers.free_velocity(q, v, tau, h, v_free, self.gravity_W, armature=armature)
             _mirror_upper(K)  # Pinocchio fills the upper triangle
+            # the ABA acceleration from the inverse already at hand (an RNEA is half an ABA)
+            v_free = v + h * (K @ (tau - pin.nonLinearEffects(model, data, q, v)))
+            self.flyers.free_velocity(q, v, tau, h, v_free, self.gravity_W, armature=armature)
             return v_free, K
         nv = v.shape[0]
         P = np.asarray(prescribed, dtype=int)
