@@ -121,3 +121,50 @@ def test_joint_limit_rows_activate_near_finite_limits_only():
     assert sorted(zip(rows.idx_v.tolist(), rows.sign.tolist())) == [(6, -1.0), (8, 1.0)]
     np.testing.assert_allclose(sorted(rows.gap), [1e-3, 1e-3])
     assert joint_limit_rows([r], q, np.array([6, 8]), 0.005).idx_v.size == 0  # prescribed
+
+
+def _boxes_apart(num, mu=0.5, drift=0.0):
+    """``num`` copies of the resting box, each its own 6 coordinates (block-diagonal)."""
+    _, _, J1, M1, vf1 = box_problem()
+    k1, n1 = J1.shape
+    J = np.zeros((num * k1, num * n1))
+    Minv = np.zeros((num * n1, num * n1))
+    v_free = np.zeros(num * n1)
+    for b in range(num):
+        J[b * k1:(b + 1) * k1, b * n1:(b + 1) * n1] = J1
+        Minv[b * n1:(b + 1) * n1, b * n1:(b + 1) * n1] = M1
+        v_free[b * n1:(b + 1) * n1] = vf1 + drift * b * np.array([1, 0, 0, 0, 0, 0])
+    k = J.shape[0] // 3
+    R = np.tile(np.array([[0, 1, 0], [0, 0, 1], [1, 0, 0]], dtype=float), (k, 1, 1))
+    v = v_free - np.tile([0, 0, -G_ACC * H, 0, 0, 0], num)
+    corners = np.array([(sx * 0.1, sy * 0.1, 0.0) for sx in (-1, 1) for sy in (-1, 1)])
+    p_W = np.concatenate([corners + [0.5 * b, 0.0, 0.0] for b in range(num)])
+    return build_problem(H, R, p_W, np.zeros(k), np.full(k, mu), J, Minv, v,
+                         v_free, pair=np.repeat(np.arange(num), 4)), J, Minv
+
+
+def test_sparse_delassus_equals_the_dense_product():
+    # build_problem sums J K J' over the nonzeros of J and K when J is sparse (bodies
+    # apart): the same matrix as the dense product, to round-off.
+    problem, J, Minv = _boxes_apart(6)
+    G = J @ Minv @ J.T
+    np.testing.assert_allclose(problem.G, 0.5 * (G + G.T), rtol=0, atol=1e-12 * np.abs(G).max())
+    np.testing.assert_allclose(problem.u, J @ problem.v_free, atol=1e-15)
+
+
+def test_last_step_basis_on_islands_matches_a_cold_solve():
+    # Six boxes apart, the middle ones sliding: the second step reuses the first's basis
+    # in the compiled kernel, island by island (no pivot of the search), and must give the
+    # cold solve's velocities and impulses; the report says where the answer came from.
+    problem, J, Minv = _boxes_apart(6, drift=0.2)
+    model = make_model("pyramid", ModelSettings())
+    first = model.solve(problem)
+    second = model.solve(problem)
+    assert first.report.info["warm_source"] in ("frictionless", "none")
+    assert second.report.info["warm_source"] == "previous_step" and second.report.certified
+    assert "dropped_contacts" in second.report.info  # the compiled path, not the search
+    cold = make_model("pyramid", ModelSettings(warm_start=False)).solve(problem)
+    dv = Minv @ J.T @ (second.f - cold.f)
+    np.testing.assert_allclose(dv, 0.0, atol=1e-9)
+    # each box carries its own weight
+    np.testing.assert_allclose(second.f[0::3].reshape(6, 4).sum(axis=1), 2.0 * G_ACC * H, rtol=1e-9)

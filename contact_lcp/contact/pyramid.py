@@ -262,7 +262,7 @@ def _friction_directions(f, R):
         for a in range(3):
             out[i, a] = R[i, a, 1] * f[3 * i + 1] + R[i, a, 2] * f[3 * i + 2]
         n = np.sqrt(out[i, 0] ** 2 + out[i, 1] ** 2 + out[i, 2] ** 2)
-        if n > NEGLIGIBLE_FRICTION * abs(f[3 * i]):
+        if f[3 * i] > 0.0 and n > NEGLIGIBLE_FRICTION * f[3 * i]:  # an unloaded one: noise
             out[i] /= n
         else:
             out[i] = 0.0
