@@ -157,6 +157,8 @@ class PyramidModel(ContactModel):
             max(WARM_FLIPS, problem.num_rows // 8))
         if code:
             self.warm_miss = MISS_REASONS[code]
+            if code in (2, 3):  # the search starts where the pivots got to
+                self._miss_basis = full_basis(*basis_flags(z, k, l, s.friction_directions, keep))
             return None
         res = LCPResult(z, w, LCPStatus.SOLVED, s.method, nb, err, {"nodes": 0, "tol": tol})
         info = {"warm_source": "previous_step", "lcp_size": z.shape[0],
@@ -176,10 +178,13 @@ class PyramidModel(ContactModel):
         lcp = res = None
         warm = False
         if same:
+            self._miss_basis = None
             done = self._warm(problem, angle)
             if done is not None:
                 return done
-            lcp, res = self._frictional(problem, angle, full_basis(*self._last_flags))
+            start = self._miss_basis
+            lcp, res = self._frictional(problem, angle, full_basis(*self._last_flags)
+                                        if start is None else start)
             results.append(res)
             warm = True
             info["warm_source"] = "previous_step"

@@ -236,6 +236,8 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
         if wi < 0:
             break
         if flips == max_flips:
+            for a in range(nb):  # where the pivots got to: a start for the search
+                z[K[a]] = 1.0
             return (2 if pos >= 0 else 3), z, z, np.inf, 0.0, nb + flips
         if pos >= 0:  # z_wi leaves: deflate X by its row and column
             piv = X[pos, pos]
@@ -360,7 +362,9 @@ def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
     -------
     code : int
         0 when the reduced LCP's basic solution is feasible and certified and no dropped
-        contact approaches; else why not (``MISS_REASONS``).
+        contact approaches; else why not (``MISS_REASONS``). With 2 or 3 (the pivots ran
+        out) ``z`` is positive exactly on the basis they reached (the solved islands'
+        answers included): a start for the general search.
     f : (3k + l,) ndarray
         Impulses in Delassus coordinates [N.s] (zero on dropped contacts).
     z : (n,) ndarray
@@ -380,7 +384,7 @@ def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
     z = np.zeros(n)
     w = np.zeros(n)
     label = _islands(G, keep, l, k)
-    worst, err, tol, pivots = -1.0, 0.0, 0.0, 0
+    worst, err, tol, pivots, failed = -1.0, 0.0, 0.0, 0, 0
     for isl in range(label.max() + 1 if label.shape[0] else 0):
         members = np.flatnonzero(label == isl)
         ck = keep[members[members < m]]
@@ -389,10 +393,12 @@ def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
                                                  basic_b, basic_lam, singular_tol,
                                                  max_flips, f)
         pivots += pi
-        if code:
+        if code and code not in (2, 3):
             return code, f, z, w, ei, ti, pivots
+        if code and not failed:
+            failed = code  # go on: the other islands' bases complete the search's start
         ratio = ei / ti if ti > 0.0 else 0.0
-        if ratio > worst:
+        if not code and ratio > worst:
             worst, err, tol = ratio, ei, ti
         # island layout -> layout of the LCP of all kept contacts
         mi, li = ck.shape[0], cl.shape[0]
@@ -407,6 +413,8 @@ def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
                 w[nn + A * d + e] = wi[ni + a * d + e]
         for j in range(li):
             z[m + cl[j]], w[m + cl[j]] = zi[mi + j], wi[mi + j]
+    if failed:  # z: the solved islands' answers and the others' last bases (> 0)
+        return failed, f, z, w, np.inf, 0.0, pivots
     # every dropped contact must not approach under the impulse
     kept = np.zeros(k, dtype=np.bool_)
     for a in range(m):
