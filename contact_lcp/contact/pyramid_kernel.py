@@ -84,6 +84,38 @@ def _inverse(A):
 
 
 @njit(cache=True)
+def _border(X, Ms, K, t, i, u, v, tol):
+    """Grow the inverse ``X[:t, :t]`` of ``Ms[K[:t], K[:t]]`` by the row and column of
+    variable ``i`` (in place, into row and column ``t``), unless its pivot (the Schur
+    complement ``M_ii - M[i, K] M[K, K]^-1 M[K, i]``) is at most ``tol`` times the size of
+    its row and column: then False and ``X`` unchanged. ``u``, ``v``: work vectors."""
+    scale = abs(Ms[i, i])
+    for b in range(t):
+        scale = max(scale, abs(Ms[i, K[b]]), abs(Ms[K[b], i]))
+    piv = Ms[i, i]
+    for r in range(t):  # u = X M[K, i], v = M[i, K] X
+        acc_u = 0.0
+        acc_v = 0.0
+        for c in range(t):
+            acc_u += X[r, c] * Ms[K[c], i]
+            acc_v += Ms[i, K[c]] * X[c, r]
+        u[r] = acc_u
+        v[r] = acc_v
+    for r in range(t):
+        piv -= Ms[i, K[r]] * u[r]
+    if not abs(piv) > tol * max(scale, 1e-300):
+        return False
+    for r in range(t):
+        for c in range(t):
+            X[r, c] += u[r] * v[c] / piv
+    for r in range(t):
+        X[r, t] = -u[r] / piv
+        X[t, r] = -v[r] / piv
+    X[t, t] = 1.0 / piv
+    return True
+
+
+@njit(cache=True)
 def _bordered_inverse(Ms, K, nb, tol):
     """Inverse of the largest block ``Ms[K', K']`` grown from ``K[:nb]`` in order, each
     candidate added only when its pivot (Schur complement) is above ``tol`` times the
@@ -94,31 +126,8 @@ def _bordered_inverse(Ms, K, nb, tol):
     u = np.empty(nb)
     v = np.empty(nb)
     for a in range(nb):
-        i = K[a]
-        scale = abs(Ms[i, i])
-        for b in range(t):
-            scale = max(scale, abs(Ms[i, K[b]]), abs(Ms[K[b], i]))
-        # u = X M[K, i], v = M[i, K] X, pivot = M_ii - M[i, K] u
-        piv = Ms[i, i]
-        for r in range(t):
-            acc_u = 0.0
-            acc_v = 0.0
-            for c in range(t):
-                acc_u += X[r, c] * Ms[K[c], i]
-                acc_v += Ms[i, K[c]] * X[c, r]
-            u[r] = acc_u
-            v[r] = acc_v
-        for r in range(t):
-            piv -= Ms[i, K[r]] * u[r]
-        if not abs(piv) > tol * max(scale, 1e-300):
+        if not _border(X, Ms, K, t, K[a], u, v, tol):
             continue
-        for r in range(t):
-            for c in range(t):
-                X[r, c] += u[r] * v[c] / piv
-        for r in range(t):
-            X[r, t] = -u[r] / piv
-            X[t, r] = -v[r] / piv
-        X[t, t] = 1.0 / piv
         K[a], K[t] = K[t], K[a]  # the kept ones first, in order
         t += 1
     return X[:t, :t].copy(), t
@@ -257,28 +266,8 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
             in_k[wi] = False
             nb = last
         else:  # z_wi enters: border X with its row and column
-            scale = abs(Ms[wi, wi])
-            for r in range(nb):
-                acc_u = 0.0
-                acc_v = 0.0
-                for c in range(nb):
-                    acc_u += X[r, c] * Ms[K[c], wi]
-                    acc_v += Ms[wi, K[c]] * X[c, r]
-                u[r] = acc_u
-                v[r] = acc_v
-                scale = max(scale, abs(Ms[wi, K[r]]), abs(Ms[K[r], wi]))
-            piv = Ms[wi, wi]
-            for r in range(nb):
-                piv -= Ms[wi, K[r]] * u[r]
-            if not abs(piv) > singular_tol * max(scale, 1e-300):
+            if not _border(X, Ms, K, nb, wi, u, v, singular_tol):
                 return 1, z, z, np.inf, 0.0, nb + flips
-            for r in range(nb):
-                for c in range(nb):
-                    X[r, c] += u[r] * v[c] / piv
-            for r in range(nb):
-                X[r, nb] = -u[r] / piv
-                X[nb, r] = -v[r] / piv
-            X[nb, nb] = 1.0 / piv
             K[nb] = wi
             in_k[wi] = True
             nb += 1
