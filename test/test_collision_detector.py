@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from contact_lcp.collision import ContactDetector
+from contact_lcp.collision.contact_point import tangent_basis
 from contact_lcp.dynamics import BodySpec, RobotSpec, World
 from contact_lcp.exceptions import SceneError
 
@@ -323,3 +324,31 @@ def test_sphere_closed_forms_match_the_general_path():
             np.testing.assert_array_equal(getattr(fast, f), getattr(slow, f), err_msg=f)
         for f in ("p_W", "R_WC", "distance"):
             np.testing.assert_allclose(getattr(fast, f), getattr(slow, f), atol=1e-9, err_msg=f)
+
+
+@pytest.mark.parametrize("remove_interior", [True, False])
+def test_face_patch_reduction_compiled_matches_the_general_one(remove_interior):
+    # A patch whose points share one normal (two polytopes' clipped faces) is reduced in
+    # one compiled call in its plane; the per-point general reduction must keep the same
+    # points, frames and gaps, for random tilted patches with flat and uneven gaps.
+    world = World([], [BodySpec("b", "box", (0.1, 0.1, 0.1), 1.0, (0, 0, 0.05, 0, 0, 0, 1))])
+    det = ContactDetector(world, activation_distance=0.002, reduction_distance=0.005,
+                          remove_interior=remove_interior, flat_tolerance=0.0005,
+                          max_points_per_pair=8)
+    rng = np.random.default_rng(5)
+    for trial in range(40):
+        n = rng.standard_normal(3)
+        n /= np.linalg.norm(n)
+        R = tangent_basis(n)
+        m = int(rng.integers(1, 30))
+        xy = rng.uniform(-0.1, 0.1, size=(m, 2))
+        d = rng.choice([0.0, 0.0002, 0.0008, 0.0015], size=m) + (trial % 3) * 1e-4
+        P = np.column_stack([xy, np.zeros(m)]) @ R[:, [1, 2, 0]].T + rng.standard_normal(3)
+        N = np.tile(n, (m, 1))
+        Pf, Rf, df = det._reduce_face(P, n, d)
+        Pg, Rg, dg = det._reduce_points(P, N, d)
+        order_f, order_g = np.lexsort(Pf.T), np.lexsort(Pg.T)
+        np.testing.assert_allclose(Pf[order_f], Pg[order_g], atol=1e-14)
+        np.testing.assert_allclose(df[order_f], dg[order_g], atol=1e-15)
+        np.testing.assert_allclose(Rf, np.repeat(R[None], len(df), axis=0), atol=1e-14)
+        assert len(df) <= 8 and df.min() == d.min()  # the deepest point is never dropped

@@ -36,7 +36,7 @@ from contact_lcp.collision.broadphase import lever_bound, near_pairs, to_read, u
 from contact_lcp.collision.clip import best_face_normal
 from contact_lcp.collision.clip_kernel import face_patch_gaps
 from contact_lcp.collision.contact_set import ContactSet, frames_of
-from contact_lcp.collision.ground import polytopes_on_ground
+from contact_lcp.collision.ground import polytopes_on_ground, reduce_patch
 from contact_lcp.collision.spheres import (
     BOX_SPHERE,
     GROUND_SPHERE,
@@ -63,6 +63,7 @@ from contact_lcp.exceptions import SceneError
 GROUND = "ground"
 _E_Z = np.array([0.0, 0.0, 1.0])
 _GROUND_FRAME = tangent_basis(_E_Z)
+_PLANE_FIRST = np.array([1, 2, 0])  # frame columns (t1, t2, n): the patch's plane first
 
 
 class ContactDetector:
@@ -521,9 +522,32 @@ class ContactDetector:
         return out
 
     def _reduce(self, i, j, mu, found):
+        """The pair's block ``(i, j, joint_i, joint_j, P, R, d, mu)`` after the reduction,
+        or None."""
         if found is None:
             return None
         P, N, d = found
+        if self.max_points_per_pair is not None and (N == N[0]).all():
+            P, R, d = self._reduce_face(P, N[0], d)  # one normal: a face patch
+        else:
+            P, R, d = self._reduce_points(P, N, d)
+        return (i, j, self._joints[i], self._joints[j], P, R, d, mu)
+
+    def _reduce_face(self, P, n, d):
+        """:meth:`_reduce_points` for points sharing the normal ``n``, in one compiled call
+        (the polytope-ground pass's reduction, in the patch's plane)."""
+        R = tangent_basis(n / np.linalg.norm(n))
+        Q = np.ascontiguousarray(P @ R[:, _PLANE_FIRST])  # (t1, t2, n) coordinates
+        keep = reduce_patch(Q, d.copy(), self.reduction_distance ** 2, self.flat_tolerance,
+                            self.remove_interior, self.max_points_per_pair)
+        if self.flat_tolerance > 0.0:
+            d = np.where(d <= d.min() + self.flat_tolerance, d.min(), d)
+        return P[keep], np.repeat(R[None], keep.shape[0], axis=0), d[keep]
+
+    def _reduce_points(self, P, N, d):
+        """Reduction of points ``P`` (m, 3) with normals ``N`` and gaps ``d``: flat
+        tolerance, merging within ``reduction_distance`` (the deepest kept), load-carrying
+        points, the cap. Returns ``(P, R, d)`` of the kept points."""
         if self.flat_tolerance > 0.0:
             d = np.where(d <= d.min() + self.flat_tolerance, d.min(), d)
         keep = remove_close(P, self.reduction_distance, d)
@@ -537,9 +561,8 @@ class ContactDetector:
             keep = [keep[k] for k in support_vertices(xy[keep], d[keep])]
         if cap is not None and len(keep) > cap:
             keep = [keep[k] for k in spread_subset(xy[keep], d[keep], cap)]
-        P = P[keep]
         N = N[keep] / np.linalg.norm(N[keep], axis=1)[:, None]
-        return (i, j, self._joints[i], self._joints[j], P, frames_of(N), d[keep], mu)
+        return P[keep], frames_of(N), d[keep]
 
 
 def lever_matrix(model, objs, centers, radii):

@@ -31,8 +31,10 @@ def _hull_keep(xy, idx):
 
 
 @njit(cache=True)
-def _reduce_patch(P, d, r2, flat_tol, remove_interior, cap):
-    """Indices (increasing) of the points of one patch kept by the reduction."""
+def reduce_patch(P, d, r2, flat_tol, remove_interior, cap):
+    """Indices (increasing) of the points ``P`` (k, 3) of one patch kept by the reduction
+    (see the module notes), ``P`` in coordinates whose first two axes span the patch's
+    plane; ``d`` (k,) their gaps, flattened in place."""
     k = P.shape[0]
     if flat_tol > 0.0:
         dmin = d.min()
@@ -120,7 +122,7 @@ def polytopes_on_ground(verts, start, geoms, X, h, eps, r2, flat_tol, remove_int
                 m += 1
         if m == 0:
             continue
-        keep = _reduce_patch(P[base:base + m].copy(), d[base:base + m].copy(), r2, flat_tol,
+        keep = reduce_patch(P[base:base + m].copy(), d[base:base + m].copy(), r2, flat_tol,
                              remove_interior, cap)
         dd = d[base:base + m].copy()
         if flat_tol > 0.0:
