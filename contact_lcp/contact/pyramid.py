@@ -156,7 +156,7 @@ class PyramidModel(ContactModel):
             float(s.solver_options.get("singular_tol", 1e-10)),
             max(WARM_FLIPS, problem.num_rows // 8))
         if code:
-            self.warm_miss = MISS_REASONS[code]
+            self._miss_reason = MISS_REASONS[code]
             if code in (2, 3):  # the search starts where the pivots got to
                 self._miss_basis = full_basis(*basis_flags(z, k, l, s.friction_directions, keep))
             return None
@@ -178,10 +178,11 @@ class PyramidModel(ContactModel):
         lcp = res = None
         warm = False
         if same:
-            self._miss_basis = None
+            self._miss_basis, self._miss_reason = None, "no loaded contact"
             done = self._warm(problem, angle)
             if done is not None:
                 return done
+            info["warm_miss"] = self._miss_reason  # why the last basis did not solve it
             start = self._miss_basis
             lcp, res = self._frictional(problem, angle, full_basis(*self._last_flags)
                                         if start is None else start)
