@@ -12,6 +12,8 @@ import math
 import numpy as np
 
 RADIUS, DENSITY, THICKNESS = 3.0, 10.0, 1.0
+#: [m] contact activation distance of the disks scene (see :func:`scene_yaml`)
+ACTIVATION = 1.0
 
 
 def disk_urdf(radius=RADIUS, density=DENSITY, thickness=THICKNESS, name="disk"):
@@ -79,7 +81,12 @@ def scene_yaml(rows=6):
     for k, (x, z) in enumerate(cannonball(rows)):
         lines.append(f"  - {{name: disk_{k + 1}, urdf: ../urdf/disk_3.urdf, floating_base: false, "
                      f"base_pose: [{x:.9g}, 0, {z:.9g}, 0, 0, 0, 1], controller: {{type: effort}}}}")
-    lines += ["contact: {friction: 0.2}", "solver: {method: robust}", ""]
+    lines += ["# activation 1 (a third of a radius): at h = 0.05 s a disk of the collapsing pile",
+              "# moves up to ~1 per step, and an impulse passes along a row of disks within",
+              "# the step, so the gaps that close in it must be in the LCP (at the default",
+              "# 1 mm disks sank up to 0.88 into the table and each other)",
+              f"contact: {{friction: 0.2, activation_distance: {ACTIVATION:g}}}",
+              "solver: {method: robust}", ""]
     return "\n".join(lines)
 
 
