@@ -1,0 +1,76 @@
+"""The Brazil-nut shaker (Anitescu & Hart, S3 section 4): the bundled scene and short runs
+of smaller versions of it (the full run is ``benchmarks/bench_brazil_nut.py``)."""
+
+import numpy as np
+import pytest
+
+from contact_lcp.sim import Simulator, load_scene
+from contact_lcp.sim.brazil_nut import (
+    BUNDLED_SMALL, FRICTION, GRAIN_RADII, INNER_WIDTH, LARGE_RADIUS, grain_radius,
+    initial_centres, scene_yaml)
+from contact_lcp.sim.disks import DENSITY, THICKNESS
+from contact_lcp.sim.scene import package_share_dir
+from contact_lcp.sim.table3 import bundled_scenes
+
+URDF = package_share_dir() / "urdf"
+
+
+def small_scene(tmp_path, num_small, duration, **shaking):
+    """A scene file of the generator's layout with ``num_small`` grains."""
+    path = tmp_path / "nut.yaml"
+    path.write_text(scene_yaml(num_small, duration, urdf_dir=URDF, **shaking))
+    return str(path)
+
+
+def disk_mass(r):
+    return DENSITY * np.pi * r ** 2 * THICKNESS
+
+
+def test_bundled_scene_is_the_generated_one():
+    path = bundled_scenes()["brazil_nut"]
+    with open(path) as f:
+        assert f.read() == scene_yaml(BUNDLED_SMALL)
+    scene = load_scene(path)
+    assert scene.time_step == pytest.approx(0.1) and scene.duration == pytest.approx(75.0)
+    assert scene.contact.model == "relaxed" and scene.contact.friction == FRICTION
+    assert scene.ground is None
+    assert len(scene.robots) == BUNDLED_SMALL + 2  # the shaker, the nut, the grains
+
+
+def test_initial_layout_does_not_overlap():
+    large, small = initial_centres(BUNDLED_SMALL)
+    r = np.array([grain_radius(k) for k in range(len(small))])
+    d = np.linalg.norm(small[:, None] - small[None], axis=2) - (r[:, None] + r[None])
+    assert d[np.triu_indices(len(small), 1)].min() > 0
+    assert (np.linalg.norm(small - large, axis=1) - r - LARGE_RADIUS).min() > 0
+    assert (np.abs(small[:, 0]) + r).max() < 0.5 * INNER_WIDTH
+    assert (small[:, 1] - r).min() > 0
+    assert sorted(set(r)) == sorted(GRAIN_RADII)
+
+
+def _heights(sim, n):
+    sim.world.forward(sim.q)
+    floor = sim.world.frame_placement("box")[2, 3]
+    nut = sim.world.frame_placement("nut/disk")[[0, 2], 3]
+    grains = np.array([sim.world.frame_placement(f"grain_{k}/disk")[[0, 2], 3]
+                       for k in range(1, n + 1)])
+    return floor, nut, grains
+
+
+def test_a_resting_pile_weighs_on_the_container(tmp_path):
+    # Without shaking the pile collapses from its grid (grains stacked upright are unstable
+    # and fall off each other within ~7 s at h = 0.1 s) and comes to rest; the container
+    # then carries exactly the disks' weight m g. Tolerance 1 %: at rest the relaxed
+    # model's sticking contacts give the standard model's forces (measured: 1e-4).
+    n = 12
+    sim = Simulator.from_file(small_scene(tmp_path, n, 10.0, amplitude=0.0))
+    for _ in range(100):
+        info = sim.step()
+        assert info.fallbacks == 0
+    assert sim.stats.lcp_failures == 0
+    assert np.abs(sim.v).max() < 1e-3
+    on_box = sum((-c.force_W if c.body_a == "box" else c.force_W) for c in sim.contacts()
+                 if "box" in (c.body_a, c.body_b))
+    weight = 9.81 * (disk_mass(LARGE_RADIUS) + sum(disk_mass(grain_radius(k)) for k in range(n)))
+    assert on_box[2] == pytest.approx(-weight, rel=0.01)
+    assert abs(on_box[0]) < 0.01 * weight
