@@ -4,21 +4,23 @@ The paper (S3, section 4) shakes 200 small bodies and one large one in a hard-wa
 container for 75 s (h = 0.1 s, mu = 0.5 at every contact, the convex relaxation) and the
 large body emerges on top. It gives neither sizes nor the shaking; ours are:
 
-- disks as in :mod:`contact_lcp.sim.disks`: each a robot with one ``planar`` joint in the
-  world x-z plane (3 dof), a cylinder of unit thickness whose axis is world y;
-  small disks of radius :data:`SMALL_RADIUS`, the large one :data:`LARGE_RADIUS`, all of
-  density 10 per unit area;
-- a container (robot ``shaker``): a floor and two vertical walls on one prismatic joint
-  along world z that follows a prescribed sinusoid (amplitude :data:`AMPLITUDE`, period
-  :data:`PERIOD`: a peak acceleration of about 2 g, 75 shakes in 75 s);
+- disks as in :mod:`contact_lcp.sim.disks`: each a robot on x, z and spin joints (motion
+  in the world x-z plane, 3 dof), a cylinder of unit thickness whose axis is world y;
+  grains of five radii (:data:`GRAIN_RADII`, 0.8 to 1.2), the nut of radius
+  :data:`LARGE_RADIUS`, all of density 10 per unit area;
+- a container (robot ``shaker``, 20 wide): a floor and two vertical walls on prismatic
+  joints along world x and z that follow prescribed sinusoids (vertical: amplitude 1,
+  period 1 s, peak acceleration 4 g, 75 shakes in 75 s; sideways: amplitude 1, period
+  1.3 s, 2.4 g; :data:`AMPLITUDE`, :data:`PERIOD`, :data:`SWAY`). Vertical shaking alone
+  lifts the bed and drops it as one block at this step; the sideways motion shears it;
 - the large disk starts at the bottom centre, the small ones in a loose grid above it
   and fall into place during the first second.
 
 Size limit: Pinocchio 4's ``Data`` holds eight ``nv^3`` tensors (second-order derivatives,
 zero-filled at construction), about ``32 nv^3`` bytes resident for each of the world's
-Data objects. 201 planar bodies (``nv = 604``) would take about 7 GB per Data, and the
-world keeps several; so the bundled scene has :data:`BUNDLED_SMALL` small disks
-(``nv = 304``, about 0.9 GB per Data). Generate other sizes with :func:`scene_yaml`.
+Data objects. 201 planar bodies (``nv = 605``) would take about 7 GB per Data, and the
+world keeps four; so the bundled scene has :data:`BUNDLED_SMALL` grains (``nv = 305``,
+about 0.9 GB per Data, 3.6 GB in all). Generate other sizes with :func:`scene_yaml`.
 """
 
 import math
@@ -33,17 +35,17 @@ SMALL_RADIUS, LARGE_RADIUS = 1.0, 3.0
 GRAIN_RADII = (0.8, 0.9, 1.0, 1.1, 1.2)
 #: the container's inner width: ten small disks side by side
 INNER_WIDTH = 20.0
-#: shaking: z = z0 + AMPLITUDE sin(2 pi t / PERIOD)  (peak acceleration A (2 pi / T)^2)
-AMPLITUDE, PERIOD = 0.5, 1.0
-#: sideways shaking (amplitude, period) of the container
-SWAY = (0.0, 1.0)
+#: shaking: z = z0 + AMPLITUDE sin(2 pi t / PERIOD)  (peak acceleration A (2 pi / T)^2 = 4 g)
+AMPLITUDE, PERIOD = 1.0, 1.0
+#: sideways shaking (amplitude, period) of the container: x = x0 + A sin(2 pi t / T), 2.4 g
+SWAY = (1.0, 1.3)
 #: small disks of the bundled scene (the paper: 200; see the module docstring)
 BUNDLED_SMALL = 100
 FRICTION = 0.5
 #: [m] contacts enter the LCP within this gap: at h = 0.1 s a kick of the floor crosses a
-#: whole stack of grains within one step (3 m/s x 0.1 s), so the gaps between grains
-#: tossed apart must be in the problem (at the default 1 mm, grains sank 0.9 into each other)
-ACTIVATION = 0.5
+#: whole stack of grains within one step (6 m/s x 0.1 s), so the gaps between grains
+#: tossed apart must be in the problem (at the default 1 mm, grains sank 0.6 into each other)
+ACTIVATION = 1.0
 
 
 def shaker_urdf(inner_width=INNER_WIDTH, wall_height=40.0, thickness=2.0, depth=10.0,
