@@ -6,7 +6,7 @@ import pytest
 
 from contact_lcp.sim import Simulator, load_scene
 from contact_lcp.sim.brazil_nut import (
-    BUNDLED_SMALL, FRICTION, GRAIN_RADII, INNER_WIDTH, LARGE_RADIUS, grain_radius,
+    BUNDLED, BUNDLED_SMALL, FRICTION, GRAIN_RADII, INNER_WIDTH, LARGE_RADIUS, grain_radius,
     initial_centres, scene_yaml)
 from contact_lcp.sim.disks import DENSITY, THICKNESS
 from contact_lcp.sim.scene import package_share_dir
@@ -26,11 +26,11 @@ def disk_mass(r):
     return DENSITY * np.pi * r ** 2 * THICKNESS
 
 
-def test_bundled_scene_is_the_generated_one():
-    path = bundled_scenes()["brazil_nut"]
-    with open(path) as f:
-        assert f.read() == scene_yaml(BUNDLED_SMALL)
-    scene = load_scene(path)
+def test_bundled_scenes_are_the_generated_ones():
+    for name, n in BUNDLED.items():
+        with open(package_share_dir() / "config" / name) as f:
+            assert f.read() == scene_yaml(n), name
+    scene = load_scene(bundled_scenes()["brazil_nut"])
     assert scene.time_step == pytest.approx(0.1) and scene.duration == pytest.approx(75.0)
     assert scene.contact.model == "relaxed" and scene.contact.friction == FRICTION
     assert scene.ground is None

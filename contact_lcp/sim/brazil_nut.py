@@ -137,8 +137,12 @@ def scene_yaml(num_small=BUNDLED_SMALL, duration=75.0, *, amplitude=AMPLITUDE, p
     return "\n".join(lines)
 
 
-def write_files(root, num_small=BUNDLED_SMALL):
-    """Write the URDFs into ``root/urdf`` and the scene into ``root/config/brazil_nut.yaml``."""
+#: the bundled scenes: file name -> number of grains
+BUNDLED = {"brazil_nut.yaml": BUNDLED_SMALL, "brazil_nut_50.yaml": 50}
+
+
+def write_files(root):
+    """Write the URDFs into ``root/urdf`` and the :data:`BUNDLED` scenes into ``root/config``."""
     from pathlib import Path
 
     root = Path(root)
@@ -146,7 +150,8 @@ def write_files(root, num_small=BUNDLED_SMALL):
         (root / "urdf" / grain_urdf_name(r)).write_text(disk_urdf(r, DENSITY, THICKNESS))
     (root / "urdf" / "disk_3.urdf").write_text(disk_urdf(LARGE_RADIUS, DENSITY, THICKNESS))
     (root / "urdf" / "brazil_shaker.urdf").write_text(shaker_urdf())
-    (root / "config" / "brazil_nut.yaml").write_text(scene_yaml(num_small))
+    for name, n in BUNDLED.items():
+        (root / "config" / name).write_text(scene_yaml(n))
 
 
 if __name__ == "__main__":
@@ -154,4 +159,4 @@ if __name__ == "__main__":
 
     write_files(sys.argv[1] if len(sys.argv) > 1 else ".")
     print("wrote urdf/grain_r*.urdf, urdf/disk_3.urdf, urdf/brazil_shaker.urdf, "
-          "config/brazil_nut.yaml")
+          + ", ".join(f"config/{n}" for n in BUNDLED))
