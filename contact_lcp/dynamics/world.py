@@ -78,9 +78,11 @@ def same_vector(a, b):
     return True
 
 
-#: bytes a pinocchio.Data takes per joint and per squared velocity dimension (measured
-#: with Pinocchio 4: 60 free-flyers, nv = 360, take 1.08 GB per Data)
-DATA_BYTES_PER_JOINT_NV2 = 200.0
+#: bytes a pinocchio.Data takes per cubed velocity dimension: Pinocchio 4 allocates and
+#: zero-fills eight (nv, nv, nv) tensors of second-order derivatives in every Data, whatever
+#: the joints (measured resident size: 60 free-flyers, nv = 360: 1.08 GB; 200 revolute
+#: joints, nv = 200: 0.28 GB; 80 planar joints, nv = 240: 0.46 GB)
+DATA_BYTES_PER_NV3 = 35.0
 #: the Data objects one world creates (kinematics, dynamics, Jacobians, free motion)
 DATA_PER_WORLD = 4
 #: refuse worlds whose Data would take more than this [bytes]
@@ -90,16 +92,17 @@ MAX_DATA_BYTES = 8e9
 def check_data_size(model, num_bodies):
     """Refuse a world whose Pinocchio Data objects would not fit in memory.
 
-    Pinocchio's Data grows as (joints x nv^2): every free body is a free-flyer joint of one
-    model, so 200 free bodies would take about 40 GB per Data. The message names the
-    numbers instead of dying with MemoryError or being killed by the system.
+    Pinocchio's Data grows as nv^3 (see :data:`DATA_BYTES_PER_NV3`): every free body adds 6
+    to nv, so 200 free bodies (nv = 1200) would take about 60 GB per Data. The message
+    names the numbers instead of dying with MemoryError or being killed by the system.
     """
-    need = DATA_BYTES_PER_JOINT_NV2 * model.njoints * model.nv ** 2 * DATA_PER_WORLD
+    need = DATA_BYTES_PER_NV3 * float(model.nv) ** 3 * DATA_PER_WORLD
     if need > MAX_DATA_BYTES:
         raise SceneError(
             f"the world has {model.njoints - 1} joints and nv = {model.nv} ({num_bodies} free "
             f"bodies); Pinocchio's dynamics data would take about {need / 1e9:.0f} GB "
-            f"(limit {MAX_DATA_BYTES / 1e9:.0f} GB): use fewer free bodies (about 100 at most)")
+            f"(limit {MAX_DATA_BYTES / 1e9:.0f} GB; it grows as nv^3): use fewer degrees of "
+            "freedom (about 100 free bodies, or 100 planar ones, at most)")
 
 
 class World:
