@@ -3,26 +3,30 @@
 A standing robot or a resting stack keeps its contacts and which of them carry load from
 one step to the next, so the frictional LCP of the step is usually solved by the last
 step's basis (no pivot of the search), or by it and a few principal pivots (a contact
-that starts or stops sliding changes one or two variables). :func:`warm_pyramid` does exactly what the robust
-method's warm start does (:func:`contact_lcp.lcp.robust.solve_robust` with
-``initial_basis``: a principal pivot on the basis block of the equilibrated LCP, accepted
-when the transformed ``q`` is nonnegative to the search's tolerance, then certified by
-:func:`contact_lcp.lcp.residual.certify`), but
+that starts or stops sliding changes one or two variables). :func:`warm_pyramid` starts
+as the robust method's warm start does (:func:`contact_lcp.lcp.robust.solve_robust` with
+``initial_basis``: a principal pivot on the basis block of the equilibrated LCP, a
+numerically dependent variable left out, the basic solution accepted when it is
+nonnegative to the search's tolerance) and certifies the answer as
+:func:`contact_lcp.lcp.residual.certify` does, but
 
 * only on the contacts that carried load in the last step (and every unilateral row): the
   LCP of those contacts, built by the same assembly
   (:func:`contact_lcp.contact.lcp_builder._assemble`), is a few times smaller than the LCP
   of all the contacts found;
+* island by island: groups of contacts that no entry of ``G`` couples are solved and
+  certified on their own;
 * a dropped contact is accepted only when it does not approach (``w_n >= -tol``); then the
   answer, with zero impulse on the dropped contacts and their sliding speeds
   ``lam_i = max(0, max_e(-v_e))``, solves the full LCP (the pyramid model's
   ``drop_unloaded`` argument);
 * when the basis is infeasible, up to ``max_flips`` principal pivots on the most
-  infeasible variable (which need not converge on these matrices; the answer is
-  certified either way);
+  infeasible variable, by bordering and deflation of the block's inverse (they need not
+  converge on these matrices; the answer is certified either way);
 * in one call, with no Python between the stages.
 
-When any test fails it returns ``ok = False`` and the model runs its general strategy.
+When a test fails it returns a nonzero code (``MISS_REASONS``) and the model runs its
+general strategy.
 """
 
 import numpy as np
@@ -50,37 +54,6 @@ def _norm1(A):
             s += abs(A[i, j])
         best = max(best, s)
     return best
-
-
-@njit(cache=True)
-def _inverse(A):
-    """``(ok, A^-1)`` by Gauss-Jordan elimination with partial pivoting; ``ok`` is False
-    when a pivot is exactly zero or the result is not finite."""
-    n = A.shape[0]
-    W = A.copy()
-    X = np.eye(n)
-    for c in range(n):
-        p = c
-        for r in range(c + 1, n):
-            if abs(W[r, c]) > abs(W[p, c]):
-                p = r
-        if W[p, c] == 0.0 or not np.isfinite(W[p, c]):
-            return False, X
-        if p != c:
-            for j in range(n):
-                W[c, j], W[p, j] = W[p, j], W[c, j]
-                X[c, j], X[p, j] = X[p, j], X[c, j]
-        inv = 1.0 / W[c, c]
-        for j in range(n):
-            W[c, j] *= inv
-            X[c, j] *= inv
-        for r in range(n):
-            if r != c and W[r, c] != 0.0:
-                m = W[r, c]
-                for j in range(n):
-                    W[r, j] -= m * W[c, j]
-                    X[r, j] -= m * X[c, j]
-    return np.all(np.isfinite(X)), X
 
 
 @njit(cache=True)
@@ -171,7 +144,7 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
     M, q = _assemble(Gs, us, mus, bs, m, l, d, cos, sin)
     n = q.shape[0]
     z = np.zeros(n)
-    # the basis in the reduced LCP's coordinates
+    # the basis in the reduced LCP's coordinates, increasing (normals first)
     nn = m + l
     K = np.empty(n, dtype=np.int64)
     nb = 0
@@ -200,14 +173,7 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
     step_tol = CERT_FACTOR * n * _EPS * qn  # the robust warm start's acceptance
     zs = np.zeros(n)
     in_k = np.zeros(n, dtype=np.bool_)
-    for a in range(nb):
-        in_k[K[a]] = True
     flips = 0
-    nb = 0
-    for i in range(n):
-        if in_k[i]:
-            K[nb] = i
-            nb += 1
     # the block's inverse, a numerically dependent variable left out of the basis
     # (redundant contacts: a sphere in a pile touching four others), as the robust warm
     # start does; then updated by bordering (a variable enters) or deflation (one
