@@ -280,7 +280,7 @@ def test_sleeping_broad_phase_finds_what_a_full_reading_finds(scene, skips):
     for _ in range(300):
         sim.step()
         q = sim.q
-        la = np.minimum(sim.h * det.geometry_speeds(sim.v), sim.stepper.max_lookahead)
+        la = det.lookahead(sim.v, sim.h, sim.stepper.max_lookahead)
         drift = det._drift.copy()
         sleep = det.detect(q, la)
         skipped += int(np.count_nonzero(det._drift[det._is_moving] > 0.0) > 0)

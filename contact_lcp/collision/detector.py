@@ -182,8 +182,6 @@ class ContactDetector:
         ground = np.array([self._names[i] == GROUND for i, _, _ in pairs], dtype=bool)
         first = np.array([i for i, _, _ in pairs], dtype=np.int64)
         second = np.array([j for _, j, _ in pairs], dtype=np.int64)
-        self._ground_pairs = np.flatnonzero(ground)
-        self._shape_pairs = np.flatnonzero(~ground)
         self._first, self._second = first, second
         self._request = coal.CollisionRequest()
         self._request.security_margin = self.activation_distance
@@ -260,15 +258,11 @@ class ContactDetector:
         return tuple(self._pairs)
 
     # ----------------------------------------------------------------- queries
-    def geometry_speeds(self, v):
-        """(ngeoms,) bound on the speed of any point of each geometry [m/s] at velocity ``v``
-        (nv,): ``L |v|`` with ``L`` the levers of :func:`lever_matrix` (0 for geometries
-        fixed to the world)."""
-        return self._levers @ np.abs(np.asarray(v, dtype=float))
-
     def lookahead(self, v, h, cap):
         """(ngeoms,) ``min(h L |v|, cap)`` [m]: how far each geometry may travel in a step
-        of ``h`` [s] at ``v`` (nv,), at most ``cap`` [m] (one compiled pass)."""
+        of ``h`` [s] at ``v`` (nv,), at most ``cap`` [m] (one compiled pass). ``L |v|`` bounds
+        the speed of any point of each geometry (``L`` the levers of :func:`lever_matrix`,
+        0 for geometries fixed to the world)."""
         out = np.zeros(self._levers.shape[0])
         lever_bound(self._levers, v, h, out)
         np.minimum(out, cap, out=out)
