@@ -53,7 +53,7 @@ def cmd_simulate(args):
     from contact_lcp.sim import Simulator
     from contact_lcp.sim.recording import RunRecorder, save_problems
 
-    sim = Simulator.from_file(args.scene, contact_model=args.model)
+    sim = Simulator.from_file(args.scene, contact_model=args.model, time_step=args.time_step)
     sim.record_problems = bool(args.record_lcps)
     active = []
     duration = sim.scene.duration if args.duration is None else args.duration
@@ -210,6 +210,7 @@ def build_parser():
     s.add_argument("--record-lcps", help="write every step's contact problem to this .npz "
                    "(replay with 'compare', with any model or method)")
     s.add_argument("--model", help="contact model instead of the scene's (e.g. frictionless)")
+    s.add_argument("--time-step", type=float, help="replace the scene's time step [s]")
     s.add_argument("--plot", help="write the contact-force plot to this .png")
     s.set_defaults(func=cmd_simulate)
     c = sub.add_parser("compare", help="replay recorded LCPs through several methods")

@@ -57,3 +57,16 @@ def test_errors_are_reported_not_raised(tmp_path, capsys):
     np.savez(bad, a=np.zeros(1))
     assert main(["compare", str(bad)]) == 2
     assert "expected a recording" in capsys.readouterr().err
+
+
+def test_simulate_takes_another_time_step(tmp_path, capsys):
+    # --time-step replaces the scene's h: 0.05 s of the box at 10 ms is 5 steps, and a
+    # bad value is an error naming what was expected.
+    run = tmp_path / "run.npz"
+    assert main(["simulate", "config/box_on_plane.yaml", "--duration", "0.05",
+                 "--time-step", "0.01", "--output", str(run)]) == 0
+    assert "done: 5 steps" in capsys.readouterr().out
+    with np.load(run, allow_pickle=False) as f:
+        np.testing.assert_allclose(np.diff(f["t"]), 0.01)
+    assert main(["simulate", "config/box_on_plane.yaml", "--time-step", "-1"]) == 2
+    assert "time_step: expected a number > 0" in capsys.readouterr().err
