@@ -74,7 +74,9 @@ def cmd_simulate(args):
     if info is not None:
         _progress(sim, info, wall0, last, end=True)
     s = sim.stats
-    mg = sum(sim.robot_mass(i) for i in range(len(sim.world.robots))) * np.linalg.norm(sim.scene.gravity)
+    # m g of the robots that stand on contacts (a fixed base carries its weight itself)
+    mg = sum(sim.robot_mass(i) for i, r in enumerate(sim.world.robots)
+             if r.floating_base) * np.linalg.norm(sim.scene.gravity)
     f_avg = np.mean(np.asarray(rec.rows["contact_force_total"])[:, 2]) if steps else 0.0
     summary = (f"done: {steps} steps, {sim.t:.3f} s simulated in {wall:.2f} s "
                f"({sim.t / max(wall, 1e-9):.2f}x real time); model {sim.model.name}, "
