@@ -168,3 +168,22 @@ def test_last_step_basis_on_islands_matches_a_cold_solve():
     np.testing.assert_allclose(dv, 0.0, atol=1e-9)
     # each box carries its own weight
     np.testing.assert_allclose(second.f[0::3].reshape(6, 4).sum(axis=1), 2.0 * G_ACC * H, rtol=1e-9)
+
+
+def test_degenerate_turned_pyramids_retry_on_the_contact_frames():
+    # Recorded from config/hoist.yaml (t = 2.730 s): two contacts of the chain on the rod
+    # whose six rows have rank 4. With each pyramid turned to its contact's slip (1.73 and
+    # 0 rad) every pivoting method ends on tiny pivots; the model then solves with the
+    # pyramids on the contact frames and keeps the friction instead of falling back to
+    # the frictionless impulse.
+    from contact_lcp.contact.problem import ContactProblem
+
+    with np.load("test/data/hoist_turned_pyramids.npz") as f:
+        problem = ContactProblem.from_arrays(f)
+    sol = make_model("pyramid", ModelSettings()).solve(problem)
+    assert sol.report.outcome is Outcome.SOLVED and sol.report.applied == "pyramid"
+    assert sol.report.certified and sol.report.fallbacks == 0
+    assert sol.report.info["edge_frame"] == "contact frame (retry)"
+    f = sol.f.reshape(2, 3)
+    assert np.all(f[:, 0] >= 0.0)  # pushes, never pulls
+    assert np.all(np.hypot(f[:, 1], f[:, 2]) <= problem.mu * f[:, 0] * (1 + 1e-9))  # in the cone

@@ -12,8 +12,9 @@ default). Solve strategy, in order, each answer applied only when certified:
 2. **Two-step** (the seed's): the frictionless LCP first, then the frictional one
    warm-started on the contacts it loaded. With ``two_step=False`` the frictional LCP is
    solved cold.
-3. **Fallbacks**: the frictional LCP cold, if it was warm-started; the certified
-   frictionless impulse (``fallback=True``); else a safe stop (no impulse).
+3. **Fallbacks**: the frictional LCP cold, if it was warm-started; with its pyramids on
+   the contact frames, if they were turned to the slip; the certified frictionless impulse
+   (``fallback=True``); else a safe stop (no impulse).
 
 Pyramid orientation. With ``friction_frame="slip"`` (default) each contact's first edge
 lies along its last friction impulse (matched by surface pair and nearest point), so that
@@ -210,6 +211,13 @@ class PyramidModel(ContactModel):
                 lcp, res = self._frictional(problem, angle, None)
                 results.append(res)
                 warm = False
+            if not res.success and angle is not None and np.any(angle != 0.0):
+                # Pyramids turned to the slip can make a degenerate LCP (a chain's two
+                # dependent contacts on a rod, turned differently: every method ends on
+                # tiny pivots); the contact frames' pyramids keep the friction.
+                lcp, res = self._frictional(problem, None, basis)
+                results.append(res)
+                info["edge_frame"] = "contact frame (retry)"
         info["lcp_size"] = lcp.q.shape[0]
         if res.success:
             return self._done(problem, results, res, lcp.impulses(res.z), warm, info)
