@@ -15,7 +15,6 @@ CSV in ``benchmarks/results/`` with the revision and date in every row.
 """
 
 import argparse
-import math
 import os
 import sys
 import tempfile
@@ -24,7 +23,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import one_thread  # noqa: E402,F401  (before numpy: one BLAS thread)
 
 import numpy as np  # noqa: E402
-import pinocchio as pin  # noqa: E402
 
 import common  # noqa: E402
 
@@ -33,7 +31,8 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
 from contact_lcp.sim import Simulator, scene_from_dict  # noqa: E402
-from contact_lcp.sim.chains import chain_urdf, planar_angles  # noqa: E402
+from contact_lcp.sim.chains import chain_urdf  # noqa: E402
+from contact_lcp.sim.chains import fourbar_angles as chains_fourbar_angles  # noqa: E402
 
 COLUMNS = ("system", "h", "duration", "max_error", "final_error", "loop_drift", "revision",
            "date")
@@ -42,13 +41,7 @@ CRANK, COUPLER, ROCKER, GROUND = 0.15, 0.4, 0.3, 0.4
 
 def fourbar_angles():
     """Joint angles of the four-bar with the crank at 60 deg (circle intersection)."""
-    A, D = np.zeros(2), np.array([GROUND, 0.0])
-    B = CRANK * np.array([math.cos(math.pi / 3), math.sin(math.pi / 3)])
-    d = np.linalg.norm(D - B)
-    x = (COUPLER ** 2 - ROCKER ** 2 + d ** 2) / (2 * d)
-    u = (D - B) / d
-    C = B + x * u + math.sqrt(COUPLER ** 2 - x ** 2) * np.array([-u[1], u[0]])
-    return planar_angles([A, B, C, D])
+    return chains_fourbar_angles(CRANK, COUPLER, ROCKER, GROUND)
 
 
 def energy_error(urdf, h, duration, closed):
@@ -62,21 +55,15 @@ def energy_error(urdf, h, duration, closed):
         scene["loops"] = [{"name": "rocker", "type": "point", "link_a": "link_3",
                            "point_a": [ROCKER, 0, 0]}]
     sim = Simulator(scene_from_dict(scene))
-    m = sim.world.model
-    data = m.createData()
-
-    def energy():
-        return (pin.computeKineticEnergy(m, data, sim.q, sim.v)
-                + pin.computePotentialEnergy(m, data, sim.q))
-
-    E0, worst, ke, drift = energy(), 0.0, 0.0, 0.0
+    E0, worst, ke, drift = sum(sim.mechanical_energy()), 0.0, 0.0, 0.0
     for _ in range(int(round(duration / h))):
         sim.step()
-        worst = max(worst, abs(energy() - E0))
-        ke = max(ke, pin.computeKineticEnergy(m, data, sim.q, sim.v))
+        kinetic, potential = sim.mechanical_energy()
+        worst = max(worst, abs(kinetic + potential - E0))
+        ke = max(ke, kinetic)
         if closed:
             drift = max(drift, float(np.max(np.abs(sim.loops.errors(sim.q)))))
-    return worst / ke, (energy() - E0) / ke, drift
+    return worst / ke, (sum(sim.mechanical_energy()) - E0) / ke, drift
 
 
 def main(argv=None):

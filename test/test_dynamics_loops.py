@@ -8,8 +8,7 @@ import pytest
 
 from contact_lcp.exceptions import SceneError
 from contact_lcp.sim import Simulator, scene_from_dict
-from contact_lcp.sim.chains import (chain_urdf, discrete_catenary_sag, planar_angles,
-                                    v_shape)
+from contact_lcp.sim.chains import (chain_urdf, discrete_catenary_sag, fourbar_angles, v_shape)
 
 N, ELL, SPAN = 16, 0.1, 1.2  # 16 rods of 10 cm hung between points 1.2 m apart
 
@@ -120,15 +119,9 @@ def test_projection_is_the_schur_complement(chain_file):
 def fourbar_file(tmp_path, crank=0.15, coupler=0.4, rocker=0.3, ground=0.4):
     """A four-bar linkage in the x-z plane: the crank at 60 deg up, the coupler-rocker
     joint found by intersecting circles; the rocker's tip closes on (ground, 0, 0)."""
-    A, D = np.zeros(2), np.array([ground, 0.0])
-    B = crank * np.array([math.cos(math.pi / 3), math.sin(math.pi / 3)])
-    d = np.linalg.norm(D - B)
-    x = (coupler ** 2 - rocker ** 2 + d ** 2) / (2 * d)
-    u = (D - B) / d
-    C = B + x * u + math.sqrt(coupler ** 2 - x ** 2) * np.array([-u[1], u[0]])
     path = tmp_path / "fourbar.urdf"
     path.write_text(chain_urdf([crank, coupler, rocker], mass_per_length=2.0))
-    return str(path), planar_angles([A, B, C, D]), rocker
+    return str(path), fourbar_angles(crank, coupler, rocker, ground), rocker
 
 
 def energy_run(tmp_path, h, T):
@@ -140,18 +133,12 @@ def energy_run(tmp_path, h, T):
                     "controller": {"type": "effort"}}],
         "loops": [{"name": "rocker", "type": "point", "link_a": "link_3",
                    "point_a": [rocker, 0, 0]}]}))
-    m = sim.world.model
-    data = m.createData()
-
-    def energy():
-        return (pin.computeKineticEnergy(m, data, sim.q, sim.v)
-                + pin.computePotentialEnergy(m, data, sim.q))
-
-    E0, loss, ke, drift = energy(), 0.0, 0.0, 0.0
+    E0, loss, ke, drift = sum(sim.mechanical_energy()), 0.0, 0.0, 0.0
     for _ in range(int(round(T / h))):
         sim.step()
-        loss = max(loss, abs(energy() - E0))
-        ke = max(ke, pin.computeKineticEnergy(m, data, sim.q, sim.v))
+        kinetic, potential = sim.mechanical_energy()
+        loss = max(loss, abs(kinetic + potential - E0))
+        ke = max(ke, kinetic)
         drift = max(drift, float(np.max(np.abs(sim.loops.errors(sim.q)))))
     return loss / ke, drift
 

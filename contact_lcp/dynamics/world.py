@@ -360,6 +360,14 @@ class World:
         return self._flyers.integrate(self.model, q, v, float(h))
 
     # ------------------------------------------------------------------- dynamics
+    def mechanical_energy(self, q, v):
+        """``(kinetic, potential)`` energy of the whole world at ``(q, v)`` [J] (potential
+        of gravity, zero at z = 0), on a private Data."""
+        m = self.model
+        d = self.__dict__.setdefault("_data_energy", m.createData())
+        q, v = self._check_q(q), self._check_vector(v, "v", m.nv)
+        return float(pin.computeKineticEnergy(m, d, q, v)), float(pin.computePotentialEnergy(m, d, q))
+
     def free_acceleration(self, q, v, tau):
         """``M^-1 (tau - b(q, v))`` with gravity (ABA) [m/s^2, rad/s^2], shape (nv,)."""
         nv = self.model.nv

@@ -96,6 +96,20 @@ def planar_angles(points_xz):
     return np.diff(np.concatenate([[0.0], absolute]))
 
 
+def fourbar_angles(crank, coupler, rocker, ground, crank_angle=math.pi / 3):
+    """Joint angles (3,) [rad] of a four-bar in the x-z plane: the ground link from the
+    origin to ``(ground, 0)``, the crank at ``crank_angle`` from it, the coupler-rocker
+    joint where the circles about the crank's tip (radius ``coupler``) and about the
+    ground's end (radius ``rocker``) meet (the upper intersection); lengths [m]."""
+    A, D = np.zeros(2), np.array([ground, 0.0])
+    B = crank * np.array([math.cos(crank_angle), math.sin(crank_angle)])
+    d = np.linalg.norm(D - B)
+    x = (coupler ** 2 - rocker ** 2 + d ** 2) / (2 * d)
+    u = (D - B) / d
+    C = B + x * u + math.sqrt(coupler ** 2 - x ** 2) * np.array([-u[1], u[0]])
+    return planar_angles([A, B, C, D])
+
+
 def v_shape(n, length, span):
     """Joint angles of ``n`` (even) rods of ``length`` [m] hanging in a symmetric V between
     two points ``span`` [m] apart at the same height."""

@@ -99,6 +99,10 @@ class SimulatorViews:
         return BaseState(np.concatenate([X[:3, 3], _R_to_quat(X[:3, :3])]),
                          self.world.frame_velocity(link))
 
+    def mechanical_energy(self):
+        """``(kinetic, potential)`` energy of the world at the current state [J]."""
+        return self.world.mechanical_energy(self._q, self._v)
+
     def contacts(self):
         """Contacts of the last step, with the average force on B over the step [N] in W."""
         rec = self._last
