@@ -32,7 +32,11 @@ _FORCE_COLOR = (0.1, 0.8, 0.2, 1.0)
 
 
 def to_time(t):
-    """``builtin_interfaces/Time`` for ``t`` [s] (rounded to the nanosecond)."""
+    """``builtin_interfaces/Time`` for ``t`` [s] (rounded to the nanosecond); a ``Time``
+    is returned as it is (a publish cycle makes one stamp for all its messages: rclpy
+    serializes at ``publish``, so sharing it is safe)."""
+    if isinstance(t, Time):
+        return t
     ns = int(round(t * 1e9))
     return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
 

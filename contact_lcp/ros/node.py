@@ -270,7 +270,7 @@ class ContactLCPNode(NodeServices, Node):
 
     # -- publishing: periodic tasks run by the physics thread -------------------------
     def _publish(self, sim):
-        t = self._loop.time
+        t = messages.to_time(self._loop.time)  # one stamp for the cycle's messages
         self._pub_clock.publish(messages.clock(t, self._out["clock"]))
         transforms = self._io.publish(t, sim, sim.joint_state(), self._pub_tf is not None)
         if self._pub_tf is not None and transforms:

@@ -144,11 +144,21 @@ class SimulatorViews:
             X = self.world.frame_placement(link)
             wrench = np.zeros(6)
             if has:
-                match = np.fromiter((n == link for n in names), dtype=np.bool_, count=len(names))
+                match = self._surface_mask(names, link)
                 _contact_wrench(c.p_W, c.R_WC, rec.impulse_C, 1.0 / self.h, c.body_a, c.body_b,
                                 match, X, frame == "local", wrench)
             out[link] = wrench
         return out
+
+    def _surface_mask(self, names, link):
+        """(len(names),) bool: which surface names are ``link`` (kept while the contact
+        set's names are the same object, as they are from step to step)."""
+        cache = self.__dict__.setdefault("_surface_masks", {})
+        hit = cache.get(link)
+        if hit is None or hit[0] is not names:
+            mask = np.fromiter((n == link for n in names), dtype=np.bool_, count=len(names))
+            cache[link] = hit = (names, mask)
+        return hit[1]
 
     def contact_force_total(self):
         """Sum of the contact forces on every robot link [N] in W (last step)."""
