@@ -42,6 +42,38 @@ def _value(value):
                           string_array_value=list(value))
 
 
+def wait_for(predicate, timeout, what):
+    """``predicate()``'s first truthy value within ``timeout`` [s]; AssertionError
+    naming ``what`` otherwise."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def call(node, kind, name, request, timeout=10.0):
+    """The response of service ``name`` to ``request``, called from ``node`` (spun
+    elsewhere)."""
+    client = node.create_client(kind, name)
+    try:
+        assert client.wait_for_service(timeout_sec=timeout), f"no service {name}"
+        future = client.call_async(request)
+        wait_for(future.done, timeout, f"{name} to answer")
+        return future.result()
+    finally:
+        node.destroy_client(client)
+
+
+def set_parameter(node, name, value, timeout=30.0):
+    """SetParametersResult of setting the simulator node's ``name`` from ``node``."""
+    request = SetParameters.Request(parameters=[ParameterMsg(name=name, value=_value(value))])
+    return call(node, SetParameters, "/contact_lcp/set_parameters", request,
+                timeout).results[0]
+
+
 class Harness:
     """A ContactLCPNode with ``params`` and a client node, in one fresh context."""
 
@@ -92,30 +124,14 @@ class Harness:
         return [m for w, m in list(self.log[topic]) if w >= since]
 
     def wait_for(self, predicate, timeout, what):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            value = predicate()
-            if value:
-                return value
-            time.sleep(0.02)
-        raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        return wait_for(predicate, timeout, what)
 
     def call(self, kind, name, request, timeout=10.0):
-        client = self.client.create_client(kind, name)
-        try:
-            assert client.wait_for_service(timeout_sec=timeout), f"no service {name}"
-            future = client.call_async(request)
-            self.wait_for(future.done, timeout, f"{name} to answer")
-            return future.result()
-        finally:
-            self.client.destroy_client(client)
+        return call(self.client, kind, name, request, timeout)
 
     def set_parameter(self, name, value, timeout=30.0):
         """SetParametersResult of setting ``name`` through the node's service."""
-        request = SetParameters.Request(
-            parameters=[ParameterMsg(name=name, value=_value(value))])
-        return self.call(SetParameters, "/contact_lcp/set_parameters", request,
-                         timeout).results[0]
+        return set_parameter(self.client, name, value, timeout)
 
     def get_parameter(self, name):
         """The node's value of ``name``, read through its service."""

@@ -23,9 +23,7 @@ import pytest
 
 rclpy = pytest.importorskip("rclpy")
 
-from rcl_interfaces.msg import Parameter as ParameterMsg  # noqa: E402
-from rcl_interfaces.msg import ParameterType, ParameterValue  # noqa: E402
-from rcl_interfaces.srv import SetParameters  # noqa: E402
+import ros_harness  # noqa: E402  (wait_for, call, set_parameter from the test client)
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile  # noqa: E402
 from builtin_interfaces.msg import Duration  # noqa: E402
@@ -104,37 +102,14 @@ class Observer:
         return self.log[topic][-1][1] if self.log[topic] else None
 
     def wait_for(self, predicate, timeout, what):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            value = predicate()
-            if value:
-                return value
-            time.sleep(0.02)
-        raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        return ros_harness.wait_for(predicate, timeout, what)
 
     def call(self, kind, name, request, timeout=10.0):
-        client = self.node.create_client(kind, name)
-        try:
-            assert client.wait_for_service(timeout_sec=timeout), f"no service {name}"
-            future = client.call_async(request)
-            self.wait_for(future.done, timeout, f"{name} to answer")
-            return future.result()
-        finally:
-            self.node.destroy_client(client)
+        return ros_harness.call(self.node, kind, name, request, timeout)
 
     def set_parameter(self, name, value):
         """SetParametersResult of setting ``name`` on the simulator node."""
-        if isinstance(value, bool):
-            v = ParameterValue(type=ParameterType.PARAMETER_BOOL, bool_value=value)
-        elif isinstance(value, float):
-            v = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=value)
-        elif isinstance(value, str):
-            v = ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=value)
-        else:
-            v = ParameterValue(type=ParameterType.PARAMETER_STRING_ARRAY,
-                               string_array_value=list(value))
-        request = SetParameters.Request(parameters=[ParameterMsg(name=name, value=v)])
-        return self.call(SetParameters, f"{NS}/set_parameters", request).results[0]
+        return ros_harness.set_parameter(self.node, name, value, timeout=10.0)
 
     def joint(self, name):
         js = self.latest("/joint_states")
