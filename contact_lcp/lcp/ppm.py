@@ -43,6 +43,7 @@ import numpy as np
 from numba import njit
 
 from contact_lcp.lcp import tableau as tb
+from contact_lcp.lcp.cholesky import _backward, _forward
 from contact_lcp.lcp.result import LCPStatus, MethodOutput
 from contact_lcp.lcp.robust import solve_robust
 
@@ -109,16 +110,7 @@ def _remove(L, k, p, beta):
 @njit(cache=True)
 def _block_solve(L, k, rhs):
     """``M[beta, beta]^-1 rhs`` from the factor (forward then back substitution)."""
-    y = rhs.copy()
-    for r in range(k):
-        for j in range(r):
-            y[r] -= L[r, j] * y[j]
-        y[r] /= L[r, r]
-    for r in range(k - 1, -1, -1):
-        for j in range(r + 1, k):
-            y[r] -= L[j, r] * y[j]
-        y[r] /= L[r, r]
-    return y
+    return _backward(L, _forward(L, rhs, k), k)
 
 
 @njit(cache=True)
