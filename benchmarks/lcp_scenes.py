@@ -24,7 +24,7 @@ import numpy as np
 import common
 from contact_lcp.lcp import METHODS, solve
 from contact_lcp.lcp.residual import certify
-from contact_lcp.sim.recording import load_lcps
+from contact_lcp.sim.recording import frictional_lcps, load_problems
 
 SCENES = ("tower_5", "tower_10", "pyramid_3", "pyramid_4", "spheres_21")
 SIZE_BUCKETS = ((0, 50), (50, 150), (150, 400), (400, 800), (800, 10**6))
@@ -40,7 +40,7 @@ def recorded(directory, per_scene, max_n=None):
     out = []
     for scene in SCENES:
         try:
-            lcps = load_lcps(f"{directory}/{scene}.npz")
+            lcps = frictional_lcps(*load_problems(f"{directory}/{scene}.npz"))
         except Exception as e:  # a scene not recorded yet is reported, not fatal
             print(f"  {scene}: not read ({type(e).__name__})")
             continue
@@ -89,34 +89,33 @@ def run_scenes(problems, methods):
     return rows
 
 
-def size_table(rows):
-    """Per-size median ms and certified/tried of each variant."""
-    variants = list(dict.fromkeys(r["variant"] for r in rows))
+def _bucket_table(rows, cell):
+    """A table of one row per variant and one column per size bucket; ``cell(sel)`` formats
+    the rows of a variant in a bucket (``sel`` may be empty)."""
     table = []
-    for v in variants:
+    for v in dict.fromkeys(r["variant"] for r in rows):
         row = {"variant": v}
         for lo, hi in SIZE_BUCKETS:
-            sel = [r for r in rows if r["variant"] == v and lo < r["n"] <= hi]
-            row[f"{hi}"] = (f"{common.median([r['ms'] for r in sel]):.1f} ms "
-                            f"{sum(r['certified'] for r in sel)}/{len(sel)}") if sel else "-"
+            row[f"{hi}"] = cell([r for r in rows if r["variant"] == v and lo < r["n"] <= hi])
         table.append(row)
     heads = ["variant"] + [f"{lo}<n<={hi}" for lo, hi in SIZE_BUCKETS]
     return common.format_table(table, ["variant"] + [f"{hi}" for _, hi in SIZE_BUCKETS], heads)
+
+
+def size_table(rows):
+    """Per-size median ms and certified/tried of each variant."""
+    return _bucket_table(rows, lambda sel: (
+        f"{common.median([r['ms'] for r in sel]):.1f} ms "
+        f"{sum(r['certified'] for r in sel)}/{len(sel)}") if sel else "-")
 
 
 def pivot_cost_table(rows):
     """Median ms per pivot by size (all runs with at least one pivot): the tableau cost."""
-    variants = list(dict.fromkeys(r["variant"] for r in rows))
-    table = []
-    for v in variants:
-        row = {"variant": v}
-        for lo, hi in SIZE_BUCKETS:
-            sel = [r["ms"] / r["pivots"] for r in rows
-                   if r["variant"] == v and lo < r["n"] <= hi and r["pivots"] > 0]
-            row[f"{hi}"] = f"{common.median(sel):.3f}" if sel else "-"
-        table.append(row)
-    heads = ["variant"] + [f"{lo}<n<={hi}" for lo, hi in SIZE_BUCKETS]
-    return common.format_table(table, ["variant"] + [f"{hi}" for _, hi in SIZE_BUCKETS], heads)
+    def cell(sel):
+        per = [r["ms"] / r["pivots"] for r in sel if r["pivots"] > 0]
+        return f"{common.median(per):.3f}" if per else "-"
+
+    return _bucket_table(rows, cell)
 
 
 def _independent_ok(M, q, z):
