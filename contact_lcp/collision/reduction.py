@@ -101,51 +101,89 @@ def _above_lower_hull(xy, d, tol, skip):
 
     Point p is such a point when a segment or triangle of other points covers p's (x, y)
     with an interpolated d <= d_p + tol (Caratheodory: three points suffice in 2-D).
-    O(k^4): for the handful of points of one contact pair only.
+    Three cases are decided without a search: a vertex of the 2-D hull of all points is
+    covered by nothing; p at the deepest level (d within ``tol`` of the minimum) is
+    covered exactly when it is not a vertex of the 2-D hull of that level (any other
+    point would raise the interpolated d); any other p at least as high as every point
+    is covered (it lies inside the 2-D hull). The others
+    take the O(k^3) search of :func:`_covered`: a flattened sole (most points at one
+    depth) costs O(k log k) instead of O(k^4).
     """
     k = xy.shape[0]
     out = np.zeros(k, dtype=np.bool_)
-    # candidates deepest first: a covering segment or triangle, when there is one, is
-    # usually found among the first few (the answer does not depend on the order)
+    if k == 0:
+        return out
     o = np.argsort(d)
+    dmin, dmax = d[o[0]], d[o[k - 1]]
+    level = np.flatnonzero(d <= dmin + tol)
+    rim_low = _hull_mark(xy, level, tol)
+    rim_all = _hull_mark(xy, np.arange(k), tol)
     for p in range(k):
-        if skip[p]:
+        if skip[p] or rim_all[p]:  # a vertex of the 2-D hull is covered by nothing
             continue
-        px, py = xy[p, 0], xy[p, 1]
-        for ia in range(k):
-            a = o[ia]
-            if a == p or out[p]:
-                continue
-            for ib in range(ia + 1, k):
-                b = o[ib]
-                if b == p:
-                    continue
-                # segment a-b through p?
-                ex, ey = xy[b, 0] - xy[a, 0], xy[b, 1] - xy[a, 1]
-                fx, fy = px - xy[a, 0], py - xy[a, 1]
-                ll = ex * ex + ey * ey
-                if ll > 0.0 and abs(ex * fy - ey * fx) <= tol * (ll ** 0.5):
-                    s = (ex * fx + ey * fy) / ll
-                    if -tol <= s <= 1.0 + tol and d[a] + s * (d[b] - d[a]) <= d[p] + tol:
-                        out[p] = True
-                        break
-                for ic in range(ib + 1, k):
-                    c = o[ic]
-                    if c == p:
-                        continue
-                    gx, gy = xy[c, 0] - xy[a, 0], xy[c, 1] - xy[a, 1]
-                    det = ex * gy - ey * gx
-                    if abs(det) <= tol * tol:
-                        continue
-                    u = (fx * gy - fy * gx) / det
-                    w = (ex * fy - ey * fx) / det
-                    if u >= -tol and w >= -tol and u + w <= 1.0 + tol:
-                        if d[a] + u * (d[b] - d[a]) + w * (d[c] - d[a]) <= d[p] + tol:
-                            out[p] = True
-                            break
-                if out[p]:
-                    break
+        if d[p] <= dmin + tol:
+            out[p] = not rim_low[p]
+        elif d[p] + tol >= dmax:
+            out[p] = True
+        else:
+            out[p] = _covered(xy, d, tol, o, p)
     return out
+
+
+@njit(cache=True)
+def _hull_mark(xy, idx, tol):
+    """(k,) bool: the points ``idx`` that are vertices of their own 2-D hull."""
+    mark = np.zeros(xy.shape[0], dtype=np.bool_)
+    if idx.shape[0] <= 2:
+        for i in idx:
+            mark[i] = True
+        return mark
+    sub = np.ascontiguousarray(xy[idx])
+    by_y = np.argsort(sub[:, 1], kind="mergesort")
+    order = by_y[np.argsort(sub[by_y, 0], kind="mergesort")]  # by x, then y
+    for c in _monotone_chain(sub, order, tol):
+        mark[idx[c]] = True
+    return mark
+
+
+@njit(cache=True)
+def _covered(xy, d, tol, o, p):
+    """Whether a segment or triangle of points other than ``p`` covers p's (x, y) with an
+    interpolated d <= d_p + tol; ``o`` orders the points deepest first."""
+    k = xy.shape[0]
+    px, py = xy[p, 0], xy[p, 1]
+    for ia in range(k):
+        a = o[ia]
+        if a == p:
+            continue
+        if d[a] > d[p] + tol:  # b and c are no deeper than a: no cover from here on
+            return False
+        for ib in range(ia + 1, k):
+            b = o[ib]
+            if b == p:
+                continue
+            # segment a-b through p?
+            ex, ey = xy[b, 0] - xy[a, 0], xy[b, 1] - xy[a, 1]
+            fx, fy = px - xy[a, 0], py - xy[a, 1]
+            ll = ex * ex + ey * ey
+            if ll > 0.0 and abs(ex * fy - ey * fx) <= tol * (ll ** 0.5):
+                s = (ex * fx + ey * fy) / ll
+                if -tol <= s <= 1.0 + tol and d[a] + s * (d[b] - d[a]) <= d[p] + tol:
+                    return True
+            for ic in range(ib + 1, k):
+                c = o[ic]
+                if c == p:
+                    continue
+                gx, gy = xy[c, 0] - xy[a, 0], xy[c, 1] - xy[a, 1]
+                det = ex * gy - ey * gx
+                if abs(det) <= tol * tol:
+                    continue
+                u = (fx * gy - fy * gx) / det
+                w = (ex * fy - ey * fx) / det
+                if u >= -tol and w >= -tol and u + w <= 1.0 + tol:
+                    if d[a] + u * (d[b] - d[a]) + w * (d[c] - d[a]) <= d[p] + tol:
+                        return True
+    return False
 
 
 def hull_vertices(xy, tol=1e-12):

@@ -53,12 +53,13 @@ def _ruiz(M, q, max_sweeps):
         row[:] = 0.0
         col[:] = 0.0
         for i in range(n):
-            for j in range(n):
-                a = abs(M[i, j]) * d1[i] * d2[j]
-                if a > row[i]:
-                    row[i] = a
-                if a > col[j]:
-                    col[j] = a
+            r = 0.0
+            di = d1[i]
+            for j in range(n):  # branch-free maxima: the compiler vectorizes the loop
+                a = abs(M[i, j]) * di * d2[j]
+                r = max(r, a)
+                col[j] = max(col[j], a)
+            row[i] = r
         done = True
         for i in range(n):
             if row[i] > 0.0 and not 0.5 <= row[i] <= 2.0:
