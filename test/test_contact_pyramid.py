@@ -180,10 +180,49 @@ def test_degenerate_turned_pyramids_retry_on_the_contact_frames():
 
     with np.load("test/data/hoist_turned_pyramids.npz") as f:
         problem = ContactProblem.from_arrays(f)
-    sol = make_model("pyramid", ModelSettings()).solve(problem)
+    model = make_model("pyramid", ModelSettings())
+    # the turns as computed before round-off turns were snapped (next test): the search
+    # fails on them, and the retry must keep the friction
+    model.edge_angles = lambda _: np.array([1.73237727, -1.69749726e-08])
+    sol = model.solve(problem)
     assert sol.report.outcome is Outcome.SOLVED and sol.report.applied == "pyramid"
     assert sol.report.certified and sol.report.fallbacks == 0
     assert sol.report.info["edge_frame"] == "contact frame (retry)"
     f = sol.f.reshape(2, 3)
     assert np.all(f[:, 0] >= 0.0)  # pushes, never pulls
     assert np.all(np.hypot(f[:, 1], f[:, 2]) <= problem.mu * f[:, 0] * (1 + 1e-9))  # in the cone
+
+
+def test_round_off_pyramid_turns_are_snapped_to_the_contact_frame():
+    # The hoist's two dependent contacts (test above) with the turns the model computed
+    # at t = 2.729 s: 1.732 rad and -1.7e-8 rad (a friction direction of round-off size
+    # off t1). That 1e-8 mixes the tangent rows so that exactly dependent rows become
+    # nearly dependent: the search ends on tiny pivots. Snapped to 0 it certifies.
+    from contact_lcp.contact.lcp_builder import build_contact_lcp
+    from contact_lcp.contact.problem import ContactProblem
+    from contact_lcp.contact.pyramid import ANGLE_SNAP, _edge_angles
+    from contact_lcp.lcp import solve
+
+    with np.load("test/data/hoist_turned_pyramids.npz") as f:
+        problem = ContactProblem.from_arrays(f)
+
+    def robust(angle):
+        lcp = build_contact_lcp(problem.G, problem.u, problem.mu, num_directions=8,
+                                normal_bias=problem.bias, edge_angle=np.asarray(angle))
+        return solve(lcp.M, lcp.q, "robust")
+
+    assert not robust([1.73237727, -1.69749726e-08]).success
+    # the model's angles: the last friction directions in W, turned 1.732 rad and -1.7e-8
+    R = problem.R_WC
+    turns = np.array([1.73237727, -1.69749726e-08])
+    last_dir = np.array([np.cos(a) * R[i][:, 1] + np.sin(a) * R[i][:, 2] for i, a in enumerate(turns)])
+    period = 2.0 * np.pi / 8
+    angle = _edge_angles(np.zeros(6), R, problem.p_W, problem.pair, problem.p_W, problem.pair,
+                         last_dir, 1e-6, period, ANGLE_SNAP)
+    assert angle[1] == 0.0 and abs(angle[0] - turns[0]) < 1e-12
+    assert robust(angle).success
+    # a turn by a whole edge spacing plus round-off snaps to that spacing exactly
+    last_dir[1] = np.cos(period + 3e-9) * R[1][:, 1] + np.sin(period + 3e-9) * R[1][:, 2]
+    angle = _edge_angles(np.zeros(6), R, problem.p_W, problem.pair, problem.p_W, problem.pair,
+                         last_dir, 1e-6, period, ANGLE_SNAP)
+    assert angle[1] == np.round(angle[1] / period) * period and abs(angle[1] - period) < 1e-8

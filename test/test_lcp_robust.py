@@ -151,3 +151,23 @@ def test_lemke_paths_run_when_the_first_stage_fails():
     assert certified(res)
     assert res.info["first_stage"].startswith("max_pivots")
     assert res.info["paths"][0] == "lexicographic:solved"
+
+
+def test_degenerate_frictionless_lcp_of_a_box_pyramid_is_certified():
+    # Recorded from config/pyramid_4.yaml at h = 50 ms (t = 1.1 s): the frictionless LCP
+    # of the 4-3-2-1 box pyramid, n = 68 normal rows of rank 30 (four corners per face
+    # contact). Both Lemke variants revisit a basis (round-off on the ties) and the search
+    # alone spent 3300 nodes without an answer; the matrix is symmetric, so the modified
+    # PPM (whose blocks stay nonsingular) runs first and certifies it.
+    with np.load("test/data/pyramid4_frictionless_degenerate.npz") as f:
+        M, q = f["M"], f["q"]
+    assert np.array_equal(M, M.T) and np.linalg.matrix_rank(M) < q.size // 2
+    assert not solve(M, q, method="lexicographic").success
+    res = solve(M, q, method="robust")
+    assert res.success and res.info["nodes"] == 0
+    w = M @ res.z + q
+    assert res.z.min() >= -res.info["tol_z"] and w.min() >= -res.info["tol"]
+    assert abs(res.z @ w) <= res.info["tol"] * np.abs(res.z).sum()
+    # the search alone (no PPM) on the same data does not certify within its budget
+    alone = solve(M, q, method="robust", lemke_fallback=False, max_nodes=2000)
+    assert not alone.success

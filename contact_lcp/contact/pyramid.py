@@ -44,6 +44,12 @@ WARM_FLIPS = 4
 NEGLIGIBLE_FRICTION = 1e-9
 #: slip speed below which a contact counts as sticking [m/s]
 STICK_SPEED = 1e-6
+#: a pyramid turned within this of the contact frame's pyramid is not turned [rad]:
+#: a turn of round-off size (1.7e-8 rad, from a friction impulse's direction) mixes
+#: 1e-8 of one tangent row into the other, which turns exactly dependent rows (a chain's
+#: two contacts on a rod, rank 4 of 6) into nearly dependent ones, and every pivoting
+#: method then ends on tiny pivots (recorded in config/hoist.yaml at t = 2.729 s)
+ANGLE_SNAP = 1e-6
 
 
 class PyramidModel(ContactModel):
@@ -82,7 +88,8 @@ class PyramidModel(ContactModel):
         else:
             last_p, last_keys, last_dir = self._last_p, self._last_keys, self._last_dir
         return _edge_angles(problem.u, problem.R_WC, problem.p_W, problem.pair, last_p,
-                            last_keys, last_dir, STICK_SPEED)
+                            last_keys, last_dir, STICK_SPEED,
+                            2.0 * np.pi / self.settings.friction_directions, ANGLE_SNAP)
 
     def _done(self, problem, results, res, f, warm, info, keep=None):
         """The certified frictional answer ``f``: remembered for the next step, reported.
@@ -239,8 +246,10 @@ class PyramidModel(ContactModel):
 
 
 @njit(cache=True)
-def _edge_angles(u, R, p, pair, last_p, last_keys, last_dir, stick_speed):
-    """See :meth:`PyramidModel.edge_angles`: (k,) angles [rad]."""
+def _edge_angles(u, R, p, pair, last_p, last_keys, last_dir, stick_speed, period, snap):
+    """See :meth:`PyramidModel.edge_angles`: (k,) angles [rad]; one within ``snap`` of a
+    multiple of ``period = 2 pi / d`` (the turns that give the contact frame's pyramid)
+    is set to that multiple."""
     k = pair.shape[0]
     angle = np.zeros(k)
     for i in range(k):
@@ -261,6 +270,9 @@ def _edge_angles(u, R, p, pair, last_p, last_keys, last_dir, stick_speed):
             t2 = R[i, 0, 2] * g[0] + R[i, 1, 2] * g[1] + R[i, 2, 2] * g[2]
             if np.hypot(t1, t2) > 0.0:
                 angle[i] = np.arctan2(t2, t1)
+        turns = np.round(angle[i] / period)
+        if abs(angle[i] - turns * period) < snap:
+            angle[i] = turns * period
     return angle
 
 
