@@ -168,7 +168,41 @@ class LoopClosures:
         pin.computeJointJacobians(self.world.model, data, q)
         return self.rows(data)[1]
 
-    def project(self, data, v_free, K, h):
+    def kinematics(self, q):
+        """A private ``pin.Data`` with the joint placements and Jacobians at ``q`` (for
+        :meth:`rows` and :meth:`project` away from the world's configuration)."""
+        model = self.world.model
+        data = self.__dict__.setdefault("_data_q", model.createData())
+        pin.computeJointJacobians(model, data, q)
+        return data
+
+    def correct(self, q, K):
+        """``q`` moved onto the closures by one Gauss-Newton step in the metric of ``K``:
+        ``q (+) (-K J' D^+ Phi)``, ``D = J K J'`` (rank-revealing, as :meth:`project`).
+
+        For steps whose position follows the mean of two velocities (the second-order
+        step without impulses), which the velocity rows alone hold to O(h^2) per step."""
+        J, Phi = self.rows(self.kinematics(q))
+        if not J.shape[0]:
+            return q
+        Vr, KJt = self._inverse_rows(J, K)
+        if Vr is None:
+            return q
+        return self.world.integrate(q, -KJt @ (Vr @ (Vr.T @ Phi)), 1.0)
+
+    def _inverse_rows(self, J, K):
+        """``(Vr, K J')`` with ``D^+ = Vr Vr'`` for ``D = J K J'`` (eigenvalues above
+        ``rank_tol`` times the largest kept), or ``(None, K J')`` when D is zero."""
+        KJt = K @ J.T
+        D = J @ KJt
+        D = 0.5 * (D + D.T)
+        w, V = np.linalg.eigh(D)
+        keep = w > self.rank_tol * max(float(w[-1]), 0.0) if w.size else w > 0
+        if not np.any(keep):
+            return None, KJt
+        return V[:, keep] / np.sqrt(w[keep]), KJt
+
+    def project(self, data, v_free, K, h, *, Phi=None, gamma=None):
         """Constrained free motion and impulse response (the Schur complement).
 
         Parameters
@@ -181,6 +215,11 @@ class LoopClosures:
             Impulse-to-velocity map [1/kg].
         h : float
             Time step [s].
+        Phi : (m,) ndarray, optional
+            Closure errors to remove instead of those at ``data``'s configuration [m, rad].
+        gamma : float, optional
+            Fraction of them removed in the step instead of :attr:`gamma` (0: the velocity
+            rows alone).
 
         Returns
         -------
@@ -189,19 +228,16 @@ class LoopClosures:
             Symmetric PSD.
         stats : LoopStats
         """
-        J, Phi = self.rows(data)
-        KJt = K @ J.T
-        D = J @ KJt
-        D = 0.5 * (D + D.T)
-        w, V = np.linalg.eigh(D)
-        keep = w > self.rank_tol * max(float(w[-1]), 0.0) if w.size else w > 0
-        if not np.any(keep):
+        J, Phi_here = self.rows(data)
+        Phi = Phi_here if Phi is None else Phi
+        gamma = self.gamma if gamma is None else gamma
+        Vr, KJt = self._inverse_rows(J, K)
+        if Vr is None:
             return v_free, K, LoopStats(J.shape[0], 0, float(np.max(np.abs(Phi), initial=0)))
-        Vr = V[:, keep] / np.sqrt(w[keep])  # D^+ = Vr Vr'
         B = KJt @ Vr
-        lam = -Vr @ (Vr.T @ (J @ v_free + self.gamma * Phi / h))
+        lam = -Vr @ (Vr.T @ (J @ v_free + gamma * Phi / h))
         v_new = v_free + KJt @ lam
         K_new = K - B @ B.T
         K_new = 0.5 * (K_new + K_new.T)
-        return v_new, K_new, LoopStats(J.shape[0], int(np.count_nonzero(keep)),
+        return v_new, K_new, LoopStats(J.shape[0], int(Vr.shape[1]),
                                        float(np.max(np.abs(Phi), initial=0.0)))

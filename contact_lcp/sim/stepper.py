@@ -13,7 +13,9 @@ and runs the one kinematics pass (``world.forward(q, v)``) after each step:
    activation distance) and the joint-limit rows, ``G = J K J'``, the bias;
 4. the contact model (:mod:`contact_lcp.contact.models`) turns it into certified impulses;
 5. ``v+ = v_free + K J' f`` and ``q+ = q (+) h v+`` on the configuration manifold, free
-   flyers exactly for torque-free motion (:meth:`World.integrate_state`).
+   flyers exactly for torque-free motion (:meth:`World.integrate_state`). A step with no
+   contact or limit row in a world without free flyers is second order instead
+   (:meth:`Stepper._midpoint`).
 """
 
 import time
@@ -87,6 +89,37 @@ class Stepper:
             from contact_lcp.collision.facets import FacetSetFinder
             self.facets = FacetSetFinder(detector)
         self.max_contacts = contact.max_contacts
+        # second order between impulses, for worlds without free-flyer joints (whose
+        # exact rotation step takes the velocity of the whole step)
+        self.midpoint = len(free_motion.flyers) == 0
+
+    def _midpoint(self, q, v, tau, h, v_free, armature, prescribed, v_prescribed):
+        """A step without impulses, second order: the acceleration at the midpoint state
+        ``(q (+) h v / 2, (v + v_free) / 2)``, ``v+ = v + h a_m`` (projected on the loop
+        closures at the end of the step), and the path velocity ``(v + v+) / 2``
+        (explicit midpoint for the velocity, trapezoid for the position). The first-order
+        step loses energy as fast as h: an open triple pendulum 64 % in 10 s at 1 ms
+        (``benchmarks/bench_energy.py``). Returns ``(v+, path velocity)``."""
+        q_m = self.world.integrate(q, v, 0.5 * h)
+        v_m = 0.5 * (v + v_free)
+        if prescribed is not None:  # the same acceleration a_P over the step
+            v_prescribed = v_m[prescribed] + (v_prescribed - v[prescribed])
+        v_fm, K_m = self.free_motion(q_m, v_m, tau, h, armature, prescribed, v_prescribed)
+        v_next = v + (v_fm - v_m)  # prescribed joints: v_prescribed exactly
+        v_path = 0.5 * (v + v_next)
+        if self.loops is not None:
+            # Two projections, as RATTLE: the path keeps the closures' positions (their
+            # rows at the midpoint, Phi(q+) = Phi(q) + h J(q_m) v_path to second order),
+            # the final velocity satisfies their velocity rows at the end of the step.
+            Phi = self.loops.rows(self.world.jacobian_data)[1]  # at q
+            v_path, _, _ = self.loops.project(self.loops.kinematics(q_m), v_path, K_m, h,
+                                              Phi=Phi, gamma=self.loops.gamma)
+            q_e = self.world.integrate(q, v_path, h)
+            _, K_e = self.free_motion(q_e, v_next, tau, h, armature, prescribed,
+                                      None if prescribed is None else v_next[prescribed])
+            v_next, _, _ = self.loops.project(self.loops.kinematics(q_e), v_next, K_e, h,
+                                              gamma=0.0)
+        return v_next, v_path
 
     def check_contacts(self, contacts, max_depth=None):
         """Raise when there are more than ``max_contacts`` points, or (with ``max_depth``
@@ -144,7 +177,12 @@ class Stepper:
         k, l = len(contacts), limits.idx_v.size
         if k + l == 0 and not any(len(x) for x in extras.values()):
             timings["lcp_build"] = time.perf_counter() - t2
-            q_next, v_next = world.integrate_state(q, v_free, h)
+            if self.midpoint:
+                v_free, v_path = self._midpoint(q, v, tau, h, v_free, armature, prescribed,
+                                                v_prescribed)
+                q_next, v_next = world.integrate(q, v_path, h), v_free
+            else:
+                q_next, v_next = world.integrate_state(q, v_free, h)
             self.detector.advance(q_next, v_free, h)
             rec = StepRecord(contacts, np.zeros((0, 3)), np.zeros(0), timings=timings)
             return q_next, v_next, rec
