@@ -265,21 +265,24 @@ class World:
                 + ("" if x.shape != (n,) else " with NaN or inf"))
         return x
 
-    def forward(self, q, v=None):
+    def forward(self, q, v=None, *, trusted=False):
         """Kinematics, joint Jacobians, frame and geometry placements at ``q`` (and ``v``).
 
         Call once per step before :meth:`contact_jacobian`, :meth:`frame_placement` and
         the collision detector. ``data`` gets joint and frame placements (and velocities
         when ``v`` is given); the joint Jacobians go to a private Data so that other
         users of ``data`` (crba, rnea...) cannot change them before
-        :meth:`contact_jacobian`.
+        :meth:`contact_jacobian`. ``trusted``: the caller has checked ``q`` and ``v``
+        (float arrays of the right shape, finite): the checks are skipped.
         """
-        q = self._check_q(q)
         m, d = self.model, self.data
+        if not trusted:
+            q = self._check_q(q)
+            v = None if v is None else self._check_vector(v, "v", m.nv)
         if v is None:
             pin.forwardKinematics(m, d, q)
         else:
-            pin.forwardKinematics(m, d, q, self._check_vector(v, "v", m.nv))
+            pin.forwardKinematics(m, d, q, v)
         pin.updateFramePlacements(m, d)
         pin.updateGeometryPlacements(m, d, self.collision_model, self.collision_data)
         pin.computeJointJacobians(m, self._data_jac, q)
@@ -329,7 +332,7 @@ class World:
         """
         return self.integrate_state(q, v, h)[0]
 
-    def integrate_state(self, q, v, h):
+    def integrate_state(self, q, v, h, *, trusted=False):
         """One step on the configuration manifold: ``q+`` and ``v`` in the frames at ``q+``.
 
         Free-flyer joints move their reference point (a lone body's centre of mass, a
@@ -345,6 +348,8 @@ class World:
             (as :class:`contact_lcp.dynamics.reduced.FreeMotion` returns it).
         h : float
             Time step [s].
+        trusted : bool
+            The caller has checked ``q`` and ``v`` (as :meth:`forward`).
 
         Returns
         -------
@@ -353,8 +358,9 @@ class World:
         v_next : (nv,) ndarray
             The same motion, free-flyers' velocities in their frames at ``q_next``.
         """
-        v = self._check_vector(v, "v", self.model.nv)
-        q = self._check_q(q)
+        if not trusted:
+            v = self._check_vector(v, "v", self.model.nv)
+            q = self._check_q(q)
         if getattr(self, "_flyers", None) is None:
             self._flyers = FreeFlyers(self.model)
         return self._flyers.integrate(self.model, q, v, float(h))
@@ -398,8 +404,7 @@ class World:
 
         Uses the kinematics of :meth:`forward` (recomputed if ``q`` differs).
         """
-        q = self._check_q(q)
-        self.ensure_forward(q)
+        self.ensure_forward(q)  # (checks q unless it is the configuration forwarded)
         k, nv = len(contacts), self.model.nv
         J = np.zeros((3 * k, nv))
         if k == 0:

@@ -182,7 +182,7 @@ class Stepper:
                                                 v_prescribed)
                 q_next, v_next = world.integrate(q, v_path, h), v_free
             else:
-                q_next, v_next = world.integrate_state(q, v_free, h)
+                q_next, v_next = world.integrate_state(q, v_free, h, trusted=True)
             self.detector.advance(q_next, v_free, h)
             rec = StepRecord(contacts, np.zeros((0, 3)), np.zeros(0), timings=timings)
             return q_next, v_next, rec
@@ -210,7 +210,7 @@ class Stepper:
             g = problem.J.T @ sol.f if sol.generalized is None else sol.generalized
             v_next = v_free + K @ g
         v_step = v_next
-        q_next, v_next = world.integrate_state(q, v_step, h)
+        q_next, v_next = world.integrate_state(q, v_step, h, trusted=True)
         self.detector.advance(q_next, v_step, h)
         timings["integrate"] = time.perf_counter() - t4
         pen = float(max(0.0, -contacts.distance.min())) if k else 0.0
