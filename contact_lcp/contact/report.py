@@ -1,7 +1,7 @@
 """What a contact model's solve did: the one status record from the solver to the step info,
 the CLI summary and the ROS diagnostics."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from types import MappingProxyType
 from typing import Mapping, Optional
@@ -113,6 +113,19 @@ class ContactSolution:
     def safe_stop(self) -> bool:
         """True when nothing was certified and the caller must stop the motion."""
         return self.report.outcome is Outcome.SAFE_STOP
+
+    def with_earlier(self, earlier, rounds):
+        """This answer, its report also counting the pivots, solves, failures and
+        fallbacks of ``earlier`` reports of the same step (solves on a smaller active set
+        that the step redid), and ``info['active_set_rounds'] = rounds``."""
+        r = self.report
+        report = replace(
+            r, pivots=r.pivots + sum(e.pivots for e in earlier),
+            solves=r.solves + sum(e.solves for e in earlier),
+            failures=r.failures + sum(e.failures for e in earlier),
+            fallbacks=r.fallbacks + sum(e.fallbacks for e in earlier),
+            info=dict(r.info, active_set_rounds=int(rounds)))
+        return ContactSolution(self.f, report, self.generalized)
 
 
 def tally(results):

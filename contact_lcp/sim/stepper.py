@@ -30,6 +30,9 @@ from contact_lcp.contact.report import NO_CONTACT, SolveReport
 from contact_lcp.exceptions import InvalidProblem
 from contact_lcp.sim.limits import JointLimits, no_limits
 
+#: extra solves per step with the contacts the first answer drives shut (0: none)
+MAX_ACTIVE_ROUNDS = 2
+
 
 @dataclass(frozen=True, eq=False)
 class StepRecord:
@@ -155,60 +158,85 @@ class Stepper:
         timings = {}
         t0 = time.perf_counter()
         world.ensure_forward(q)
-        lookahead = self.detector.lookahead(v, h, self.max_lookahead)
-        contacts = self.detector.detect(q, lookahead)
-        self.check_contacts(contacts)
-        extras = {} if self.facets is None else {"facet_sets": self.facets.find(q, lookahead)}
-        t1 = time.perf_counter()
-        timings["collision"] = t1 - t0
         v_free, K = self.free_motion(q, v, tau, h, armature, prescribed, v_prescribed)
         if self.loops is not None:  # the bilateral rows of the MLCP, by Schur complement
             v_free, K, _ = self.loops.project(world.jacobian_data, v_free, K, h)
         limits = (no_limits() if self.limit_activation is None else
                   self.limits.rows(q, prescribed, self.limit_activation, v_free, h))
+        t1 = time.perf_counter()
+        timings["dynamics"] = t1 - t0
+        # how far each body may go: at v or at the free motion's v (gravity alone moves a
+        # body resting on nothing h^2 g, 25 mm at h = 50 ms)
+        lookahead = self.detector.lookahead(np.maximum(np.abs(v), np.abs(v_free)), h,
+                                            self.max_lookahead)
+        found = self.detector.detect(q, lookahead)
+        self.check_contacts(found)
+        extras = {} if self.facets is None else {"facet_sets": self.facets.find(q, lookahead)}
         t2 = time.perf_counter()
-        timings["dynamics"] = t2 - t1
-        J_c = world.contact_jacobian(q, contacts)
-        if len(contacts):
-            active = _active(J_c, v_free, contacts.distance, h, self.activation)
-            if active.size < len(contacts):
-                contacts = contacts.select(active)
-                J_c = J_c[(3 * active[:, None] + np.arange(3)).ravel()]
-        k, l = len(contacts), limits.idx_v.size
-        if k + l == 0 and not any(len(x) for x in extras.values()):
-            timings["lcp_build"] = time.perf_counter() - t2
-            if self.midpoint:
-                v_free, v_path = self._midpoint(q, v, tau, h, v_free, armature, prescribed,
-                                                v_prescribed)
-                q_next, v_next = world.integrate(q, v_path, h), v_free
-            else:
-                q_next, v_next = world.integrate_state(q, v_free, h, trusted=True)
-            self.detector.advance(q_next, v_free, h)
-            rec = StepRecord(contacts, np.zeros((0, 3)), np.zeros(0), timings=timings)
-            return q_next, v_next, rec
-        if l:
-            J_l = np.zeros((l, v.shape[0]))
-            J_l[np.arange(l), limits.idx_v] = limits.sign
-            J_c = np.vstack([J_c, J_l])
-        problem = build_problem(
-            h, contacts.R_WC, contacts.p_W, contacts.distance, contacts.mu,
-            J_c, K, v, v_free, limit_gap=limits.gap if l else None, gamma=self.gamma,
-            max_correction_speed=self.max_correction_speed,
-            pair=contacts.body_a * self.num_geometries + contacts.body_b, extras=extras)
-        t3 = time.perf_counter()
-        timings["lcp_build"] = t3 - t2
-        sol = self.model.solve(problem)
-        t4 = time.perf_counter()
-        timings["solve"] = t4 - t3
-        if sol.safe_stop:
-            # No certified impulse: keep the configuration and stop the dynamic motion
-            # rather than apply an uncertified impulse (never injects energy).
-            v_next = np.zeros_like(v_free)
-            if prescribed is not None:
-                v_next[prescribed] = v_free[prescribed]
-        else:
+        timings["collision"] = t2 - t1
+        J_found = world.contact_jacobian(q, found)
+        active = _active(J_found, v_free, v_free, found.distance, h, self.activation)
+        rounds, spent = 0, []
+        while True:
+            contacts, J_c = found, J_found
+            if active.size < len(found):
+                contacts = found.select(active)
+                J_c = J_found[(3 * active[:, None] + np.arange(3)).ravel()]
+            k, l = len(contacts), limits.idx_v.size
+            if k + l == 0 and not any(len(x) for x in extras.values()):
+                timings["lcp_build"] = time.perf_counter() - t2
+                if self.midpoint:
+                    v_free, v_path = self._midpoint(q, v, tau, h, v_free, armature, prescribed,
+                                                    v_prescribed)
+                    q_next, v_next = world.integrate(q, v_path, h), v_free
+                else:
+                    q_next, v_next = world.integrate_state(q, v_free, h, trusted=True)
+                self.detector.advance(q_next, v_free, h)
+                rec = StepRecord(contacts, np.zeros((0, 3)), np.zeros(0), timings=timings)
+                return q_next, v_next, rec
+            if l:
+                J_l = np.zeros((l, v.shape[0]))
+                J_l[np.arange(l), limits.idx_v] = limits.sign
+                J_c = np.vstack([J_c, J_l])
+            problem = build_problem(
+                h, contacts.R_WC, contacts.p_W, contacts.distance, contacts.mu,
+                J_c, K, v, v_free, limit_gap=limits.gap if l else None, gamma=self.gamma,
+                max_correction_speed=self.max_correction_speed,
+                pair=contacts.body_a * self.num_geometries + contacts.body_b, extras=extras)
+            t3 = time.perf_counter()
+            timings["lcp_build"] = timings.get("lcp_build", 0.0) + t3 - t2
+            sol = self.model.solve(problem)
+            t4 = time.perf_counter()
+            timings["solve"] = timings.get("solve", 0.0) + t4 - t3
+            if sol.safe_stop:
+                # No certified impulse: keep the configuration and stop the dynamic motion
+                # rather than apply an uncertified impulse (never injects energy).
+                v_next = np.zeros_like(v_free)
+                if prescribed is not None:
+                    v_next[prescribed] = v_free[prescribed]
+                break
             g = problem.J.T @ sol.f if sol.generalized is None else sol.generalized
             v_next = v_free + K @ g
+            if rounds == MAX_ACTIVE_ROUNDS:
+                break
+            # Contacts left out that the impulses drive shut (a sphere pushed into a
+            # neighbour by the pile) join the problem, and bodies that the impulses move
+            # farther than the search looked get a wider search.
+            wider = self.detector.lookahead(np.maximum(np.abs(v_next), np.abs(v_free)), h,
+                                            self.max_lookahead)
+            if np.any(wider > lookahead + self.activation):
+                lookahead = np.maximum(lookahead, wider)
+                found = self.detector.detect(q, lookahead)
+                self.check_contacts(found)
+                J_found = world.contact_jacobian(q, found)
+            more = _active(J_found, v_free, v_next, found.distance, h, self.activation)
+            if more.size == active.size and (len(found) == 0 or np.array_equal(more, active)):
+                break
+            active, rounds = more, rounds + 1
+            spent.append(sol.report)
+            t2 = time.perf_counter()
+        if spent:
+            sol = sol.with_earlier(spent, rounds)
         v_step = v_next
         q_next, v_next = world.integrate_state(q, v_step, h, trusted=True)
         self.detector.advance(q_next, v_step, h)
@@ -220,16 +248,19 @@ class Stepper:
 
 
 @njit(cache=True)
-def _active(J_c, v_free, distance, h, activation):
-    """Contacts whose gap, or gap after the free motion (normal row ``3i`` of ``J_c``
-    times ``v_free``), is within ``activation`` [m]: (a,) increasing indices."""
+def _active(J_c, v_free, v_next, distance, h, activation):
+    """Contacts whose gap, or gap after the free motion or after ``v_next`` (normal row
+    ``3i`` of ``J_c`` times the velocity), is within ``activation`` [m]: (a,) increasing
+    indices."""
     out = np.empty(distance.shape[0], dtype=np.int64)
     n = 0
     for i in range(distance.shape[0]):
-        u_n = 0.0
+        u_free = 0.0
+        u_next = 0.0
         for c in range(v_free.shape[0]):
-            u_n += J_c[3 * i, c] * v_free[c]
-        if distance[i] <= activation or distance[i] + h * u_n <= activation:
+            u_free += J_c[3 * i, c] * v_free[c]
+            u_next += J_c[3 * i, c] * v_next[c]
+        if distance[i] + h * min(0.0, u_free, u_next) <= activation:
             out[n] = i
             n += 1
     return out[:n]
