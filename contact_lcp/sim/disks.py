@@ -12,8 +12,6 @@ import math
 import numpy as np
 
 RADIUS, DENSITY, THICKNESS = 3.0, 10.0, 1.0
-#: [m] contact activation distance of the disks scene (see :func:`scene_yaml`)
-ACTIVATION = 1.0
 
 
 def disk_urdf(radius=RADIUS, density=DENSITY, thickness=THICKNESS, name="disk"):
@@ -93,13 +91,11 @@ def scene_yaml(rows=6):
     for k, (x, z) in enumerate(cannonball(rows)):
         lines.append(f"  - {{name: disk_{k + 1}, urdf: ../urdf/disk_3.urdf, floating_base: false, "
                      f"base_pose: [{x:.9g}, 0, {z:.9g}, 0, 0, 0, 1], controller: {{type: effort}}}}")
-    lines += ["# activation 1 (a third of a radius): at h = 0.05 s a disk of the collapsing pile",
-              "# moves up to ~1 per step, and an impulse passes along a row of disks within",
-              "# the step, so the gaps that close in it must be in the LCP (at the default",
-              "# 1 mm disks sank up to 0.26 into each other). One point per pair: the two ends",
-              "# of a cylinder's line contact have the same rows in the plane of motion",
-              f"contact: {{friction: 0.2, activation_distance: {ACTIVATION:g}, "
-              "max_points_per_pair: 1}",
+    lines += ["# The default activation distance: the step searches as far as the free motion",
+              "# goes and re-solves with the gaps its impulses close (an impulse passes along",
+              "# a row of disks within the step). One point per pair: the two ends of a",
+              "# cylinder's line contact have the same rows in the plane of motion",
+              "contact: {friction: 0.2, max_points_per_pair: 1}",
               "solver: {method: robust}", ""]
     return "\n".join(lines)
 
