@@ -30,6 +30,7 @@ same configuration always gives the same list.
 
 import coal
 import numpy as np
+from numba import njit
 
 from contact_lcp.collision.contact_point import tangent_basis
 from contact_lcp.collision.broadphase import lever_bound, near_pairs, to_read, update_centres
@@ -267,6 +268,11 @@ class ContactDetector:
         lever_bound(self._levers, v, h, out)
         np.minimum(out, cap, out=out)
         return out
+
+    def reach(self, v_a, v_b, h, cap):
+        """:meth:`lookahead` at the larger of ``|v_a|`` and ``|v_b|`` per coordinate (the
+        speeds at the start of a step and after its free motion or its impulses)."""
+        return _reach(self._levers, v_a, v_b, float(h), float(cap))
 
     def advance(self, q_next, v, h):
         """Tell the broad phase that the world moved to ``q_next`` in a step of ``h`` [s]
@@ -601,3 +607,15 @@ def _stack(found):
     return (np.array([f[0] for f in found], dtype=float),
             np.array([f[1] for f in found], dtype=float),
             np.array([f[2] for f in found], dtype=float))
+
+
+@njit(cache=True)
+def _reach(L, v_a, v_b, h, cap):
+    """(G,) ``min(h L max(|v_a|, |v_b|), cap)``: see :meth:`ContactDetector.reach`."""
+    out = np.empty(L.shape[0])
+    for g in range(L.shape[0]):
+        acc = 0.0
+        for c in range(L.shape[1]):
+            acc += L[g, c] * max(abs(v_a[c]), abs(v_b[c]))
+        out[g] = min(h * acc, cap)
+    return out

@@ -167,8 +167,7 @@ class Stepper:
         timings["dynamics"] = t1 - t0
         # how far each body may go: at v or at the free motion's v (gravity alone moves a
         # body resting on nothing h^2 g, 25 mm at h = 50 ms)
-        lookahead = self.detector.lookahead(np.maximum(np.abs(v), np.abs(v_free)), h,
-                                            self.max_lookahead)
+        lookahead = self.detector.reach(v, v_free, h, self.max_lookahead)
         found = self.detector.detect(q, lookahead)
         self.check_contacts(found)
         extras = {} if self.facets is None else {"facet_sets": self.facets.find(q, lookahead)}
@@ -222,15 +221,15 @@ class Stepper:
             # Contacts left out that the impulses drive shut (a sphere pushed into a
             # neighbour by the pile) join the problem, and bodies that the impulses move
             # farther than the search looked get a wider search.
-            wider = self.detector.lookahead(np.maximum(np.abs(v_next), np.abs(v_free)), h,
-                                            self.max_lookahead)
-            if np.any(wider > lookahead + self.activation):
+            wider = self.detector.reach(v_next, v_free, h, self.max_lookahead)
+            redo = _farther(wider, lookahead, self.activation)
+            if redo:
                 lookahead = np.maximum(lookahead, wider)
                 found = self.detector.detect(q, lookahead)
                 self.check_contacts(found)
                 J_found = world.contact_jacobian(q, found)
             more = _active(J_found, v_free, v_next, found.distance, h, self.activation)
-            if more.size == active.size and (len(found) == 0 or np.array_equal(more, active)):
+            if not redo and more.size == active.size:  # (a superset of active: the same)
                 break
             active, rounds = more, rounds + 1
             spent.append(sol.report)
@@ -264,3 +263,13 @@ def _active(J_c, v_free, v_next, distance, h, activation):
             out[n] = i
             n += 1
     return out[:n]
+
+
+@njit(cache=True)
+def _farther(wider, lookahead, activation):
+    """Whether some geometry may travel farther than the search looked (by more than
+    ``activation``)."""
+    for g in range(wider.shape[0]):
+        if wider[g] > lookahead[g] + activation:
+            return True
+    return False
