@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Stacks and piles at h = 10 ms and 50 ms: failures, fallbacks, penetration, time (issue 10).
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_stacks.py                  # 5 s of each, both steps
+    .venv/bin/python benchmarks/bench_stacks.py --duration 1 --steps 0.05
+
+Runs ``config/<scene>.yaml`` for each scene of ``lcp_scenes.SCENES`` (5- and 10-box towers,
+3-2-1 and 4-3-2-1 box pyramids, 21 spheres in a walled box) with its default settings but
+the time step, and counts what the run summary counts (solves, pivots, failed solves,
+fallbacks, safe stops, uncertified steps) plus the deepest penetration after any step,
+measured by a full detection at the new state (not only on the contacts of the LCP), and
+the mean and worst wall time per step (the first step, which includes compilation, is
+left out). CSV in ``benchmarks/results/bench_stacks_<stamp>_<revision>.csv``.
+"""
+
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import one_thread  # noqa: E402,F401  (before numpy: one BLAS thread)
+
+import common  # noqa: E402
+from lcp_scenes import SCENES  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+
+from contact_lcp.sim import Simulator  # noqa: E402
+
+COLUMNS = ("scene", "h", "duration", "steps", "step_ms", "worst_step_ms", "rtf", "solves",
+           "pivots", "failures", "fallbacks", "safe_stops", "uncertified", "deepest_mm",
+           "re_solved_steps", "revision", "date", "load1")
+
+
+def run(scene, h, duration):
+    """One row: the scene at time step ``h`` [s] for ``duration`` [s]."""
+    sim = Simulator.from_file(os.path.join(ROOT, "config", f"{scene}.yaml"), time_step=h)
+    detector = sim.stepper.detector
+    steps = int(round(duration / h))
+    times, deepest, re_solved = [], 0.0, 0
+    for i in range(steps):
+        t = time.perf_counter()
+        info = sim.step()
+        if i:
+            times.append(time.perf_counter() - t)
+        re_solved += int(info.report.info.get("active_set_rounds", 0) > 0)
+        found = detector.detect(sim.q)
+        if len(found):
+            deepest = max(deepest, -float(found.distance.min()))
+    s = sim.stats
+    mean = sum(times) / max(len(times), 1)
+    return dict(scene=scene, h=h, duration=duration, steps=steps, step_ms=1e3 * mean,
+                worst_step_ms=1e3 * max(times, default=0.0), rtf=h / mean if mean else 0.0,
+                solves=s.solves, pivots=s.pivots_total, failures=s.lcp_failures,
+                fallbacks=s.fallbacks, safe_stops=s.safe_stops, uncertified=s.uncertified,
+                deepest_mm=1e3 * deepest, re_solved_steps=re_solved)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--duration", type=float, default=5.0, help="simulated seconds")
+    parser.add_argument("--steps", type=float, nargs="+", default=[0.01, 0.05])
+    parser.add_argument("--scenes", default=",".join(SCENES))
+    parser.add_argument("--results-dir", default=None)
+    args = parser.parse_args(argv)
+    revision = common.git_revision(ROOT)
+    date, stamp = common.utc_stamp()
+    load1 = os.getloadavg()[0]
+    rows = []
+    for scene in args.scenes.split(","):
+        for h in args.steps:
+            row = run(scene, h, args.duration)
+            row.update(revision=revision, date=date, load1=load1)
+            rows.append(row)
+            print(f"{scene:11s} h = {1e3 * h:4.0f} ms: {row['step_ms']:7.2f} ms/step "
+                  f"(worst {row['worst_step_ms']:.1f}), {row['rtf']:.2f}x real time, "
+                  f"failures {row['failures']}, fallbacks {row['fallbacks']}, safe stops "
+                  f"{row['safe_stops']}, uncertified {row['uncertified']}, deepest "
+                  f"{row['deepest_mm']:.3f} mm, re-solved steps {row['re_solved_steps']}",
+                  flush=True)
+    path = common.results_path("bench_stacks", revision, stamp, args.results_dir)
+    common.write_csv(path, rows, COLUMNS)
+    print(f"machine load (1 min) at start: {load1:.2f}; wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
