@@ -22,7 +22,9 @@ Units
     [x y z qx qy qz qw] (Pinocchio's quaternion order).
 Time stepping
     Velocity-impulse (semi-implicit Euler) with step ``h`` [s]:
-    ``v+ = v + M^-1 (h (tau - b) + J^T z)``, ``q+ = integrate(q, h v+)``.
+    ``v+ = v + M^-1 (h (tau - b) + J^T z)``, ``q+ = integrate(q, h v+)``; a step without
+    contact or limit impulses in a world without free-flyer joints is second order
+    (``contact_lcp.sim.stepper.Stepper._midpoint``).
 """
 
 import os
@@ -40,6 +42,11 @@ if "numpy" in sys.modules and "OPENBLAS_NUM_THREADS" not in os.environ:
         "starting Python (or import contact_lcp first)", RuntimeWarning, stacklevel=2)
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
+
+# before any compiled kernel is defined: a cache folder per state of the sources
+from contact_lcp import _numba_cache  # noqa: E402
+
+NUMBA_CACHE = _numba_cache.configure()
 
 from contact_lcp.exceptions import (  # noqa: E402
     ContactLCPError,

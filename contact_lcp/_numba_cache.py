@@ -1,0 +1,76 @@
+"""Where numba keeps the compiled kernels: one folder per state of the package's sources.
+
+numba keys a cached function on its own file (name, size, modification time), not on the
+files of the compiled functions it calls and inlines. After an edit or a ``git pull`` that
+changes ``collision/reduction.py`` alone, ``collision/ground.py``'s cached kernel would keep
+running the old reduction code, silently. So the cache goes to
+``<cache home>/contact_lcp/numba/<digest>``, the digest of the contents of every ``.py``
+file of the package that uses numba (about 2 ms at import): a change in any of them
+compiles every kernel once (a minute), and clones with the same sources share their
+kernels. The newest few folders are kept.
+
+An explicit ``NUMBA_CACHE_DIR`` wins (one of these folders, inherited from a parent
+process that may run other sources, does not). When no cache home is writable numba's
+default (the ``__pycache__`` folders) stays.
+"""
+
+import hashlib
+import os
+import shutil
+import sys
+
+#: folders of other source states kept besides the current one
+KEEP_OTHERS = 2
+
+
+def source_digest(root):
+    """Hex digest of the relative paths and contents of the ``.py`` files under ``root``
+    that use numba (the only ones whose changes compiled code can inline)."""
+    h = hashlib.blake2b(digest_size=10)
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                with open(path, "rb") as f:
+                    text = f.read()
+                if b"numba" in text:
+                    h.update(os.path.relpath(path, root).encode())
+                    h.update(text)
+    return h.hexdigest()
+
+
+def _prune(base, current):
+    """Remove all but the ``KEEP_OTHERS`` most recently used other folders of ``base``."""
+    try:
+        others = [os.path.join(base, d) for d in os.listdir(base) if d != current]
+        others = [p for p in others if os.path.isdir(p)]
+        others.sort(key=os.path.getmtime, reverse=True)
+    except OSError:
+        return
+    for path in others[KEEP_OTHERS:]:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def configure():
+    """Point numba's cache at this source state's folder (see the module notes); returns
+    the folder, or None when ``NUMBA_CACHE_DIR`` was set or no folder is writable."""
+    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    base = os.path.join(home, "contact_lcp", "numba")
+    given = os.environ.get("NUMBA_CACHE_DIR")
+    if given and os.path.dirname(os.path.abspath(given)) != os.path.abspath(base):
+        return None  # the user's (one of ours comes from a parent process: recomputed)
+    digest = source_digest(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.join(base, digest)
+    try:
+        os.makedirs(path, exist_ok=True)
+        os.utime(path)  # most recently used
+    except OSError:
+        return None
+    if not os.access(path, os.W_OK):
+        return None
+    _prune(base, digest)
+    os.environ["NUMBA_CACHE_DIR"] = path  # also for the processes this one starts
+    if "numba" in sys.modules:  # imported before us: its config has read the environment
+        sys.modules["numba"].config.CACHE_DIR = path
+    return path

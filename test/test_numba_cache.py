@@ -1,0 +1,60 @@
+"""The compiled-kernel cache folder follows the package's sources (contact_lcp/_numba_cache.py)."""
+
+import os
+import subprocess
+import sys
+
+from contact_lcp import _numba_cache
+
+
+def write(root, rel, text):
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_digest_follows_any_source_file(tmp_path):
+    # numba keys a cached kernel on its own file only; a change in a file whose compiled
+    # functions it inlines must give a new folder
+    write(tmp_path, "a.py", "from numba import njit\nx = 1\n")
+    write(tmp_path, "sub/b.py", "import numba\ny = 2\n")
+    write(tmp_path, "sub/__pycache__/b.cpython-311.pyc", "junk")
+    first = _numba_cache.source_digest(str(tmp_path))
+    assert _numba_cache.source_digest(str(tmp_path)) == first
+    write(tmp_path, "sub/b.py", "import numba\ny = 3\n")
+    second = _numba_cache.source_digest(str(tmp_path))
+    assert second != first
+    write(tmp_path, "c.py", "z = 1  # plain Python: compiled code cannot inline it\n")
+    assert _numba_cache.source_digest(str(tmp_path)) == second
+    write(tmp_path, "sub/__pycache__/b.cpython-311.pyc", "other junk")  # not a source
+    assert _numba_cache.source_digest(str(tmp_path)) == second
+    write(tmp_path, "notes.txt", "not a source either")
+    assert _numba_cache.source_digest(str(tmp_path)) == second
+
+
+def test_old_folders_are_pruned(tmp_path):
+    for k in range(5):
+        (tmp_path / f"old{k}").mkdir()
+        os.utime(tmp_path / f"old{k}", (k, k))  # old4 the most recent
+    (tmp_path / "current").mkdir()
+    _numba_cache._prune(str(tmp_path), "current")
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted(["current"] + [f"old{k}" for k in range(5 - _numba_cache.KEEP_OTHERS, 5)])
+
+
+def test_a_process_uses_its_sources_folder_unless_told_otherwise(tmp_path):
+    code = "import contact_lcp, os; print(contact_lcp.NUMBA_CACHE, os.environ['NUMBA_CACHE_DIR'])"
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
+    env.pop("NUMBA_CACHE_DIR", None)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    digest = _numba_cache.source_digest(os.path.dirname(_numba_cache.__file__))
+    assert out[0] == out[1] == str(tmp_path / "contact_lcp" / "numba" / digest)
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "contact_lcp" / "numba" / "0123")  # a parent's
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out[0] == str(tmp_path / "contact_lcp" / "numba" / digest)
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "mine")  # an explicit folder wins
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["None", str(tmp_path / "mine")]
