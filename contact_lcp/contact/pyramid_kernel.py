@@ -89,12 +89,14 @@ def _border(X, Ms, K, t, i, u, v, tol):
 
 
 @njit(cache=True)
-def _bordered_inverse(Ms, K, nb, tol):
+def _bordered_inverse(Ms, K, nb, tol, capacity):
     """Inverse of the largest block ``Ms[K', K']`` grown from ``K[:nb]`` in order, each
     candidate added only when its pivot (Schur complement) is above ``tol`` times the
     size of its row and column; ``K`` is reordered in place so that ``K[:kept]`` are the
-    kept indices (in their order). Returns ``(X, kept)`` with X (kept, kept)."""
-    X = np.zeros((nb, nb))
+    kept indices (in their order). Returns ``(X, kept)``: the inverse is
+    ``X[:kept, :kept]`` of X (capacity, capacity), ``capacity >= nb``, room for the
+    principal pivots that may follow."""
+    X = np.zeros((capacity, capacity))
     t = 0
     u = np.empty(nb)
     v = np.empty(nb)
@@ -103,7 +105,7 @@ def _bordered_inverse(Ms, K, nb, tol):
             continue
         K[a], K[t] = K[t], K[a]  # the kept ones first, in order
         t += 1
-    return X[:t, :t].copy(), t
+    return X, t
 
 
 @njit(cache=True)
@@ -178,10 +180,8 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
     # (redundant contacts: a sphere in a pile touching four others), as the robust warm
     # start does; then updated by bordering (a variable enters) or deflation (one
     # leaves) at O(nb^2) per principal pivot
-    X, nb = _bordered_inverse(Ms, K, nb, singular_tol)
-    Xb = np.zeros((n, n))
-    Xb[:nb, :nb] = X
-    X = Xb
+    # (each principal pivot adds at most one variable to the block)
+    X, nb = _bordered_inverse(Ms, K, nb, singular_tol, min(n, nb + max_flips))
     for i in range(n):
         in_k[i] = False
     for a in range(nb):
