@@ -52,40 +52,35 @@ def test_spread_subset_keeps_the_deepest_and_the_extent():
     assert {2, 3} <= set(keep)  # the far corners come next
 
 
-def test_direct_lower_hull_test_agrees_with_qhull():
+def assert_lower_hull_agrees_with_qhull(xy, d):
+    """The points kept by the direct test (not above the lower hull of the others) plus the
+    2-D hull are the vertices of qhull's lower facets plus the 2-D hull."""
     from scipy.spatial import ConvexHull
 
     from contact_lcp.collision.reduction import _above_lower_hull, hull_vertices
 
+    hull = ConvexHull(np.column_stack([xy, d]))
+    lower = set(np.unique(hull.simplices[hull.equations[:, 2] < -1e-12]).tolist())
+    lower.update(hull_vertices(xy))
+    direct = set(np.flatnonzero(~_above_lower_hull(xy, d, 1e-12, np.zeros(len(d), bool))).tolist())
+    direct.update(hull_vertices(xy))
+    assert direct == lower
+
+
+def test_direct_lower_hull_test_agrees_with_qhull():
     rng = np.random.default_rng(11)
     for _ in range(40):
         k = int(rng.integers(5, 16))
-        xy = rng.uniform(-0.1, 0.1, (k, 2))
-        d = rng.uniform(0.0, 1e-3, k)
-        hull = ConvexHull(np.column_stack([xy, d]))
-        lower = set(np.unique(hull.simplices[hull.equations[:, 2] < -1e-12]).tolist())
-        lower.update(hull_vertices(xy))
-        direct = set(np.flatnonzero(~_above_lower_hull(xy, d, 1e-12, np.zeros(k, bool))).tolist())
-        direct.update(hull_vertices(xy))
-        assert direct == lower
+        assert_lower_hull_agrees_with_qhull(rng.uniform(-0.1, 0.1, (k, 2)),
+                                            rng.uniform(0.0, 1e-3, k))
 
 
 def test_lower_hull_test_on_flattened_soles_agrees_with_qhull():
     """A sole flattened to a few depth levels (most points at the deepest): the shortcuts
     for the deepest level and the highest points give qhull's answer."""
-    from scipy.spatial import ConvexHull
-
-    from contact_lcp.collision.reduction import _above_lower_hull, hull_vertices
-
     rng = np.random.default_rng(12)
     for _ in range(60):
         k = int(rng.integers(6, 20))
-        xy = rng.uniform(-0.1, 0.1, (k, 2))
         d = rng.choice([0.0, 0.0, 0.0, 4e-4, 9e-4], size=k)
         d[0], d[1] = 0.0, 9e-4  # not all on one level (qhull needs a 3-D hull)
-        hull = ConvexHull(np.column_stack([xy, d]))
-        lower = set(np.unique(hull.simplices[hull.equations[:, 2] < -1e-12]).tolist())
-        lower.update(hull_vertices(xy))
-        direct = set(np.flatnonzero(~_above_lower_hull(xy, d, 1e-12, np.zeros(k, bool))).tolist())
-        direct.update(hull_vertices(xy))
-        assert direct == lower
+        assert_lower_hull_agrees_with_qhull(rng.uniform(-0.1, 0.1, (k, 2)), d)
