@@ -368,6 +368,18 @@ def default_max_nodes(n):
     return max(10000, 40 * n)
 
 
+@njit(cache=True)
+def _is_symmetric(M):
+    """``M == M'`` exactly, stopping at the first pair that differs (a frictional LCP's
+    friction rows differ at once)."""
+    n = M.shape[0]
+    for i in range(n):
+        for j in range(i + 1, n):
+            if M[i, j] != M[j, i]:
+                return False
+    return True
+
+
 def symmetric_path(M, q, singular_tol, info, key="paths"):
     """For a symmetric ``M`` (a frictionless contact LCP: positive semidefinite, and
     degenerate when contacts are redundant), the modified principal pivoting method
@@ -377,7 +389,7 @@ def symmetric_path(M, q, singular_tol, info, key="paths"):
     in 36 pivots). Returns its certified answer or None; appends ``'ppm:<status>'`` to
     ``info[key]`` and adds its pivots to ``info[key + '_pivots']`` (``'path_pivots'`` for
     the default key). None at once for a matrix that is not symmetric."""
-    if not np.array_equal(M, M.T):
+    if not _is_symmetric(M):
         return None
     from contact_lcp.lcp.ppm import _run as ppm_run  # ppm falls back on this module
 
