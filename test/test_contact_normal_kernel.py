@@ -102,3 +102,19 @@ def test_a_step_the_kernel_does_not_certify_is_solved_by_the_python_sequence(mon
     assert sol.report.outcome.name == "SOLVED"
     assert sol.report.info["compiled_miss"] == "not certified"
     np.testing.assert_allclose(sol.f, reference.f, atol=1e-9 * np.abs(reference.f).max())
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_symmetric_equilibration_is_the_general_one_bit_for_bit(seed):
+    """The certification's units: the upper-triangle Ruiz gives the general one's factors
+    exactly (powers of two), on symmetric matrices with entries over 12 decades."""
+    from contact_lcp.contact.normal_kernel import symmetric_ruiz
+    from contact_lcp.lcp.scaling import MAX_SWEEPS, _ruiz
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 40))
+    B = rng.standard_normal((n, n)) * 10.0 ** rng.uniform(-6, 6, (n, 1))
+    A = B @ B.T
+    c = rng.standard_normal(n) * 10.0 ** rng.uniform(-3, 3)
+    for got, want in zip(symmetric_ruiz(A, c, MAX_SWEEPS), _ruiz(A, c, MAX_SWEEPS)):
+        np.testing.assert_array_equal(got, want)

@@ -20,6 +20,8 @@ returns a non-zero code and the model then runs its Python sequence (which has t
 fallback to the robust search, the frictionless fallback and the safe stop).
 """
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -27,7 +29,7 @@ from contact_lcp.contact.find_indices import select_rows
 from contact_lcp.contact.tangential import cholesky_lower, schur, tangent_impulse
 from contact_lcp.lcp.ppm import _kernel as _ppm_kernel
 from contact_lcp.lcp.residual import CERT_FACTOR, _pass
-from contact_lcp.lcp.scaling import MAX_SWEEPS, _apply, _ruiz
+from contact_lcp.lcp.scaling import MAX_SWEEPS, _apply, _pow2_sqrt
 
 _EPS = float(np.finfo(float).eps)
 
@@ -36,6 +38,46 @@ SOLVED, PPM_FAILED, NOT_CERTIFIED, NOT_DEFINITE, NOT_FINITE = range(5)
 REASONS = {PPM_FAILED: "the PPM ended without an answer", NOT_CERTIFIED: "not certified",
            NOT_DEFINITE: "damped tangential block not positive definite",
            NOT_FINITE: "non-finite LCP or answer"}
+
+
+@njit(cache=True)
+def symmetric_ruiz(A, c, max_sweeps):
+    """:func:`contact_lcp.lcp.scaling._ruiz` of a symmetric ``A``, on its upper triangle.
+
+    The row and column factors of a symmetric matrix stay equal (every factor is a power
+    of two, so ``(|a_ij| d_i) d_j`` and ``(|a_ij| d_j) d_i`` are the same number): the same
+    ``(d1, d2, s, sweeps)``, bit for bit, for half the reads.
+    """
+    n = c.shape[0]
+    d = np.ones(n)
+    row = np.empty(n)
+    sweeps = 0
+    for _ in range(max_sweeps):
+        row[:] = 0.0
+        for i in range(n):
+            di = d[i]
+            for j in range(i, n):
+                a = abs(A[i, j]) * di * d[j]
+                if a > row[i]:
+                    row[i] = a
+                if a > row[j]:
+                    row[j] = a
+        done = True
+        for i in range(n):
+            if row[i] > 0.0 and not 0.5 <= row[i] <= 2.0:
+                done = False
+        if done:
+            break
+        sweeps += 1
+        for i in range(n):
+            d[i] /= _pow2_sqrt(row[i])
+    qn = 0.0
+    for i in range(n):
+        qn = max(qn, abs(c[i]) * d[i])
+    s = 1.0 if qn == 0.0 else math.ldexp(1.0, math.frexp(qn)[1])
+    if s < qn:
+        s *= 2.0
+    return d, d.copy(), s, sweeps
 
 
 @njit(cache=True)
@@ -55,7 +97,7 @@ def solve_certified(A, c, beta0, max_pivots, singular_tol, keys):
         for j in range(n):
             if not np.isfinite(A[i, j]):
                 return NOT_FINITE, np.zeros(n), c.copy(), np.inf, 0.0, 0
-    d1, d2, s, _ = _ruiz(A, c, MAX_SWEEPS)
+    d1, d2, s, _ = symmetric_ruiz(A, c, MAX_SWEEPS)  # A is symmetric as built (schur)
     Ms, qs = _apply(A, c, d1, d2, s)
     norm_M = 0.0
     norm_q = 0.0
