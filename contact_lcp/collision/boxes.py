@@ -16,9 +16,9 @@ to B):
    normal unless an edge-edge axis separates more by over 1 um.
 2. **Support features** of both boxes along the normal (vertices within the search
    distance, at least 1 um, of each box's extreme towards the other), in the contact
-   plane (:func:`feature_patch`): two faces are clipped one by the other
-   (:func:`~contact_lcp.collision.clip_kernel.face_patch_gaps`, the general path's own
-   clip); an edge is clipped by a face (2 points); a vertex is kept when it projects
+   plane (:func:`feature_patch`): two faces are clipped one by the other as the general
+   path's :func:`~contact_lcp.collision.clip_kernel.face_patch_gaps` does (its hull and
+   clip, in scalar loops: its 3-vector products are BLAS calls, ~4 us a pair); an edge is clipped by a face (2 points); a vertex is kept when it projects
    inside a face; two edges give their crossing point.
 3. **Gaps** of those points measured along the normal through both boxes, each point
    moved halfway between them; points beyond the search distance are dropped.
@@ -36,7 +36,7 @@ same patch). Frames follow
 import numpy as np
 from numba import njit
 
-from contact_lcp.collision.clip_kernel import _hull, _intervals, face_patch_gaps
+from contact_lcp.collision.clip_kernel import _clip, _hull, _intervals
 from contact_lcp.collision.ground import reduce_patch
 from contact_lcp.collision.spheres import tangent_frame
 
@@ -166,46 +166,56 @@ def _clip_segment(a, b, poly):
 
 
 @njit(cache=True)
+def _dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@njit(cache=True)
 def feature_patch(VA, NA, cA, VB, NB, cB, n, tol):
     """Contact points of two boxes along the normal ``n`` (from A to B) from their support
     features (vertices within ``tol`` of each box's extreme towards the other).
 
-    Two faces: :func:`~contact_lcp.collision.clip_kernel.face_patch_gaps`. A face and an
-    edge: the edge clipped by the face (2 points); a face and a vertex: the vertex if it
-    projects inside the face; two edges: their crossing point; otherwise the vertex. Each
-    point lies halfway between the boxes along ``n`` and its gap is measured along ``n``
-    through both boxes. Returns ``(X, gaps, measured)`` as ``face_patch_gaps``; no point
-    when the features do not overlap in the contact plane.
+    Two faces: the first clipped by the second in the contact plane, as
+    :func:`~contact_lcp.collision.clip_kernel.face_patch_gaps` (the same rounding, hull and
+    Sutherland-Hodgman clip, in scalar loops). A face and an edge: the edge clipped by the
+    face (2 points); a face and a vertex: the vertex if it projects inside the face; two
+    edges: their crossing point; otherwise the vertex. Each point lies halfway between the
+    boxes along ``n`` and its gap is measured along ``n`` through both boxes. Returns
+    ``(X, gaps, measured)`` as ``face_patch_gaps``; no point when the features do not
+    overlap in the contact plane.
     """
-    hA = VA @ n
-    hB = VB @ n
+    hA = np.empty(VA.shape[0])
+    hB = np.empty(VB.shape[0])
+    for i in range(VA.shape[0]):
+        hA[i] = _dot(VA[i], n)
+    for i in range(VB.shape[0]):
+        hB[i] = _dot(VB[i], n)
     topA, botB = hA.max(), hB.min()
     sA = np.flatnonzero(hA >= topA - tol)
     sB = np.flatnonzero(hB <= botB + tol)
-    if sA.size >= 3 and sB.size >= 3:
-        return face_patch_gaps(VA, NA, cA, VB, NB, cB, n, tol)
     t1, t2 = _plane(n)
     FA = np.empty((sA.size, 2))
-    for k in range(sA.size):
-        FA[k, 0], FA[k, 1] = VA[sA[k]] @ t1, VA[sA[k]] @ t2
+    for k in range(sA.size):  # rounded as face_patch_gaps (a steady hull)
+        FA[k, 0], FA[k, 1] = round(_dot(VA[sA[k]], t1), 12), round(_dot(VA[sA[k]], t2), 12)
     FB = np.empty((sB.size, 2))
     for k in range(sB.size):
-        FB[k, 0], FB[k, 1] = VB[sB[k]] @ t1, VB[sB[k]] @ t2
+        FB[k, 0], FB[k, 1] = round(_dot(VB[sB[k]], t1), 12), round(_dot(VB[sB[k]], t2), 12)
     xy = np.empty((2, 2))
     r = 0
-    if sA.size >= 3 or sB.size >= 3:  # a face and an edge or a vertex
+    if sA.size >= 3 and sB.size >= 3:  # two faces
+        polyA = _hull(FA, 1e-18)
+        polyB = _hull(FB, 1e-18)
+        if polyA.shape[0] >= 3 and polyB.shape[0] >= 3:
+            xy = _clip(polyA, polyB, 1e-9)
+            r = xy.shape[0]
+    elif sA.size >= 3 or sB.size >= 3:  # a face and an edge or a vertex
         poly = _hull(FA if sA.size >= 3 else FB, 1e-18)
         other = FB if sA.size >= 3 else FA
-        if other.shape[0] == 2:
-            ok, a, b = _clip_segment(other[0], other[1], poly)
+        if poly.shape[0] >= 3:
+            ok, a, b = _clip_segment(other[0], other[other.shape[0] - 1], poly)
             if ok:
                 xy[0], xy[1] = a, b
-                r = 2
-        else:
-            ok, a, b = _clip_segment(other[0], other[0], poly)
-            if ok:
-                xy[0] = other[0]
-                r = 1
+                r = 2 if other.shape[0] == 2 else 1
     elif sA.size == 2 and sB.size == 2:  # two edges: where they cross
         d1 = FA[1] - FA[0]
         d2 = FB[1] - FB[0]
@@ -227,10 +237,12 @@ def feature_patch(VA, NA, cA, VB, NB, cB, n, tol):
     cx = 0.0
     cy = 0.0
     for i in range(r):
-        cx += xy[i, 0] / r
-        cy += xy[i, 1] / r
+        cx += xy[i, 0]
+        cy += xy[i, 1]
+    cx /= r
+    cy /= r
     mid = 0.5 * (topA + botB)
-    for i in range(r):
+    for i in range(r):  # inset by 1e-7 (as face_patch_gaps): rays through corners hit
         x = cx + (1.0 - 1e-7) * (xy[i, 0] - cx)
         y = cy + (1.0 - 1e-7) * (xy[i, 1] - cy)
         for j in range(3):
