@@ -127,10 +127,127 @@ def solve_certified(A, c, beta0, max_pivots, singular_tol, keys):
 
 
 @njit(cache=True)
-def _reduce(G, u, bias, k, l, contacts, viscous, coefficient, group, per_pair, h,
+def viscous_dofs(J, K, u, bias, nr, t, hb):
+    """The viscous reduction through the degrees of freedom (Woodbury), for more damped
+    rows than dofs.
+
+    With ``K = F F'`` (Cholesky), ``P = T F``, ``Q = N F`` and ``D^-1 = diag(hb)`` (``h b``
+    per tangential row [kg/s]), ``W = G_tt + D = P P' + D`` and the Schur complement of the
+    module :mod:`~contact_lcp.contact.tangential` becomes ``A = Q S^-1 Q'`` with
+    ``S = I + P' D^-1 P`` (nv x nv), ``c = u_n + bias - Q S^-1 P' D^-1 u_t``: S4's inertia
+    augmented by ``h T'BT`` (``K~ = F S^-1 F'``), O(nv^2 (m + n) + n^2 nv) instead of
+    O(m^3 + m^2 n). Returns ``(ok, A, c, P, Ls, Q)`` with ``Ls Ls' = S``; ``ok`` False
+    when ``K`` is not positive definite (prescribed joints, loops: the rows' route then).
+    """
+    nv = K.shape[0]
+    n, m = nr.shape[0], t.shape[0]
+    ok, F = cholesky_lower(K)
+    A = np.zeros((n, n))
+    c = np.zeros(n)
+    P = np.zeros((m, nv))
+    Q = np.zeros((n, nv))
+    if not ok:
+        return False, A, c, P, F, Q
+    for i in range(m):
+        for k in range(nv):
+            x = J[t[i], k]
+            if x != 0.0:
+                for j in range(k + 1):
+                    P[i, j] += x * F[k, j]
+    for i in range(n):
+        for k in range(nv):
+            x = J[nr[i], k]
+            if x != 0.0:
+                for j in range(k + 1):
+                    Q[i, j] += x * F[k, j]
+    S = np.zeros((nv, nv))
+    g = np.zeros(nv)
+    for i in range(m):
+        w = hb[i]
+        for a in range(nv):
+            pa = w * P[i, a]
+            g[a] += pa * u[t[i]]
+            for b in range(a + 1):
+                S[a, b] += pa * P[i, b]
+    for a in range(nv):
+        S[a, a] += 1.0
+        for b in range(a):
+            S[b, a] = S[a, b]
+    ok, Ls = cholesky_lower(S)
+    if not ok:
+        return False, A, c, P, Ls, Q
+    # R = Ls^-1 Q' (nv, n), r = Ls^-1 g: A = R'R, c = u_n + bias - R'r
+    R = Q.T.copy()
+    r = g.copy()
+    for a in range(nv):
+        for p in range(a):
+            x = Ls[a, p]
+            r[a] -= x * r[p]
+            for j in range(n):
+                R[a, j] -= x * R[p, j]
+        inv = 1.0 / Ls[a, a]
+        r[a] *= inv
+        for j in range(n):
+            R[a, j] *= inv
+    for i in range(n):
+        ci = u[nr[i]] + bias[i]
+        for a in range(nv):
+            ci -= R[a, i] * r[a]
+        c[i] = ci
+    for a in range(nv):
+        for i in range(n):
+            x = R[a, i]
+            for j in range(i, n):
+                A[i, j] += x * R[a, j]
+    for i in range(n):
+        for j in range(i + 1, n):
+            A[j, i] = A[i, j]
+    return True, A, c, P, Ls, Q
+
+
+@njit(cache=True)
+def viscous_dofs_impulse(P, Ls, Q, hb, u_t, f_n):
+    """(m,) ``f_t = -W^-1 (u_t + G_tn f_n)`` of :func:`viscous_dofs`, with
+    ``W^-1 = D^-1 - D^-1 P S^-1 P' D^-1`` and ``G_tn = P Q'`` [N.s]."""
+    m, nv = P.shape
+    qz = np.zeros(nv)  # Q' f_n
+    for i in range(Q.shape[0]):
+        for a in range(nv):
+            qz[a] += Q[i, a] * f_n[i]
+    x = np.empty(m)  # D^-1 (u_t + P Q' f_n)
+    for i in range(m):
+        acc = u_t[i]
+        for a in range(nv):
+            acc += P[i, a] * qz[a]
+        x[i] = hb[i] * acc
+    y = np.zeros(nv)  # S^-1 P' x
+    for i in range(m):
+        for a in range(nv):
+            y[a] += P[i, a] * x[i]
+    for a in range(nv):
+        for p in range(a):
+            y[a] -= Ls[a, p] * y[p]
+        y[a] /= Ls[a, a]
+    for a in range(nv - 1, -1, -1):
+        for p in range(a + 1, nv):
+            y[a] -= Ls[p, a] * y[p]
+        y[a] /= Ls[a, a]
+    f = np.empty(m)
+    for i in range(m):
+        acc = 0.0
+        for a in range(nv):
+            acc += P[i, a] * y[a]
+        f[i] = -(x[i] - hb[i] * acc)
+    return f
+
+
+@njit(cache=True)
+def _reduce(G, J, K, u, bias, k, l, contacts, viscous, coefficient, group, per_pair, h,
             singular_tol, max_rank):
     """Tangential rows of ``contacts`` and the Schur complement onto the normal rows:
-    ``(ok, A, c, t, L, Y, y, count)`` with ``count`` the contacts given rows."""
+    ``(ok, A, c, t, L, Y, y, dofs, P, Ls, Q, hb, count, candidates)``; ``dofs`` True when
+    the viscous rows were eliminated through the dofs (:func:`viscous_dofs`: ``P, Ls, Q,
+    hb``), else through ``W = L L'`` (``Y, y``); ``count`` the contacts given rows."""
     nr = np.empty(k + l, dtype=np.int64)
     for i in range(k):
         nr[i] = 3 * i
@@ -141,6 +258,9 @@ def _reduce(G, u, bias, k, l, contacts, viscous, coefficient, group, per_pair, h
     for a in range(on.size):
         cand[2 * a] = 3 * on[a] + 1
         cand[2 * a + 1] = 3 * on[a] + 2
+    nv = K.shape[0]
+    empty = np.zeros((0, 0))
+    hb = np.zeros(0)
     if viscous:
         b = np.zeros(k)
         if per_pair:  # b is the pair's total, split among its touching contacts
@@ -161,11 +281,19 @@ def _reduce(G, u, bias, k, l, contacts, viscous, coefficient, group, per_pair, h
             t[2 * a] = 3 * damped[a] + 1
             t[2 * a + 1] = 3 * damped[a] + 2
         m = t.size
+        hb = np.empty(m)
+        for i in range(m):
+            hb[i] = h * b[t[i] // 3]
+        if m > nv:  # more damped rows than dofs: through the dofs
+            ok, A, c, P, Ls, Q = viscous_dofs(J, K, u, bias, nr, t, hb)
+            if ok:
+                return (True, A, c, t, empty, empty, hb[:0], True, P, Ls, Q, hb,
+                        damped.size, cand.size)
         W = np.empty((m, m))
         for i in range(m):
             for j in range(m):
                 W[i, j] = G[t[i], t[j]]
-            W[i, i] += 1.0 / (h * b[t[i] // 3])
+            W[i, i] += 1.0 / hb[i]
         ok, L = cholesky_lower(W)
         count_on = damped.size
     else:
@@ -174,19 +302,20 @@ def _reduce(G, u, bias, k, l, contacts, viscous, coefficient, group, per_pair, h
         ok = True
         count_on = on.size
     A, c, Y, y = schur(G, u, bias, nr, t, L)
-    return ok, A, c, t, L, Y, y, count_on, cand.size
+    return ok, A, c, t, L, Y, y, False, empty, empty, empty, hb, count_on, cand.size
 
 
 @njit(cache=True)
-def normal_step(G, u, bias, phi, k, l, viscous, coefficient, group, per_pair, h,
+def normal_step(G, J, K, u, bias, phi, k, l, viscous, coefficient, group, per_pair, h,
                 singular_tol, max_rank, touch_distance, release_speed, max_releases,
                 pair, last_pair, last_basis, max_pivots, ppm_singular_tol, keys):
     """A whole step of a normal-row model with the PPM (see the module notes).
 
     Parameters
     ----------
-    G, u : (r, r), (r,) ndarray
-        The problem's Delassus matrix [1/kg] and free row velocities [m/s], ``r = 3k + l``.
+    G, J, K, u : (r, r), (r, nv), (nv, nv), (r,) ndarray
+        The problem's Delassus matrix [1/kg], rows, inverse inertia [1/kg] and free row
+        velocities [m/s], ``r = 3k + l``.
     bias, phi : (k + l,) ndarray
         Stabilization [m/s] and gaps [m] of the normal rows.
     k, l : int
@@ -244,10 +373,13 @@ def normal_step(G, u, bias, phi, k, l, viscous, coefficient, group, per_pair, h,
     L = np.zeros((0, 0))
     Y = np.zeros((0, n))
     y = np.zeros(0)
+    dofs = False
+    P = Ls = Q = np.zeros((0, 0))
+    hb = np.zeros(0)
     count = ncand = 0
     for _ in range(max_releases + 1):
-        ok, A, c, t, L, Y, y, count, ncand = _reduce(
-            G, u, bias, k, l, contacts, viscous, coefficient, group, per_pair, h,
+        ok, A, c, t, L, Y, y, dofs, P, Ls, Q, hb, count, ncand = _reduce(
+            G, J, K, u, bias, k, l, contacts, viscous, coefficient, group, per_pair, h,
             singular_tol, max_rank)
         if not ok:
             code = NOT_DEFINITE
@@ -281,7 +413,14 @@ def normal_step(G, u, bias, phi, k, l, viscous, coefficient, group, per_pair, h,
             f[3 * i] = z[i]
         for i in range(l):
             f[3 * k + i] = z[k + i]
-        if t.size:
+        if t.size and dofs:
+            u_t = np.empty(t.size)
+            for a in range(t.size):
+                u_t[a] = u[t[a]]
+            ft = viscous_dofs_impulse(P, Ls, Q, hb, u_t, z)
+            for a in range(t.size):
+                f[t[a]] = ft[a]
+        elif t.size:
             ft = tangent_impulse(L, Y, y, z)
             for a in range(t.size):
                 f[t[a]] = ft[a]

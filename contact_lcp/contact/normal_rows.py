@@ -95,7 +95,8 @@ class NormalRowsModel(ContactModel):
         last = self._last_pair is not None
         (code, f, basis, warm, pivots, solves, released, loaded_released, count, rows,
          candidates) = normal_step(
-            problem.G, problem.u, problem.bias, problem.phi, k, l, viscous, coefficient,
+            problem.G, np.ascontiguousarray(problem.J), problem.K, problem.u, problem.bias,
+            problem.phi, k, l, viscous, coefficient,
             group, per_pair, problem.h, singular_tol, problem.K.shape[0],
             self.touch_distance, self.release_speed, MAX_RELEASES, problem.pair,
             self._last_pair if last else _EMPTY, self._last_basis if last else _EMPTY,
