@@ -88,20 +88,17 @@ def schur(G, u, bias, nr, t, L):
             Y[i, j] *= inv
     A = np.empty((n, n))
     c = np.empty(n)
-    for a in range(n):
-        c[a] = u[nr[a]] + bias[a]
-        for b in range(a, n):
-            A[a, b] = G[nr[a], nr[b]]
-    for p in range(m):  # A -= Y'Y and c -= Y'y, one rank-1 update per row (upper part)
-        yp = y[p]
-        for a in range(n):
+    for a in range(n):  # row by row: A[a, b] and A[b, a] are the same sums (G symmetric)
+        ra = nr[a]
+        ca = u[ra] + bias[a]
+        for b in range(n):
+            A[a, b] = G[ra, nr[b]]
+        for p in range(m):
             ya = Y[p, a]
-            c[a] -= ya * yp
-            for b in range(a, n):
+            ca -= ya * y[p]
+            for b in range(n):
                 A[a, b] -= ya * Y[p, b]
-    for a in range(n):
-        for b in range(a + 1, n):
-            A[b, a] = A[a, b]
+        c[a] = ca
     return A, c, Y, y
 
 
