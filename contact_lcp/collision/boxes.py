@@ -82,18 +82,21 @@ def _radius(X, half, n):
 
 @njit(cache=True)
 def separating_axes(XA, hA, XB, hB):
-    """``(face_n, face_sep, edge_n, edge_sep, ea, eb)`` of the module notes, step 1.
+    """``(face_n, face_sep, edge_n, edge_sep, ea, eb, fbox, fax)`` of the module notes,
+    step 1.
 
     ``face_n`` (3,) is the face axis of largest separation ``face_sep`` [m] (from A to
-    B), ``edge_n`` the edge-edge axis of largest separation ``edge_sep`` (``-inf`` when
-    every pair of edges is parallel), ``ea``, ``eb`` the edge directions (box axes) that
-    give it.
+    B), a face normal of box ``fbox`` (0: A, outward; 1: B, inward) along its axis
+    ``fax``; ``edge_n`` the edge-edge axis of largest separation ``edge_sep`` (``-inf``
+    when every pair of edges is parallel), ``ea``, ``eb`` the edge directions (box axes)
+    that give it.
     """
     d = np.empty(3)
     for r in range(3):
         d[r] = XB[r, 3] - XA[r, 3]
     face_n = np.zeros(3)
     face_sep = -np.inf
+    fbox = fax = 0
     n = np.empty(3)
     for box in range(2):  # A's faces then B's: A wins ties, as best_face_normal
         X = XA if box == 0 else XB
@@ -106,6 +109,7 @@ def separating_axes(XA, hA, XB, hB):
             if sep > face_sep:
                 face_sep = sep
                 face_n[:] = n
+                fbox, fax = box, f % 3
     edge_n = np.zeros(3)
     edge_sep = -np.inf
     ea = eb = -1
@@ -126,7 +130,101 @@ def separating_axes(XA, hA, XB, hB):
                 edge_sep = sep
                 edge_n[:] = n
                 ea, eb = a, b
-    return face_n, face_sep, edge_n, edge_sep, ea, eb
+    return face_n, face_sep, edge_n, edge_sep, ea, eb, fbox, fax
+
+
+@njit(cache=True)
+def face_face(XR, hR, ax, XI, hI, n, ref_is_a, tol):
+    """Two parallel faces in closed form: ``(ok, Y, gaps)``.
+
+    The reference face is box R's face across its axis ``ax`` whose outward normal is
+    ``n`` (R = A) or ``-n`` (R = B); the incident face is box I's face most opposed to
+    it. When the incident face is level along ``n`` to ``tol`` (its four corners are
+    the support set of :func:`feature_patch`), its corners are clipped by the reference
+    face's four edges in that face's own axes (Sutherland-Hodgman, at most 8 points),
+    and each point's gap is the distance along ``n`` between the two face planes there
+    (B's minus A's); the points are moved halfway between them. ``ok`` False otherwise.
+    """
+    sR = 1.0 if ref_is_a else -1.0  # outward normal of the reference face: sR n
+    nR = np.empty(3)
+    for r in range(3):
+        nR[r] = sR * n[r]
+    # the reference face: centre, in-face axes u, v and half extents
+    sgn = 1.0 if nR[0] * XR[0, ax] + nR[1] * XR[1, ax] + nR[2] * XR[2, ax] >= 0.0 else -1.0
+    cR = np.empty(3)
+    for r in range(3):
+        cR[r] = XR[r, 3] + sgn * hR[ax] * XR[r, ax]
+    a1, a2 = (ax + 1) % 3, (ax + 2) % 3
+    # the incident face: the axis of I most aligned with n, the side facing R
+    best, c = -1.0, 0
+    for k in range(3):
+        x = abs(n[0] * XI[0, k] + n[1] * XI[1, k] + n[2] * XI[2, k])
+        if x > best:
+            best, c = x, k
+    b1, b2 = (c + 1) % 3, (c + 2) % 3
+    tilt = 0.0
+    for k in (b1, b2):
+        tilt += 2.0 * hI[k] * abs(n[0] * XI[0, k] + n[1] * XI[1, k] + n[2] * XI[2, k])
+    if tilt > tol:  # its corners are not one support face
+        return False, np.zeros((0, 3)), np.zeros(0)
+    dots = nR[0] * XI[0, c] + nR[1] * XI[1, c] + nR[2] * XI[2, c]
+    sI = -1.0 if dots >= 0.0 else 1.0  # outward normal of the incident face: sI e_c
+    cI = np.empty(3)
+    for r in range(3):
+        cI[r] = XI[r, 3] + sI * hI[c] * XI[r, c]
+    # incident corners in the reference face's axes, in order around the face
+    poly = np.empty((8, 2))
+    k = 0
+    for s1, s2 in ((1.0, 1.0), (-1.0, 1.0), (-1.0, -1.0), (1.0, -1.0)):
+        du = 0.0
+        dv = 0.0
+        for r in range(3):
+            x = cI[r] + s1 * hI[b1] * XI[r, b1] + s2 * hI[b2] * XI[r, b2] - cR[r]
+            du += x * XR[r, a1]
+            dv += x * XR[r, a2]
+        poly[k, 0], poly[k, 1] = du, dv
+        k += 1
+    buf = np.empty((8, 2))
+    for e in range(4):  # clip by u <= hu, -u <= hu, v <= hv, -v <= hv
+        coord = 0 if e < 2 else 1
+        side = 1.0 if e % 2 == 0 else -1.0
+        lim = hR[a1] if coord == 0 else hR[a2]
+        m = 0
+        for i in range(k):
+            P0 = poly[(i + k - 1) % k]
+            P1 = poly[i]
+            f0 = lim - side * P0[coord]
+            f1 = lim - side * P1[coord]
+            if (f1 >= 0.0) != (f0 >= 0.0):
+                t = f0 / (f0 - f1)
+                buf[m, 0] = P0[0] + t * (P1[0] - P0[0])
+                buf[m, 1] = P0[1] + t * (P1[1] - P0[1])
+                m += 1
+            if f1 >= 0.0:
+                buf[m, 0], buf[m, 1] = P1[0], P1[1]
+                m += 1
+        poly[:m] = buf[:m]
+        k = m
+        if k == 0:
+            break
+    Y = np.empty((k, 3))
+    gaps = np.empty(k)
+    den = 0.0
+    for r in range(3):
+        den += sI * XI[r, c] * n[r]
+    offset = 0.0  # incident plane: (sI e_c) . x = offset
+    for r in range(3):
+        offset += sI * XI[r, c] * cI[r]
+    for i in range(k):
+        num = offset
+        for r in range(3):
+            Y[i, r] = cR[r] + poly[i, 0] * XR[r, a1] + poly[i, 1] * XR[r, a2]
+            num -= sI * XI[r, c] * Y[i, r]
+        s = num / den  # the incident plane is at Y + s n
+        gaps[i] = s if ref_is_a else -s
+        for r in range(3):
+            Y[i, r] += 0.5 * s * n[r]
+    return True, Y, gaps
 
 
 @njit(cache=True)
@@ -302,13 +400,24 @@ def box_contacts(pairs, first, second, X, half, la, eps0, r2, flat_tol, remove_i
         i, j = first[p], second[p]
         eps = eps0 + la[i] + la[j]
         XA, XB = X[i], X[j]
-        face_n, face_sep, edge_n, edge_sep, ea, eb = separating_axes(XA, half[i], XB, half[j])
+        face_n, face_sep, edge_n, edge_sep, _, _, fbox, fax = separating_axes(
+            XA, half[i], XB, half[j])
         if max(face_sep, edge_sep) > eps:  # separated by more than the search distance
             continue
-        n, sep = (edge_n, edge_sep) if edge_sep > face_sep + EDGE_MARGIN else (face_n, face_sep)
-        VA, NA, cA = box_polytope(XA, half[i])
-        VB, NB, cB = box_polytope(XB, half[j])
-        Y, gaps, measured = feature_patch(VA, NA, cA, VB, NB, cB, n, max(eps, 1e-6))
+        edge = edge_sep > face_sep + EDGE_MARGIN
+        n, sep = (edge_n, edge_sep) if edge else (face_n, face_sep)
+        tol = max(eps, 1e-6)
+        ok = False
+        if not edge:  # two level faces: closed form
+            if fbox == 0:
+                ok, Y, gaps = face_face(XA, half[i], fax, XB, half[j], n, True, tol)
+            else:
+                ok, Y, gaps = face_face(XB, half[j], fax, XA, half[i], n, False, tol)
+            measured = np.ones(Y.shape[0], dtype=np.bool_)
+        if not ok:
+            VA, NA, cA = box_polytope(XA, half[i])
+            VB, NB, cB = box_polytope(XB, half[j])
+            Y, gaps, measured = feature_patch(VA, NA, cA, VB, NB, cB, n, tol)
         if Y.shape[0] == 0:
             handled[a] = False
             continue
