@@ -14,12 +14,16 @@ to B):
    distance the pair has no contact. The face axis of largest separation (A's faces
    first on a tie, as :func:`~contact_lcp.collision.clip.best_face_normal`) is the
    normal unless an edge-edge axis separates more by over 1 um.
-2. **Support features** of both boxes along the normal (vertices within the search
-   distance, at least 1 um, of each box's extreme towards the other), in the contact
-   plane (:func:`feature_patch`): two faces are clipped one by the other as the general
-   path's :func:`~contact_lcp.collision.clip_kernel.face_patch_gaps` does (its hull and
-   clip, in scalar loops: its 3-vector products are BLAS calls, ~4 us a pair); an edge is clipped by a face (2 points); a vertex is kept when it projects
-   inside a face; two edges give their crossing point.
+2. **Contact points.** Two level faces (a face axis, the other box's face parallel to
+   it within the search distance): :func:`face_face`, the incident face's corners
+   clipped by the reference face's edges in that face's axes. Otherwise the support
+   features of both boxes along the normal (vertices within the search distance, at
+   least 1 um, of each box's extreme towards the other), in the contact plane
+   (:func:`feature_patch`): two faces are clipped one by the other as the general
+   path's :func:`~contact_lcp.collision.clip_kernel.face_patch_gaps` does (in scalar
+   loops: its 3-vector products are BLAS calls); an edge is clipped by a face (2
+   points); a vertex is kept when it projects inside a face; two edges give their
+   crossing point.
 3. **Gaps** of those points measured along the normal through both boxes, each point
    moved halfway between them; points beyond the search distance are dropped.
 4. **Reduction** of each pair's points as the compiled ground pass and the general path's
@@ -29,8 +33,7 @@ to B):
 A pair whose features do not overlap in the contact plane (two parallel edges, a vertex
 beside a face) is returned as not handled and goes to the general path. Tested against
 that path on random placements in ``test_collision_boxes.py`` (same normal and depth, the
-same patch). Frames follow
-:func:`~contact_lcp.collision.contact_point.tangent_basis`.
+same patch). Frames follow :func:`~contact_lcp.collision.contact_point.tangent_basis`.
 """
 
 import numpy as np
