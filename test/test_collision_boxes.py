@@ -73,7 +73,9 @@ def test_same_normal_depth_and_patch_as_the_coal_path(detectors, mode):
     between a face and an edge axis is broken at round-off), the same deepest gap (face
     contacts 1e-4 m: coal's patch and the clip take different support points of a face
     tilted by < 1 deg; observed <= 7e-5), every point within 1 cm of one of coal's on the
-    0.2-0.3 m faces (the same patch; observed <= 7 mm). Edge and vertex contacts (mode 2):
+    0.2-0.3 m faces (the same patch; observed <= 7 mm); parallel faces (mode 1) the same
+    points in the same order (1e-12 m: the pyramid model's answer on symmetric contacts
+    depends on the order). Edge and vertex contacts (mode 2):
     the deepest gap is the exact penetration depth of two boxes (the largest axis
     separation) to 1e-9 m, and coal's is never deeper."""
     sim, det, ref = detectors
@@ -96,6 +98,9 @@ def test_same_normal_depth_and_patch_as_the_coal_path(detectors, mode):
             assert abs(mine.distance.min() - theirs.distance.min()) <= 1e-4
             D = cdist(mine.p_W, theirs.p_W)
             assert D.min(axis=1).max() <= 1e-2 and D.min(axis=0).max() <= 1e-2
+        if mode == 1:  # parallel faces: the general path's clip, point for point, in order
+            np.testing.assert_allclose(mine.p_W, theirs.p_W, atol=1e-12)
+            np.testing.assert_allclose(mine.distance, theirs.distance, atol=1e-12)
         else:
             if max(f[1], f[3]) < 0.0:  # overlapping: the penetration depth is exact
                 assert mine.distance.min() == pytest.approx(max(f[1], f[3]), abs=1e-9)

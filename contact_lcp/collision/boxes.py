@@ -14,16 +14,16 @@ to B):
    distance the pair has no contact. The face axis of largest separation (A's faces
    first on a tie, as :func:`~contact_lcp.collision.clip.best_face_normal`) is the
    normal unless an edge-edge axis separates more by over 1 um.
-2. **Contact points.** Two level faces (a face axis, the other box's face parallel to
-   it within the search distance): :func:`face_face`, the incident face's corners
-   clipped by the reference face's edges in that face's axes. Otherwise the support
-   features of both boxes along the normal (vertices within the search distance, at
-   least 1 um, of each box's extreme towards the other), in the contact plane
-   (:func:`feature_patch`): two faces are clipped one by the other as the general
-   path's :func:`~contact_lcp.collision.clip_kernel.face_patch_gaps` does (in scalar
-   loops: its 3-vector products are BLAS calls); an edge is clipped by a face (2
-   points); a vertex is kept when it projects inside a face; two edges give their
-   crossing point.
+2. **Contact points.** The support features of both boxes along the normal (vertices
+   within the search distance, at least 1 um, of each box's extreme towards the other),
+   in the contact plane (:func:`feature_patch`): two faces are clipped one by the other
+   exactly as the general path's
+   :func:`~contact_lcp.collision.clip_kernel.face_patch_gaps` does (the same hull, clip
+   and order of points, in fixed buffers: its 3-vector products are BLAS calls and its
+   arrays allocations, ~3 us a pair); an edge is clipped by a face (2 points); a vertex
+   is kept when it projects inside a face; two edges give their crossing point. The
+   order matters: the pyramid model's answer on symmetric contacts depends on it, and
+   the cracked ramp's box tumbles or not with it (``test_contact_facet_set.py``).
 3. **Gaps** of those points measured along the normal through both boxes, each point
    moved halfway between them; points beyond the search distance are dropped.
 4. **Reduction** of each pair's points as the compiled ground pass and the general path's
@@ -39,7 +39,7 @@ same patch). Frames follow :func:`~contact_lcp.collision.contact_point.tangent_b
 import numpy as np
 from numba import njit
 
-from contact_lcp.collision.clip_kernel import _clip, _hull, _intervals
+from contact_lcp.collision.clip_kernel import _hull
 from contact_lcp.collision.ground import reduce_patch
 from contact_lcp.collision.spheres import tangent_frame
 
@@ -137,100 +137,6 @@ def separating_axes(XA, hA, XB, hB):
 
 
 @njit(cache=True)
-def face_face(XR, hR, ax, XI, hI, n, ref_is_a, tol):
-    """Two parallel faces in closed form: ``(ok, Y, gaps)``.
-
-    The reference face is box R's face across its axis ``ax`` whose outward normal is
-    ``n`` (R = A) or ``-n`` (R = B); the incident face is box I's face most opposed to
-    it. When the incident face is level along ``n`` to ``tol`` (its four corners are
-    the support set of :func:`feature_patch`), its corners are clipped by the reference
-    face's four edges in that face's own axes (Sutherland-Hodgman, at most 8 points),
-    and each point's gap is the distance along ``n`` between the two face planes there
-    (B's minus A's); the points are moved halfway between them. ``ok`` False otherwise.
-    """
-    sR = 1.0 if ref_is_a else -1.0  # outward normal of the reference face: sR n
-    nR = np.empty(3)
-    for r in range(3):
-        nR[r] = sR * n[r]
-    # the reference face: centre, in-face axes u, v and half extents
-    sgn = 1.0 if nR[0] * XR[0, ax] + nR[1] * XR[1, ax] + nR[2] * XR[2, ax] >= 0.0 else -1.0
-    cR = np.empty(3)
-    for r in range(3):
-        cR[r] = XR[r, 3] + sgn * hR[ax] * XR[r, ax]
-    a1, a2 = (ax + 1) % 3, (ax + 2) % 3
-    # the incident face: the axis of I most aligned with n, the side facing R
-    best, c = -1.0, 0
-    for k in range(3):
-        x = abs(n[0] * XI[0, k] + n[1] * XI[1, k] + n[2] * XI[2, k])
-        if x > best:
-            best, c = x, k
-    b1, b2 = (c + 1) % 3, (c + 2) % 3
-    tilt = 0.0
-    for k in (b1, b2):
-        tilt += 2.0 * hI[k] * abs(n[0] * XI[0, k] + n[1] * XI[1, k] + n[2] * XI[2, k])
-    if tilt > tol:  # its corners are not one support face
-        return False, np.zeros((0, 3)), np.zeros(0)
-    dots = nR[0] * XI[0, c] + nR[1] * XI[1, c] + nR[2] * XI[2, c]
-    sI = -1.0 if dots >= 0.0 else 1.0  # outward normal of the incident face: sI e_c
-    cI = np.empty(3)
-    for r in range(3):
-        cI[r] = XI[r, 3] + sI * hI[c] * XI[r, c]
-    # incident corners in the reference face's axes, in order around the face
-    poly = np.empty((8, 2))
-    k = 0
-    for s1, s2 in ((1.0, 1.0), (-1.0, 1.0), (-1.0, -1.0), (1.0, -1.0)):
-        du = 0.0
-        dv = 0.0
-        for r in range(3):
-            x = cI[r] + s1 * hI[b1] * XI[r, b1] + s2 * hI[b2] * XI[r, b2] - cR[r]
-            du += x * XR[r, a1]
-            dv += x * XR[r, a2]
-        poly[k, 0], poly[k, 1] = du, dv
-        k += 1
-    buf = np.empty((8, 2))
-    for e in range(4):  # clip by u <= hu, -u <= hu, v <= hv, -v <= hv
-        coord = 0 if e < 2 else 1
-        side = 1.0 if e % 2 == 0 else -1.0
-        lim = hR[a1] if coord == 0 else hR[a2]
-        m = 0
-        for i in range(k):
-            P0 = poly[(i + k - 1) % k]
-            P1 = poly[i]
-            f0 = lim - side * P0[coord]
-            f1 = lim - side * P1[coord]
-            if (f1 >= 0.0) != (f0 >= 0.0):
-                t = f0 / (f0 - f1)
-                buf[m, 0] = P0[0] + t * (P1[0] - P0[0])
-                buf[m, 1] = P0[1] + t * (P1[1] - P0[1])
-                m += 1
-            if f1 >= 0.0:
-                buf[m, 0], buf[m, 1] = P1[0], P1[1]
-                m += 1
-        poly[:m] = buf[:m]
-        k = m
-        if k == 0:
-            break
-    Y = np.empty((k, 3))
-    gaps = np.empty(k)
-    den = 0.0
-    for r in range(3):
-        den += sI * XI[r, c] * n[r]
-    offset = 0.0  # incident plane: (sI e_c) . x = offset
-    for r in range(3):
-        offset += sI * XI[r, c] * cI[r]
-    for i in range(k):
-        num = offset
-        for r in range(3):
-            Y[i, r] = cR[r] + poly[i, 0] * XR[r, a1] + poly[i, 1] * XR[r, a2]
-            num -= sI * XI[r, c] * Y[i, r]
-        s = num / den  # the incident plane is at Y + s n
-        gaps[i] = s if ref_is_a else -s
-        for r in range(3):
-            Y[i, r] += 0.5 * s * n[r]
-    return True, Y, gaps
-
-
-@njit(cache=True)
 def _plane(n):
     """Unit tangents (t1, t2) of :func:`~contact_lcp.collision.contact_point.tangent_basis`."""
     R = np.empty((3, 3))
@@ -272,6 +178,99 @@ def _dot(a, b):
 
 
 @njit(cache=True)
+def _hull_into(P, k, H):
+    """:func:`~contact_lcp.collision.clip_kernel._hull` (tolerance 1e-18) of the first
+    ``k`` rows of ``P`` into ``H`` (2k, 2); returns the vertex count. Same order: sorted
+    by x then y (stable), repeated points dropped, lower then upper chain."""
+    idx = np.empty(k, dtype=np.int64)
+    for i in range(k):  # stable insertion sort by (x, y)
+        j = i
+        while j > 0 and (P[idx[j - 1], 0] > P[i, 0] or (P[idx[j - 1], 0] == P[i, 0]
+                                                        and P[idx[j - 1], 1] > P[i, 1])):
+            idx[j] = idx[j - 1]
+            j -= 1
+        idx[j] = i
+    Q = np.empty((k, 2))
+    m = 0
+    for a in range(k):
+        i = idx[a]
+        if m and P[i, 0] == Q[m - 1, 0] and P[i, 1] == Q[m - 1, 1]:
+            continue
+        Q[m, 0], Q[m, 1] = P[i, 0], P[i, 1]
+        m += 1
+    if m < 3:
+        H[:m] = Q[:m]
+        return m
+    h = 0
+    for i in range(m):
+        while h >= 2 and ((H[h - 1, 0] - H[h - 2, 0]) * (Q[i, 1] - H[h - 2, 1])
+                          - (H[h - 1, 1] - H[h - 2, 1]) * (Q[i, 0] - H[h - 2, 0])) <= 1e-18:
+            h -= 1
+        H[h, 0], H[h, 1] = Q[i, 0], Q[i, 1]
+        h += 1
+    lower = h + 1
+    for i in range(m - 2, -1, -1):
+        while h >= lower and ((H[h - 1, 0] - H[h - 2, 0]) * (Q[i, 1] - H[h - 2, 1])
+                              - (H[h - 1, 1] - H[h - 2, 1]) * (Q[i, 0] - H[h - 2, 0])) <= 1e-18:
+            h -= 1
+        H[h, 0], H[h, 1] = Q[i, 0], Q[i, 1]
+        h += 1
+    return h - 1
+
+
+@njit(cache=True)
+def _clip_into(S, ns, C, nc, out):
+    """:func:`~contact_lcp.collision.clip_kernel._clip` (tolerance 1e-9) of the first
+    ``ns`` rows of ``S`` by the first ``nc`` of ``C``, the same arithmetic in fixed
+    buffers; the result in ``out``, its count returned."""
+    cur = np.empty((2 * ns + 2 * nc + 2, 2))
+    buf = np.empty_like(cur)
+    cur[:ns] = S[:ns]
+    n_out = ns
+    for e in range(nc):
+        if n_out == 0:
+            break
+        ax, ay = C[e, 0], C[e, 1]
+        bx, by = C[(e + 1) % nc, 0], C[(e + 1) % nc, 1]
+        slack = -1e-9 * np.hypot(bx - ax, by - ay)
+        m = 0
+        px, py = cur[n_out - 1, 0], cur[n_out - 1, 1]
+        d1 = (bx - ax) * (py - ay) - (by - ay) * (px - ax)
+        for i in range(n_out):
+            cx, cy = cur[i, 0], cur[i, 1]
+            d2 = (bx - ax) * (cy - ay) - (by - ay) * (cx - ax)
+            if (d2 >= slack) != (d1 >= slack):
+                t = d1 / (d1 - d2)
+                buf[m, 0], buf[m, 1] = px + (cx - px) * t, py + (cy - py) * t
+                m += 1
+            if d2 >= slack:
+                buf[m, 0], buf[m, 1] = cx, cy
+                m += 1
+            px, py, d1 = cx, cy, d2
+        cur[:m] = buf[:m]
+        n_out = m
+    out[:n_out] = cur[:n_out]
+    return n_out
+
+
+@njit(cache=True)
+def _ray(N, c, x, n):
+    """:func:`~contact_lcp.collision.clip_kernel._intervals` (tolerance 1e-9) of one point:
+    ``(s_in, s_out, hit)`` of the line ``x + s n`` through ``{y : N y <= c}``."""
+    s_in, s_out, hit = -np.inf, np.inf, True
+    for f in range(N.shape[0]):
+        den = N[f, 0] * n[0] + N[f, 1] * n[1] + N[f, 2] * n[2]
+        num = c[f] - (N[f, 0] * x[0] + N[f, 1] * x[1] + N[f, 2] * x[2])
+        if den > 1e-12:
+            s_out = min(s_out, num / den)
+        elif den < -1e-12:
+            s_in = max(s_in, num / den)
+        elif num < -1e-9:
+            hit = False
+    return s_in, s_out, hit and s_in <= s_out + 1e-9
+
+
+@njit(cache=True)
 def feature_patch(VA, NA, cA, VB, NB, cB, n, tol):
     """Contact points of two boxes along the normal ``n`` (from A to B) from their support
     features (vertices within ``tol`` of each box's extreme towards the other).
@@ -301,14 +300,15 @@ def feature_patch(VA, NA, cA, VB, NB, cB, n, tol):
     FB = np.empty((sB.size, 2))
     for k in range(sB.size):
         FB[k, 0], FB[k, 1] = round(_dot(VB[sB[k]], t1), 12), round(_dot(VB[sB[k]], t2), 12)
-    xy = np.empty((2, 2))
+    xy = np.empty((2 * (sA.size + sB.size) + 2, 2))
     r = 0
     if sA.size >= 3 and sB.size >= 3:  # two faces
-        polyA = _hull(FA, 1e-18)
-        polyB = _hull(FB, 1e-18)
-        if polyA.shape[0] >= 3 and polyB.shape[0] >= 3:
-            xy = _clip(polyA, polyB, 1e-9)
-            r = xy.shape[0]
+        polyA = np.empty((2 * sA.size, 2))
+        polyB = np.empty((2 * sB.size, 2))
+        na = _hull_into(FA, sA.size, polyA)
+        nb = _hull_into(FB, sB.size, polyB)
+        if na >= 3 and nb >= 3:
+            r = _clip_into(polyA, na, polyB, nb, xy)
     elif sA.size >= 3 or sB.size >= 3:  # a face and an edge or a vertex
         poly = _hull(FA if sA.size >= 3 else FB, 1e-18)
         other = FB if sA.size >= 3 else FA
@@ -348,15 +348,18 @@ def feature_patch(VA, NA, cA, VB, NB, cB, n, tol):
         y = cy + (1.0 - 1e-7) * (xy[i, 1] - cy)
         for j in range(3):
             X[i, j] = x * t1[j] + y * t2[j] + mid * n[j]
-    ai, bi, hi = _intervals(NA, cA, X, n, 1e-9)
-    aj, bj, hj = _intervals(NB, cB, X, n, 1e-9)
-    gaps = aj - bi
+    gaps = np.empty(r)
+    measured = np.empty(r, dtype=np.bool_)
     for i in range(r):
-        if hi[i] and hj[i]:
-            m = 0.5 * (aj[i] + bi[i])
+        _, bi, hi = _ray(NA, cA, X[i], n)
+        aj, _, hj = _ray(NB, cB, X[i], n)
+        gaps[i] = aj - bi
+        measured[i] = hi and hj
+        if measured[i]:
+            m = 0.5 * (aj + bi)
             for j in range(3):
                 X[i, j] += m * n[j]
-    return X, gaps, hi & hj
+    return X, gaps, measured
 
 
 @njit(cache=True)
@@ -403,24 +406,15 @@ def box_contacts(pairs, first, second, X, half, la, eps0, r2, flat_tol, remove_i
         i, j = first[p], second[p]
         eps = eps0 + la[i] + la[j]
         XA, XB = X[i], X[j]
-        face_n, face_sep, edge_n, edge_sep, _, _, fbox, fax = separating_axes(
+        face_n, face_sep, edge_n, edge_sep, _, _, _, _ = separating_axes(
             XA, half[i], XB, half[j])
         if max(face_sep, edge_sep) > eps:  # separated by more than the search distance
             continue
         edge = edge_sep > face_sep + EDGE_MARGIN
         n, sep = (edge_n, edge_sep) if edge else (face_n, face_sep)
-        tol = max(eps, 1e-6)
-        ok = False
-        if not edge:  # two level faces: closed form
-            if fbox == 0:
-                ok, Y, gaps = face_face(XA, half[i], fax, XB, half[j], n, True, tol)
-            else:
-                ok, Y, gaps = face_face(XB, half[j], fax, XA, half[i], n, False, tol)
-            measured = np.ones(Y.shape[0], dtype=np.bool_)
-        if not ok:
-            VA, NA, cA = box_polytope(XA, half[i])
-            VB, NB, cB = box_polytope(XB, half[j])
-            Y, gaps, measured = feature_patch(VA, NA, cA, VB, NB, cB, n, tol)
+        VA, NA, cA = box_polytope(XA, half[i])
+        VB, NB, cB = box_polytope(XB, half[j])
+        Y, gaps, measured = feature_patch(VA, NA, cA, VB, NB, cB, n, max(eps, 1e-6))
         if Y.shape[0] == 0:
             handled[a] = False
             continue
