@@ -85,21 +85,18 @@ def _radius(X, half, n):
 
 @njit(cache=True)
 def separating_axes(XA, hA, XB, hB):
-    """``(face_n, face_sep, edge_n, edge_sep, ea, eb, fbox, fax)`` of the module notes,
-    step 1.
+    """``(face_n, face_sep, edge_n, edge_sep, ea, eb)`` of the module notes, step 1.
 
     ``face_n`` (3,) is the face axis of largest separation ``face_sep`` [m] (from A to
-    B), a face normal of box ``fbox`` (0: A, outward; 1: B, inward) along its axis
-    ``fax``; ``edge_n`` the edge-edge axis of largest separation ``edge_sep`` (``-inf``
-    when every pair of edges is parallel), ``ea``, ``eb`` the edge directions (box axes)
-    that give it.
+    B), ``edge_n`` the edge-edge axis of largest separation ``edge_sep`` (``-inf`` when
+    every pair of edges is parallel), ``ea``, ``eb`` the edge directions (box axes) that
+    give it.
     """
     d = np.empty(3)
     for r in range(3):
         d[r] = XB[r, 3] - XA[r, 3]
     face_n = np.zeros(3)
     face_sep = -np.inf
-    fbox = fax = 0
     n = np.empty(3)
     for box in range(2):  # A's faces then B's: A wins ties, as best_face_normal
         X = XA if box == 0 else XB
@@ -112,7 +109,6 @@ def separating_axes(XA, hA, XB, hB):
             if sep > face_sep:
                 face_sep = sep
                 face_n[:] = n
-                fbox, fax = box, f % 3
     edge_n = np.zeros(3)
     edge_sep = -np.inf
     ea = eb = -1
@@ -133,7 +129,7 @@ def separating_axes(XA, hA, XB, hB):
                 edge_sep = sep
                 edge_n[:] = n
                 ea, eb = a, b
-    return face_n, face_sep, edge_n, edge_sep, ea, eb, fbox, fax
+    return face_n, face_sep, edge_n, edge_sep, ea, eb
 
 
 @njit(cache=True)
@@ -406,8 +402,7 @@ def box_contacts(pairs, first, second, X, half, la, eps0, r2, flat_tol, remove_i
         i, j = first[p], second[p]
         eps = eps0 + la[i] + la[j]
         XA, XB = X[i], X[j]
-        face_n, face_sep, edge_n, edge_sep, _, _, _, _ = separating_axes(
-            XA, half[i], XB, half[j])
+        face_n, face_sep, edge_n, edge_sep, _, _ = separating_axes(XA, half[i], XB, half[j])
         if max(face_sep, edge_sep) > eps:  # separated by more than the search distance
             continue
         edge = edge_sep > face_sep + EDGE_MARGIN
