@@ -372,9 +372,9 @@ def main(argv=None):
     scale = scaling_table(10 if args.quick else 300, settle,
                           (RIDGES[0], RIDGES[6]) if args.quick else RIDGES)
     print("\nNo-slip cost against contacts at 8 dofs (notes: the series)")
-    print(common.format_table(scale, ("notes", "name", "contacts", "dofs", "step_us", "collision_us",
-                                      "lcp_build_us", "solve_us", "pivots_mean", "slip_max",
-                                      "failures", "status")))
+    print(common.format_table(scale, ("notes", "name", "contacts", "dofs", "step_us",
+                                      "collision_us", "lcp_build_us", "solve_us",
+                                      "pivots_mean", "slip_max", "failures", "status")))
     for label, a, b in scaling_ratios(scale):
         print(f"{label}: {b['name']} / {a['name']} ({b['contacts']:.0f} / {a['contacts']:.0f} "
               f"contacts, {b['dofs']} dofs): step {b['step_us'] / a['step_us']:.2f}, model "
