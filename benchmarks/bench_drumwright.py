@@ -22,7 +22,11 @@ Two tables, printed and written to one CSV
    freedom; the target "no-slip step at 64 contacts <= 2x that at 8" is read on the last
    series (the first also grows the collision geometry).
 
-3. **lcp** — the LCPs alone, replayed from the no-slip/viscous runs' recorded problems,
+3. **collision** — the grasp (no-slip) with its box-box pairs (gripper ridges against the
+   held boxes) in closed form (``collision/boxes.py``, the default) and through coal (the
+   detector's general path, as before it): collision and step time.
+
+4. **lcp** — the LCPs alone, replayed from the no-slip/viscous runs' recorded problems,
    each solved cold by every method in turn (interleaved, so machine load hits all alike):
    the pyramid's frictional LCP ((2 + 8) k unknowns) by the robust search, the models'
    normal-row LCPs (k unknowns) by the PPM and the robust search. S4's Table I compares
@@ -324,6 +328,19 @@ def scaling_ratios(rows):
     return out
 
 
+def collision_table(steps, settle):
+    """The grasp's collision stage with box-box pairs in closed form and through coal."""
+    rows = []
+    for name, closed in (("box-box closed form", True), ("box-box through coal", False)):
+        print(f"[bench_drumwright] collision {name}", file=sys.stderr, flush=True)
+        sim = simulator(os.path.join(ROOT, SCENES["grasp"]), "no_slip", {})
+        if not closed:  # the detector's general path for these pairs (a private switch)
+            sim.detector._box_pair[:] = False
+        rows.append(dict(section="collision", scene="grasp", name=name,
+                         **run(sim, steps, settle)))
+    return rows
+
+
 def grasp_targets(rows, rat, lcp):
     """Print the grasp's targets: PPM pivots, and the pyramid's robust search against the
     no-slip PPM per step (warm, in the simulation) and per LCP (cold, replayed)."""
@@ -369,6 +386,11 @@ def main(argv=None):
     print(common.format_table(lcp, ("scene", "name", "lcp_size", "lcp_us", "pivots_mean",
                                     "pivots_max", "failures")))
     grasp_targets(rows, rat, lcp)
+    coll = [] if args.quick else collision_table(steps["grasp"], settle)
+    if coll:
+        print("\nGrasp collision: box-box pairs in closed form or through coal (no-slip)")
+        print(common.format_table(coll, ("name", "contacts", "step_us", "collision_us",
+                                         "solve_us", "slip_max", "failures", "status")))
     scale = scaling_table(10 if args.quick else 300, settle,
                           (RIDGES[0], RIDGES[6]) if args.quick else RIDGES)
     print("\nNo-slip cost against contacts at 8 dofs (notes: the series)")
@@ -384,7 +406,7 @@ def main(argv=None):
     all_rows = rows + [dict(section="ratio", scene="", name=r["name"], step_us=r["step_median"],
                             solve_us=r["solve_median"], step_mean_us=r["step"],
                             solve_mean_us=r["solve"], notes=f"S4: {r['s4']}")
-                       for r in rat] + lcp + scale
+                       for r in rat] + lcp + coll + scale
     load1 = os.getloadavg()[0]
     for r in all_rows:
         r.update(revision=revision, date=date, load1=load1)
