@@ -345,7 +345,10 @@ def grasp_targets(rows, rat, lcp):
     """Print the grasp's targets: PPM pivots, and the pyramid's robust search against the
     no-slip PPM per step (warm, in the simulation) and per LCP (cold, replayed)."""
     grasp = {r["name"]: r for r in rows if r["scene"] == "grasp" and r.get("status") == "ok"}
-    cold = {r["name"]: r["lcp_us"] for r in lcp if r["scene"] == "grasp"}
+    # the no-slip replay's rows (each model's replay has its own pyramid LCP row)
+    grasp_lcp = [r for r in lcp if r["scene"] == "grasp"]
+    at = next((i for i, r in enumerate(grasp_lcp) if r["name"] == "no_slip LCP/ppm"), None)
+    cold = {} if at is None else {r["name"]: r["lcp_us"] for r in grasp_lcp[at - 1:at + 1]}
     if "no_slip/ppm" not in grasp or "pyramid/robust" not in grasp:
         return
     print(f"grasp targets: no-slip PPM pivots mean {grasp['no_slip/ppm']['pivots_mean']:.2f} "
