@@ -84,13 +84,14 @@ def _radius(X, half, n):
 
 
 @njit(cache=True)
-def separating_axes(XA, hA, XB, hB):
+def separating_axes(XA, hA, XB, hB, stop=np.inf):
     """``(face_n, face_sep, edge_n, edge_sep, ea, eb)`` of the module notes, step 1.
 
     ``face_n`` (3,) is the face axis of largest separation ``face_sep`` [m] (from A to
     B), ``edge_n`` the edge-edge axis of largest separation ``edge_sep`` (``-inf`` when
     every pair of edges is parallel), ``ea``, ``eb`` the edge directions (box axes) that
-    give it.
+    give it. The search ends at the first axis that separates the boxes by more than
+    ``stop`` [m] (then reported as ``face_sep`` or ``edge_sep``: the pair is out of reach).
     """
     d = np.empty(3)
     for r in range(3):
@@ -109,6 +110,8 @@ def separating_axes(XA, hA, XB, hB):
             if sep > face_sep:
                 face_sep = sep
                 face_n[:] = n
+                if sep > stop:
+                    return face_n, face_sep, np.zeros(3), -np.inf, -1, -1
     edge_n = np.zeros(3)
     edge_sep = -np.inf
     ea = eb = -1
@@ -129,6 +132,8 @@ def separating_axes(XA, hA, XB, hB):
                 edge_sep = sep
                 edge_n[:] = n
                 ea, eb = a, b
+                if sep > stop:
+                    return face_n, face_sep, edge_n, edge_sep, ea, eb
     return face_n, face_sep, edge_n, edge_sep, ea, eb
 
 
@@ -402,7 +407,8 @@ def box_contacts(pairs, first, second, X, half, la, eps0, r2, flat_tol, remove_i
         i, j = first[p], second[p]
         eps = eps0 + la[i] + la[j]
         XA, XB = X[i], X[j]
-        face_n, face_sep, edge_n, edge_sep, _, _ = separating_axes(XA, half[i], XB, half[j])
+        face_n, face_sep, edge_n, edge_sep, _, _ = separating_axes(XA, half[i], XB, half[j],
+                                                                   eps)
         if max(face_sep, edge_sep) > eps:  # separated by more than the search distance
             continue
         edge = edge_sep > face_sep + EDGE_MARGIN
