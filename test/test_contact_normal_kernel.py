@@ -121,3 +121,29 @@ def test_symmetric_equilibration_is_the_general_one_bit_for_bit(seed):
     c = rng.standard_normal(n) * 10.0 ** rng.uniform(-3, 3)
     for got, want in zip(symmetric_ruiz(A, c, MAX_SWEEPS), _ruiz(A, c, MAX_SWEEPS)):
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_viscous_through_the_dofs_is_the_rows_schur_complement(seed):
+    """More damped rows than dofs: A, c and the eliminated impulses of viscous_dofs equal
+    the rows' route (Cholesky of G_tt + (h B)^-1) to 1e-10 of their size; A is exactly
+    symmetric as built."""
+    from contact_lcp.contact.tangential import reduce_to_normal_rows, tangent_rows_of
+    from contact_lcp.contact.viscous_dofs import viscous_dofs, viscous_dofs_impulse
+
+    rng = np.random.default_rng(seed)
+    k, nv = int(rng.integers(4, 20)), int(rng.integers(2, 7))
+    problem = random_problem(seed, k, nv, 0.0)
+    t = tangent_rows_of(np.arange(k))
+    hb = np.repeat(1e-3 * rng.uniform(1.0, 1e3, k), 2)  # h b per row [N.s^2/m]
+    ref = reduce_to_normal_rows(problem, t, damping=1.0 / hb)
+    ok, A, c, P, Ls, Q = viscous_dofs(problem.J, problem.K, problem.u, problem.bias,
+                                      problem.normal_rows, t, hb)
+    assert ok
+    np.testing.assert_array_equal(A, A.T)
+    np.testing.assert_allclose(A, ref.M, atol=1e-10 * np.abs(ref.M).max())
+    np.testing.assert_allclose(c, ref.q, atol=1e-10 * np.abs(ref.q).max())
+    f_n = rng.uniform(0.0, 1.0, k)
+    f_ref = ref.impulses(problem, f_n)[t]
+    f = viscous_dofs_impulse(P, Ls, Q, hb, problem.u[t], f_n)
+    np.testing.assert_allclose(f, f_ref, atol=1e-10 * np.abs(f_ref).max())
