@@ -13,12 +13,20 @@ Two tables, printed and written to one CSV
    frictionless fallback or a PPM fallback to the robust search), drift of the held boxes
    / the pelvis [m]. Below it the speed ratios next to S4's published ones.
 2. **scaling** — the no-slip step time against the number of contacts at a fixed number
-   of degrees of freedom (8: two fingers and one held box): pads of 1 to 8 ridges with 4
-   points each (8 to 64 contacts, the geometry grows with them), then 8 ridges with 1, 2
-   and 4 points each (16 to 64 contacts, same geometry); S4 claims the cost follows the
-   degrees of freedom.
+   of degrees of freedom (8: two fingers and one held box), three series: *geometry
+   grows*, pads of 1 to 8 ridges with 4 points each (8 to 64 contacts, one box-box pair
+   more per ridge); *points per pair*, 8 ridges per pad with 1, 2 and 4 points each (16 to
+   64 contacts); *ridges touching*, 8 ridges per pad of which 1, 2, 4 or 8 touch the box
+   (the others 4 mm back), 4 points each: 8 to 64 contacts with the same geometry and the
+   same dofs, only the contact count changes. S4 claims the cost follows the degrees of
+   freedom; the target "no-slip step at 64 contacts <= 2x that at 8" is read on the last
+   series (the first also grows the collision geometry).
 
-3. **lcp** — the LCPs alone, replayed from the no-slip/viscous runs' recorded problems,
+3. **collision** — the grasp (no-slip) with its box-box pairs (gripper ridges against the
+   held boxes) in closed form (``collision/boxes.py``, the default) and through coal (the
+   detector's general path, as before it): collision and step time.
+
+4. **lcp** — the LCPs alone, replayed from the no-slip/viscous runs' recorded problems,
    each solved cold by every method in turn (interleaved, so machine load hits all alike):
    the pyramid's frictional LCP ((2 + 8) k unknowns) by the robust search, the models'
    normal-row LCPs (k unknowns) by the PPM and the robust search. S4's Table I compares
@@ -28,8 +36,9 @@ Step and stage times are ``time.perf_counter`` medians (``*_us``) and means
 (``*_mean_us``: the whole run's time per step, S4's measure) over the timed steps after
 ``settle`` untimed ones, with one BLAS thread (the machine is shared: medians resist the
 load of other processes, ``load1`` is recorded). Targets (not tests): grasp PPM mean <= 7
-pivots and >= 5x faster than the pyramid's robust search; no-slip step at 64 contacts <= 2x
-that at 8.
+pivots and >= 5x faster than the pyramid's robust search (printed per step, warm, as the
+simulation's solve stage, and per LCP, cold, replayed); no-slip step at 64 contacts <= 2x
+that at 8 (the *ridges touching* series).
 
 Usage::
 
@@ -70,9 +79,17 @@ S4_RATIOS = {
     "legged: pyramid / no_slip-ppm": 416.284 / 301.796,
     "legged: viscous-lemke / viscous-ppm": 2936.36 / 2139.73,
 }
-#: (ridge grid along x, along z; points kept per ridge): 2 pads x ridges x points. The
-#: first series grows the geometry, the second keeps 2 x 4 ridges and varies the points.
-RIDGES = ((1, 1, 4), (1, 2, 4), (2, 2, 4), (2, 4, 4), (2, 4, 1), (2, 4, 2))
+#: (series, ridge grid along x, along z, points kept per ridge, ridges touching per pad
+#: (None: all)): 2 pads x touching ridges x points contacts (module notes).
+GROWS, POINTS, TOUCHING = "geometry grows", "points per pair", "ridges touching"
+RIDGES = ((GROWS, 1, 1, 4, None), (GROWS, 1, 2, 4, None), (GROWS, 2, 2, 4, None),
+          (GROWS, 2, 4, 4, None), (POINTS, 2, 4, 1, None), (POINTS, 2, 4, 2, None),
+          (TOUCHING, 2, 4, 4, 1), (TOUCHING, 2, 4, 4, 2), (TOUCHING, 2, 4, 4, 4),
+          (TOUCHING, 2, 4, 4, 8))
+#: ridges of the 2 x 4 grid that touch first (spread over the pad)
+TOUCH_ORDER = (0, 7, 3, 4, 1, 6, 2, 5)
+#: how far back the ridges that do not touch are [m] (beyond the activation distance)
+RECESS = 0.004
 COLUMNS = ("revision", "date", "load1", "section", "scene", "name", "status", "steps",
            "contacts", "dofs", "lcp_size", "step_us", "solve_us", "step_mean_us",
            "solve_mean_us", "collision_us",
@@ -230,17 +247,25 @@ def lcp_table(steps, scenes=SCENES):
     return rows
 
 
-def gripper_urdf(nx, nz):
-    """The gripper of urdf/gripper.urdf with an ``nx x nz`` grid of ridges per pad."""
+def gripper_urdf(nx, nz, touching=None):
+    """The gripper of urdf/gripper.urdf with an ``nx x nz`` grid of ridges per pad, of
+    which ``touching`` (None: all; 2 x 4 grids only) reach the pad's face, in the order
+    ``TOUCH_ORDER``, the others ``RECESS`` behind it."""
     xs = np.linspace(-0.015, 0.015, nx) if nx > 1 else [0.0]
     zs = np.linspace(-0.015, 0.015, nz) if nz > 1 else [0.0]
     sx, sz = 0.05 / nx, 0.05 / nz  # ridge size: a grid covering 55 mm of the 60 mm face
+    grid = [(x, z) for x in xs for z in zs]
+    back = [0.0] * len(grid)
+    if touching is not None:
+        if len(grid) != len(TOUCH_ORDER):
+            raise ValueError(f"touching: expected a 2 x 4 grid, got {nx} x {nz}")
+        back = [0.0 if TOUCH_ORDER.index(r) < touching else RECESS for r in range(len(grid))]
 
     def finger(name, y0, side):
         cols = "".join(
-            f'<collision><origin xyz="{x:g} {side * 0.005:g} {z:g}"/><geometry>'
+            f'<collision><origin xyz="{x:g} {side * (0.005 + b):g} {z:g}"/><geometry>'
             f'<box size="{0.5 * sx + 0.0025:g} 0.01 {0.5 * sz + 0.0025:g}"/></geometry></collision>'
-            for x in xs for z in zs)
+            for (x, z), b in zip(grid, back))
         return (f'<joint name="{name}_joint" type="prismatic"><parent link="palm"/>'
                 f'<child link="{name}"/><origin xyz="0 {y0:g} 0"/><axis xyz="0 1 0"/>'
                 f'<limit lower="-0.02" upper="0.02" effort="200" velocity="0.5"/></joint>'
@@ -260,10 +285,10 @@ def scaling_table(steps, settle, ridges=RIDGES):
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for nx, nz, points in ridges:
-            urdf = os.path.join(tmp, f"gripper_{nx}x{nz}.urdf")
+        for series, nx, nz, points, touching in ridges:
+            urdf = os.path.join(tmp, f"gripper_{nx}x{nz}_{touching}.urdf")
             with open(urdf, "w") as f:
-                f.write(gripper_urdf(nx, nz))
+                f.write(gripper_urdf(nx, nz, touching))
             # One 80 mm wide box between the pads (pads 80 mm apart at q = 0).
             scene = scene_from_dict({
                 "time_step": 1e-3, "ground": False,
@@ -277,13 +302,63 @@ def scaling_table(steps, settle, ridges=RIDGES):
                             "max_points_per_pair": points},
             })
             name = f"{nx}x{nz} ridges, {points} pt"
+            if touching is not None:
+                name += f", {touching} touching"
             print(f"[bench_drumwright] scaling {name}", file=sys.stderr, flush=True)
             try:
                 row = run(Simulator(scene), steps, settle)
             except Exception as e:
                 row = dict(status=f"failed: {type(e).__name__}: {e}")
-            rows.append(dict(section="scaling", scene="gripper", name=name, **row))
+            rows.append(dict(section="scaling", scene="gripper", name=name, notes=series,
+                             **row))
     return rows
+
+
+def scaling_ratios(rows):
+    """``(series, fewest, most)`` contacts rows of each scaling series that ran."""
+    out = []
+    for series in (GROWS, POINTS, TOUCHING):
+        ok = [r for r in rows if r.get("notes") == series and r.get("status") == "ok"]
+        if series == POINTS:  # its 64-contact end is the last row of the first series
+            ok += [r for r in rows if r.get("notes") == GROWS and r.get("status") == "ok"
+                   and r["name"].startswith("2x4")]
+        if len(ok) >= 2:
+            out.append((series, min(ok, key=lambda r: r["contacts"]),
+                        max(ok, key=lambda r: r["contacts"])))
+    return out
+
+
+def collision_table(steps, settle):
+    """The grasp's collision stage with box-box pairs in closed form and through coal."""
+    rows = []
+    for name, closed in (("box-box closed form", True), ("box-box through coal", False)):
+        print(f"[bench_drumwright] collision {name}", file=sys.stderr, flush=True)
+        sim = simulator(os.path.join(ROOT, SCENES["grasp"]), "no_slip", {})
+        if not closed:  # the detector's general path for these pairs (a private switch)
+            sim.detector._box_pair[:] = False
+        rows.append(dict(section="collision", scene="grasp", name=name,
+                         **run(sim, steps, settle)))
+    return rows
+
+
+def grasp_targets(rows, rat, lcp):
+    """Print the grasp's targets: PPM pivots, and the pyramid's robust search against the
+    no-slip PPM per step (warm, in the simulation) and per LCP (cold, replayed)."""
+    grasp = {r["name"]: r for r in rows if r["scene"] == "grasp" and r.get("status") == "ok"}
+    # the no-slip replay's rows (each model's replay has its own pyramid LCP row)
+    grasp_lcp = [r for r in lcp if r["scene"] == "grasp"]
+    at = next((i for i, r in enumerate(grasp_lcp) if r["name"] == "no_slip LCP/ppm"), None)
+    cold = {} if at is None else {r["name"]: r["lcp_us"] for r in grasp_lcp[at - 1:at + 1]}
+    if "no_slip/ppm" not in grasp or "pyramid/robust" not in grasp:
+        return
+    print(f"grasp targets: no-slip PPM pivots mean {grasp['no_slip/ppm']['pivots_mean']:.2f} "
+          f"(<= 7); pyramid-robust / no-slip-PPM (>= 5): solve per step, warm (the "
+          f"simulation's solve stage) {rat[0]['solve_median']:.1f}x median, "
+          f"{rat[0]['solve']:.1f}x mean; per LCP, cold (replayed, solve() of each) "
+          + (f"{cold['pyramid LCP/robust'] / cold['no_slip LCP/ppm']:.1f}x median"
+             if "no_slip LCP/ppm" in cold else "n/a")
+          + f"; whole step (S4's measure) {rat[0]['step_median']:.1f}x median, "
+          f"{rat[0]['step']:.1f}x mean")
 
 
 def main(argv=None):
@@ -305,11 +380,6 @@ def main(argv=None):
                                      "pivots_max", "slip_max", "failures", "fallbacks",
                                      "drift", "status")))
     rat = ratios(rows)
-    grasp = {r["name"]: r for r in rows if r["scene"] == "grasp" and r.get("status") == "ok"}
-    if "no_slip/ppm" in grasp:
-        print(f"grasp targets: no-slip PPM pivots mean {grasp['no_slip/ppm']['pivots_mean']:.2f}"
-              f" (<= 7); pyramid-robust / no-slip-PPM step time {rat[0]['step']:.1f}x mean, "
-              f"{rat[0]['step_median']:.1f}x median (>= 5)")
     print("\nSpeed ratios (ours: mean = whole-run time as S4's, and median step / solve "
           "time; S4: whole runs)")
     print(common.format_table(rat, ("name", "step", "solve", "step_median", "solve_median",
@@ -318,23 +388,28 @@ def main(argv=None):
     print("\nLCPs alone, cold (failures: uncertified, or the PPM fell back to robust)")
     print(common.format_table(lcp, ("scene", "name", "lcp_size", "lcp_us", "pivots_mean",
                                     "pivots_max", "failures")))
+    grasp_targets(rows, rat, lcp)
+    coll = [] if args.quick else collision_table(steps["grasp"], settle)
+    if coll:
+        print("\nGrasp collision: box-box pairs in closed form or through coal (no-slip)")
+        print(common.format_table(coll, ("name", "contacts", "step_us", "collision_us",
+                                         "solve_us", "slip_max", "failures", "status")))
     scale = scaling_table(10 if args.quick else 300, settle,
-                          RIDGES[:2] if args.quick else RIDGES)
-    print("\nNo-slip cost against contacts at 8 dofs")
-    print(common.format_table(scale, ("name", "contacts", "dofs", "step_us", "collision_us",
-                                      "lcp_build_us", "solve_us", "pivots_mean", "slip_max",
-                                      "failures", "status")))
-    ok = [r for r in scale if r.get("status") == "ok"]
-    if len(ok) == len(RIDGES):
-        for a, b in ((ok[0], ok[3]), (ok[4], ok[3])):
-            print(f"{b['name']} / {a['name']} ({b['contacts']:.0f} / {a['contacts']:.0f} "
-                  f"contacts): step {b['step_us'] / a['step_us']:.2f} (target <= 2 for 64 / 8), "
-                  f"model solve {b['solve_us'] / a['solve_us']:.2f}, collision "
-                  f"{b['collision_us'] / a['collision_us']:.2f}")
+                          (RIDGES[0], RIDGES[6]) if args.quick else RIDGES)
+    print("\nNo-slip cost against contacts at 8 dofs (notes: the series)")
+    print(common.format_table(scale, ("notes", "name", "contacts", "dofs", "step_us",
+                                      "collision_us", "lcp_build_us", "solve_us",
+                                      "pivots_mean", "slip_max", "failures", "status")))
+    for label, a, b in scaling_ratios(scale):
+        print(f"{label}: {b['name']} / {a['name']} ({b['contacts']:.0f} / {a['contacts']:.0f} "
+              f"contacts, {b['dofs']} dofs): step {b['step_us'] / a['step_us']:.2f}, model "
+              f"solve {b['solve_us'] / a['solve_us']:.2f}, collision "
+              f"{b['collision_us'] / a['collision_us']:.2f}"
+              + (" (target <= 2)" if label == TOUCHING else ""))
     all_rows = rows + [dict(section="ratio", scene="", name=r["name"], step_us=r["step_median"],
                             solve_us=r["solve_median"], step_mean_us=r["step"],
                             solve_mean_us=r["solve"], notes=f"S4: {r['s4']}")
-                       for r in rat] + lcp + scale
+                       for r in rat] + lcp + coll + scale
     load1 = os.getloadavg()[0]
     for r in all_rows:
         r.update(revision=revision, date=date, load1=load1)

@@ -33,6 +33,7 @@ import numpy as np
 from numba import njit
 
 from contact_lcp.collision.contact_point import tangent_basis
+from contact_lcp.collision.boxes import box_contacts
 from contact_lcp.collision.broadphase import lever_bound, near_pairs, to_read, update_centres
 from contact_lcp.collision.clip import best_face_normal
 from contact_lcp.collision.clip_kernel import face_patch_gaps
@@ -228,6 +229,8 @@ class ContactDetector:
         kind[~ground & sph[f_] & box[s_]] = SPHERE_BOX
         kind[self._compiled_pair] = 0
         self._sphere_kind = kind
+        # box against box: closed form (boxes.py), reduced as the compiled ground pass
+        self._box_pair = ~ground & box[f_] & box[s_] & (cap > 0 or not self.remove_interior)
         self._pair_index = -np.ones((ng, ng), dtype=np.int64)
         for p, (i, j, _) in enumerate(pairs):
             self._pair_index[i, j] = p
@@ -348,6 +351,15 @@ class ContactDetector:
                 self._box_half, la, eps0, h)
             parts.append(self._array_set(owner, P, R, d))
             rest = np.sort(np.concatenate([rest[~analytic], ana[~handled]]))
+        boxes = self._box_pair[rest]
+        if boxes.any():  # box against box (boxes.py); unhandled pairs go on to coal
+            bb = rest[boxes]
+            handled, P, R, d, owner = box_contacts(
+                bb, self._first, self._second, X, self._box_half, la, eps0,
+                self.reduction_distance ** 2, self.flat_tolerance, self.remove_interior,
+                self.max_points_per_pair or 0)
+            parts.append(self._array_set(owner, P, R, d))
+            rest = np.sort(np.concatenate([rest[~boxes], bb[~handled]]))
         blocks = {}
         for p in rest.tolist():
             i, j, mu = self._pairs[p]

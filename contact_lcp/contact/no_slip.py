@@ -29,6 +29,9 @@ from contact_lcp.contact.normal_rows import NormalRowsModel, option_number
 from contact_lcp.contact.tangential import reduce_to_normal_rows, tangent_rows_of
 
 
+_NO_GROUP = np.zeros(0, dtype=np.int64)
+
+
 class NoSlipModel(NormalRowsModel):
     """Normal LCP with the tangential rows of touching contacts as equalities."""
 
@@ -38,6 +41,15 @@ class NoSlipModel(NormalRowsModel):
     def __init__(self, settings=ModelSettings()):
         super().__init__(settings)
         self.singular_tol = option_number(self, "singular_tol", positive=True)
+
+    def kernel_args(self, problem):
+        """Arguments of the compiled step (:mod:`contact_lcp.contact.normal_kernel`)."""
+        return False, 0.0, _NO_GROUP, False, self.singular_tol
+
+    def kernel_info(self, count, rows, candidates):
+        """The report's info: contacts held, tangential rows kept and dropped."""
+        return {"no_slip_contacts": count, "tangent_rows": rows,
+                "dependent_rows": candidates - rows}
 
     def reduce(self, problem, contacts):
         """Normal-row LCP with the independent tangential rows of ``contacts`` as equalities."""

@@ -10,20 +10,28 @@ report's ``info['loaded_released']`` counts loaded contacts left without rows). 
 that, a no-slip equality acts on contacts that lift off: a sliding box stopped on its
 front edge, pivoting up, had its rotation stopped by its lifting rear corners and was
 thrown upwards (S4's model applied literally, measured in ``test_contact_no_slip.py``).
+
+With the PPM (the default method) a step runs as one compiled call
+(:func:`contact_lcp.contact.normal_kernel.normal_step`: the same reduction, solve,
+certification and releases); when that call does not end certified, the step is solved
+again by the Python sequence below, which has the fallbacks.
 """
 
 import numpy as np
 
 from contact_lcp.contact.base import ContactModel, ModelSettings
 from contact_lcp.contact.frictionless import frictionless_impulse, safe_stop, solve_frictionless
+from contact_lcp.contact.normal_kernel import REASONS, SOLVED, normal_step
 from contact_lcp.contact.report import ContactSolution, Outcome, SolveReport, tally
 from contact_lcp.exceptions import SceneError
-from contact_lcp.lcp import METHODS, solve
+from contact_lcp.lcp import METHODS, LCPStatus, solve
+from contact_lcp.lcp.tableau import zobrist_keys
 
 #: LCP methods that accept a warm start ``initial_basis``
 WARM_START_METHODS = ("robust", "ppm")
 #: re-solves after releasing separating contacts, per step
 MAX_RELEASES = 4
+_EMPTY = np.zeros(0, dtype=np.int64)
 
 
 class NormalRowsModel(ContactModel):
@@ -65,6 +73,44 @@ class NormalRowsModel(ContactModel):
         """``(ReducedLCP, info)`` with tangential rows on ``contacts`` ((k,) bool)."""
         raise NotImplementedError
 
+    def kernel_args(self, problem):
+        """``(viscous, coefficient, group, per_pair, singular_tol)`` of
+        :func:`~contact_lcp.contact.normal_kernel.normal_step` (None: no compiled step)."""
+        return None
+
+    def kernel_info(self, count, rows, candidates):
+        """The report's info of the compiled step: ``count`` contacts got tangential rows,
+        ``rows`` of the ``candidates`` offered were kept."""
+        return {}
+
+    def _compiled(self, problem):
+        """The step in one compiled call: ``(solution, None)``, or ``(None, reason)`` when
+        it did not certify, or ``(None, None)`` when the model or method has none."""
+        args = self.kernel_args(problem)
+        if args is None or self.method != "ppm" or self.method_options:
+            return None, None
+        viscous, coefficient, group, per_pair, singular_tol = args
+        k, l = problem.num_contacts, problem.num_limits
+        n = k + l
+        last = self._last_pair is not None
+        (code, f, basis, warm, pivots, solves, released, loaded_released, count, rows,
+         candidates) = normal_step(
+            problem.G, np.ascontiguousarray(problem.J), problem.K, problem.u, problem.bias,
+            problem.phi, k, l, viscous, coefficient,
+            group, per_pair, problem.h, singular_tol, problem.K.shape[0],
+            self.touch_distance, self.release_speed, MAX_RELEASES, problem.pair,
+            self._last_pair if last else _EMPTY, self._last_basis if last else _EMPTY,
+            max(100, 10 * n), 1e-10, zobrist_keys(n))
+        if code != SOLVED:
+            return None, REASONS[code]
+        info = self.kernel_info(count, rows, candidates)
+        info.update(lcp_size=n, released=released, loaded_released=loaded_released)
+        self._last_pair = problem.pair
+        self._last_basis = basis
+        return ContactSolution(f, SolveReport(
+            Outcome.SOLVED, LCPStatus.SOLVED, self.name, self.method, True, pivots=pivots,
+            solves=solves, failures=0, warm_started=warm, info=info)), None
+
     def _warm_basis(self, problem, n):
         if (self._last_pair is None or self.method not in WARM_START_METHODS
                 or not np.array_equal(self._last_pair, problem.pair)
@@ -79,6 +125,9 @@ class NormalRowsModel(ContactModel):
         touch = problem.phi[:k] <= self.touch_distance
         contacts = touch.copy()
         n = k + problem.num_limits
+        done, miss = self._compiled(problem)
+        if done is not None:
+            return done
         basis = self._warm_basis(problem, n)
         warm = basis is not None
         results = []
@@ -99,6 +148,8 @@ class NormalRowsModel(ContactModel):
                 break
             contacts = (contacts & ~lifting) | regained
         info["lcp_size"] = n
+        if miss is not None:
+            info["compiled_miss"] = miss  # why the one-call step was not used
         info["released"] = int(np.count_nonzero(touch & ~contacts))
         if res.success:
             # touching, loaded, yet without tangential rows: the release did not settle

@@ -18,13 +18,103 @@ a Schur complement of the PSD matrix ``[[G_nn, G_nt], [G_tn, W]]`` (``W`` positi
 definite), hence symmetric PSD (S4, eqs. 41 and 56). Written with the generalized inertia
 it is ``N K~ N'`` with ``K~ = (K^-1 + h T'BT)^-1`` (viscous: the inertia augmented by
 the damping, by the Woodbury identity) or ``K~`` the inertia restricted to ``T v = 0``.
+
+With ``W = L L'`` (Cholesky), ``Y = L^-1 G_tn`` and ``y = L^-1 u_t``: ``A = G_nn - Y'Y``
+(symmetric by construction), ``c = u_n + bias - Y'y`` and the eliminated impulses are
+``f_t = -L'^-1 (y + Y f_n)``. These are compiled (:func:`schur`,
+:func:`tangent_impulse`, :func:`cholesky_lower`) and shared by :func:`reduce_to_normal_rows`
+and the models' one-call step (:mod:`contact_lcp.contact.normal_kernel`).
 """
 
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
+from numba import njit
 
+
+@njit(cache=True)
+def cholesky_lower(W):
+    """``(ok, L)`` with ``L L' = W`` for a symmetric positive definite ``W`` (t, t); ``ok``
+    False when a pivot is not positive (``W`` not positive definite)."""
+    t = W.shape[0]
+    L = np.zeros((t, t))
+    for j in range(t):
+        d = W[j, j]
+        for p in range(j):
+            d -= L[j, p] * L[j, p]
+        if not d > 0.0:
+            return False, L
+        root = np.sqrt(d)
+        L[j, j] = root
+        for i in range(j + 1, t):
+            x = W[i, j]
+            for p in range(j):
+                x -= L[i, p] * L[j, p]
+            L[i, j] = x / root
+    return True, L
+
+
+@njit(cache=True)
+def schur(G, u, bias, nr, t, L):
+    """``(A, c, Y, y)`` of the module notes.
+
+    Parameters
+    ----------
+    G : (r, r) ndarray
+        The problem's Delassus matrix [1/kg]; ``u`` (r,) its free velocities [m/s].
+    bias : (n,) ndarray
+        Stabilization of the normal rows [m/s].
+    nr, t : (n,), (m,) int64 ndarray
+        Normal rows and eliminated tangential rows.
+    L : (m, m) ndarray
+        Lower Cholesky factor of ``W`` (``G[t, t]``, plus the damping for viscous).
+    """
+    n, m = nr.shape[0], t.shape[0]
+    Y = np.empty((m, n))
+    y = np.empty(m)
+    for i in range(m):
+        ti = t[i]
+        yi = u[ti]
+        for j in range(n):
+            Y[i, j] = G[ti, nr[j]]
+        for p in range(i):
+            a = L[i, p]
+            yi -= a * y[p]
+            for j in range(n):
+                Y[i, j] -= a * Y[p, j]
+        inv = 1.0 / L[i, i]
+        y[i] = yi * inv
+        for j in range(n):
+            Y[i, j] *= inv
+    A = np.empty((n, n))
+    c = np.empty(n)
+    for a in range(n):  # row by row: A[a, b] and A[b, a] are the same sums (G symmetric)
+        ra = nr[a]
+        ca = u[ra] + bias[a]
+        for b in range(n):
+            A[a, b] = G[ra, nr[b]]
+        for p in range(m):
+            ya = Y[p, a]
+            ca -= ya * y[p]
+            for b in range(n):
+                A[a, b] -= ya * Y[p, b]
+        c[a] = ca
+    return A, c, Y, y
+
+
+@njit(cache=True)
+def tangent_impulse(L, Y, y, f_n):
+    """(m,) eliminated impulses ``f_t = -L'^-1 (y + Y f_n)`` [N.s]."""
+    m, n = Y.shape
+    x = y.copy()
+    for i in range(m):
+        for j in range(n):
+            x[i] += Y[i, j] * f_n[j]
+    for i in range(m - 1, -1, -1):
+        for p in range(i + 1, m):
+            x[i] -= L[p, i] * x[p]
+        x[i] /= L[i, i]
+    return -x
 
 
 @dataclass(frozen=True, eq=False)
@@ -41,23 +131,25 @@ class ReducedLCP:
         Rows of the problem the unknowns belong to.
     tangent_rows : (t,) int ndarray
         Rows of the problem whose impulse is eliminated.
-    solve_W : callable
-        ``x -> W^-1 x`` for ``x`` (t,) or (t, p).
+    L, Y, y : (t, t), (t, n), (t,) ndarray
+        ``W = L L'``, ``Y = L^-1 G_tn``, ``y = L^-1 u_t`` (module notes).
     """
 
     M: np.ndarray
     q: np.ndarray
     normal_rows: np.ndarray
     tangent_rows: np.ndarray
-    solve_W: object
+    L: np.ndarray
+    Y: np.ndarray
+    y: np.ndarray
 
     def impulses(self, problem, f_n):
         """Impulses (3k + l,) in the problem's rows [N.s] from normal impulses ``f_n`` (n,)."""
         f = np.zeros(problem.num_rows)
         f[self.normal_rows] = f_n
-        t = self.tangent_rows
-        if t.size:
-            f[t] = -self.solve_W(problem.u[t] + problem.G[np.ix_(t, self.normal_rows)] @ f_n)
+        if self.tangent_rows.size:
+            f[self.tangent_rows] = tangent_impulse(self.L, self.Y, self.y,
+                                                   np.asarray(f_n, dtype=float))
         return f
 
 
@@ -69,38 +161,41 @@ def reduce_to_normal_rows(problem, tangent_rows, W_factor=None, damping=None):
     problem : contact_lcp.contact.problem.ContactProblem
     tangent_rows : (t,) int ndarray
         Tangential rows whose impulse is eliminated.
-    W_factor : object with ``solve(b)``, optional
-        A factor of ``G[tangent_rows, tangent_rows]`` (no-slip, from FIND-INDICES).
+    W_factor : IncrementalCholesky or (t, t) ndarray, optional
+        The factor (or its lower ``L``) of ``G[tangent_rows, tangent_rows]`` (no-slip, from
+        FIND-INDICES).
     damping : (t,) ndarray, optional
         ``1 / (h b)`` per row [s/kg] added to the diagonal of ``G_tt`` (viscous).
 
     Returns
     -------
     ReducedLCP
+
+    Raises
+    ------
+    ValueError
+        ``G_tt`` plus the damping is not positive definite.
     """
     nr = problem.normal_rows
     t = np.asarray(tangent_rows, dtype=np.int64)
-    G, u = problem.G, problem.u
-    A = G[np.ix_(nr, nr)].copy()
-    c = u[nr] + problem.bias
-    if t.size == 0:
-        return ReducedLCP(A, c, nr, t, lambda x: np.zeros_like(x))
+    G = np.ascontiguousarray(problem.G, dtype=float)
     if W_factor is not None:
-        solve_W = W_factor.solve
-    else:
+        L = W_factor.factor() if hasattr(W_factor, "factor") else np.asarray(W_factor)
+    elif t.size:
         W = G[np.ix_(t, t)] + np.diag(np.asarray(damping, dtype=float))
-        factor = cho_factor(W, lower=True, check_finite=False)
-        solve_W = lambda x: cho_solve(factor, x, check_finite=False)  # noqa: E731
-    G_tn = G[np.ix_(t, nr)]
-    X = solve_W(np.column_stack([G_tn, u[t]]))  # W^-1 [G_tn, u_t] in one solve
-    A -= G_tn.T @ X[:, :-1]
-    A = 0.5 * (A + A.T)
-    c = c - G_tn.T @ X[:, -1]
-    return ReducedLCP(A, c, nr, t, solve_W)
+        ok, L = cholesky_lower(W)
+        if not ok:
+            raise ValueError("G_tt + damping: expected a positive definite matrix, got a "
+                             "non-positive pivot")
+    else:
+        L = np.zeros((0, 0))
+    A, c, Y, y = schur(G, np.asarray(problem.u, dtype=float),
+                       np.asarray(problem.bias, dtype=float), nr, t,
+                       np.ascontiguousarray(L, dtype=float))
+    return ReducedLCP(A, c, nr, t, L, Y, y)
 
 
 def tangent_rows_of(contacts):
     """(2c,) rows (t1, t2 of each contact index in ``contacts``), in contact order."""
     contacts = np.asarray(contacts, dtype=np.int64)
     return (3 * contacts[:, None] + np.array([1, 2])).ravel()
-

@@ -55,6 +55,19 @@ class ViscousModel(NormalRowsModel):
             b = b / np.maximum(count[inverse], 1.0)
         return b
 
+    def kernel_args(self, problem):
+        """Arguments of the compiled step (:mod:`contact_lcp.contact.normal_kernel`)."""
+        if self.per == "pair" and problem.num_contacts:
+            _, group = np.unique(problem.pair, return_inverse=True)
+            group = group.astype(np.int64).ravel()
+        else:
+            group = np.zeros(problem.num_contacts, dtype=np.int64)
+        return True, self.coefficient, group, self.per == "pair", 0.0
+
+    def kernel_info(self, count, rows, candidates):
+        """The report's info: contacts with viscous friction."""
+        return {"viscous_contacts": count}
+
     def reduce(self, problem, contacts):
         """Normal-row LCP with the viscous impulses of ``contacts`` eliminated."""
         b = self.coefficients(problem, contacts)
