@@ -155,9 +155,11 @@ def _rows_and_bias(J, K, v_free, phi, h, gamma, max_correction_speed):
             Jc = np.ascontiguousarray(J[:, idx])
             Kc = np.ascontiguousarray(K[idx][:, idx])
             G = (Jc @ Kc) @ Jc.T
-            return finite, 0.5 * (G + G.T), Jc @ v_free[idx], bias
+            _symmetrize(G)
+            return finite, G, Jc @ v_free[idx], bias
         G = (J @ K) @ J.T
-        return finite, 0.5 * (G + G.T), J @ v_free, bias
+        _symmetrize(G)
+        return finite, G, J @ v_free, bias
     # nonzeros of K by row (K symmetric: also by column)
     kcols = np.empty((nv, nv), dtype=np.int64)
     kcount = np.zeros(nv, dtype=np.int64)
@@ -202,12 +204,19 @@ def _rows_and_bias(J, K, v_free, phi, h, gamma, max_correction_speed):
             for q in range(rcount[j]):
                 s_ = rows_of[j, q]
                 G[r, s_] += x * J[s_, j]
+    _symmetrize(G)
+    return finite, G, u, bias
+
+
+@njit(cache=True)
+def _symmetrize(G):
+    """``G <- (G + G') / 2`` in place."""
+    m = G.shape[0]
     for r in range(m):
         for s_ in range(r + 1, m):
             g = 0.5 * (G[r, s_] + G[s_, r])
             G[r, s_] = g
             G[s_, r] = g
-    return finite, G, u, bias
 
 
 def build_problem(h, R_WC, p_W, distance, mu, J, K, v, v_free, *, limit_gap=None,
