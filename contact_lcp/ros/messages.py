@@ -99,39 +99,49 @@ def rotation_of(p):
 
 
 def imu(t, frame, base, a_W, gravity, out=None):
-    """``sensor_msgs/Imu`` at the origin of a floating base, as an ideal IMU reads it.
+    """``sensor_msgs/Imu`` at the origin of a floating base: :func:`imu_values` typed.
 
-    Parameters
-    ----------
-    t : float
-        Stamp [s].
-    frame : str
-        frame_id: the base link's TF frame.
-    base : BaseState
-        Pose [x y z qx qy qz qw] and world-frame twist [v w] of the base origin.
-    a_W : (3,) array_like
-        Acceleration of the base origin in W [m/s^2] (the node differentiates the
-        published velocities over one publish period).
-    gravity : (3,) array_like
-        Gravity in W [m/s^2].
-
-    The orientation is the base's in W; angular velocity [rad/s] and linear
-    acceleration [m/s^2] are in the base frame, the latter the specific force
-    ``R^T (a_W - g)`` (at rest, +9.81 along the world's up axis seen from the base).
-    Covariances are 0 (exact, noise-free).
+    ``t`` [s] the stamp, ``frame`` the frame_id (the base link's TF frame); covariances
+    are 0 (exact, noise-free).
     """
     msg = out or Imu()
     msg.header.stamp = to_time(t)
     msg.header.frame_id = frame
+    v = imu_values(base, a_W, gravity).tolist()
+    o = msg.orientation
+    o.x, o.y, o.z, o.w = v[0:4]
+    _set_xyz(msg.angular_velocity, *v[4:7])
+    _set_xyz(msg.linear_acceleration, *v[7:10])
+    return msg
+
+
+def imu_values(base, a_W, gravity):
+    """What an ideal IMU at the origin of a frame reads, as Imu's fields in order.
+
+    Parameters
+    ----------
+    base : BaseState
+        Pose [x y z qx qy qz qw] and world-frame twist [v w] of the frame origin.
+    a_W : (3,) array_like
+        Acceleration of the frame origin in W [m/s^2] (the node differentiates the
+        published velocities over one publish period).
+    gravity : (3,) array_like
+        Gravity in W [m/s^2].
+
+    Returns
+    -------
+    (10,) ndarray
+        Orientation (x y z w) in W; angular velocity [rad/s] and linear acceleration
+        [m/s^2] in the frame, the latter the specific force ``R^T (a_W - g)`` (at rest,
+        +9.81 along the world's up axis seen from the frame).
+    """
     p = np.asarray(base.pose, dtype=np.float64)
     R = rotation_of(p)
-    o = msg.orientation
-    o.x, o.y, o.z, o.w = (float(c) for c in p[3:7])
-    w_B = R.T @ np.asarray(base.twist[3:6], dtype=np.float64)
-    f_B = R.T @ (np.asarray(a_W, dtype=np.float64) - np.asarray(gravity, dtype=np.float64))
-    _set_xyz(msg.angular_velocity, *w_B.tolist())
-    _set_xyz(msg.linear_acceleration, *f_B.tolist())
-    return msg
+    out = np.empty(10)
+    out[0:4] = p[3:7]
+    out[4:7] = R.T @ np.asarray(base.twist[3:6], dtype=np.float64)
+    out[7:10] = R.T @ (np.asarray(a_W, dtype=np.float64) - np.asarray(gravity, dtype=np.float64))
+    return out
 
 
 def _set_xyz(v, x, y, z):

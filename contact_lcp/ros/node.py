@@ -11,6 +11,7 @@ bound, and none lets an exception out (a failure becomes a rejected parameter, a
 service call or a throttled warning). Interfaces are listed in :mod:`contact_lcp.ros`.
 """
 
+import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.exceptions import InvalidParameterValueException
 from rclpy.node import Node
@@ -24,7 +25,7 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
-from contact_lcp.ros import config, messages
+from contact_lcp.ros import config, messages, packed
 from contact_lcp.ros.inbound import Throttle, joint_command_groups, trajectory_arrays
 from contact_lcp.ros.physics import PhysicsLoop
 from contact_lcp.ros.robots import LATCHED, SceneIO
@@ -103,8 +104,9 @@ class ContactLCPNode(NodeServices, Node):
         self._shapes = []  # shape markers, refilled each time
         self._failures = 0
         self.publish_cycles = 0  # completed publishing cycles (for benchmarks)
-        self._out = {"clock": ClockMsg()}
-        self._out_wrench = {}
+        self._clock_out = packed.Stream(self._pub_clock, packed.clock())
+        self._wrench_streams = {}  # link -> packed.Stream, kept for the node's life
+        self._no_values = np.zeros(0)
         self._make_wrench_publishers(self._config, self._scene)
         self._io.publish_descriptions()
 
@@ -243,7 +245,8 @@ class ContactLCPNode(NodeServices, Node):
             self._loop.set_paused(new.paused)
         if new.real_time_factor != old.real_time_factor:
             self._loop.set_real_time_factor(new.real_time_factor)
-        if (new.publish_rate, new.marker_rate) != (old.publish_rate, old.marker_rate):
+        if (new.publish_rate, new.sensor_rate, new.marker_rate) != (
+                old.publish_rate, old.sensor_rate, old.marker_rate):
             self._make_tasks()
 
     def _sync_paused(self):
@@ -258,31 +261,42 @@ class ContactLCPNode(NodeServices, Node):
 
     def _make_wrench_publishers(self, cfg, scene):
         for link in cfg.wrench_links or scene.wrench_links:
-            self._publisher(WrenchStamped, f"~/contact_wrenches/{link}", 10)
+            if link not in self._wrench_streams:
+                self._wrench_streams[link] = packed.Stream(
+                    self._publisher(WrenchStamped, f"~/contact_wrenches/{link}", 10),
+                    packed.wrench(link))
 
     def _make_tasks(self):
         for task in self._tasks:
             task.cancel()
-        self._tasks = [self._loop.every(1.0 / self._config.publish_rate, self._publish, "sim")]
+        cfg = self._config
+        self._tasks = [self._loop.every(1.0 / cfg.publish_rate, self._publish, "sim"),
+                       self._loop.every(1.0 / cfg.sensor_rate, self._publish_sensors, "sim")]
         if self._config.marker_rate > 0:
             self._tasks.append(
                 self._loop.every(1.0 / self._config.marker_rate, self._publish_markers))
 
     # -- publishing: periodic tasks run by the physics thread -------------------------
     def _publish(self, sim):
-        t = messages.to_time(self._loop.time)  # one stamp for the cycle's messages
-        self._pub_clock.publish(messages.clock(t, self._out["clock"]))
-        transforms = self._io.publish(t, sim, sim.joint_state(), self._pub_tf is not None)
+        """The publish-rate streams: /clock and every robot's joint states. Like every
+        task, it runs in the physics thread between two steps: all of one step."""
+        stamp = packed.to_stamp(self._loop.time)  # one stamp for the cycle's messages
+        self._clock_out.publish(self._no_values, stamp)
+        self._io.publish_joints(stamp, sim.joint_state())
+        self.publish_cycles += 1
+
+    def _publish_sensors(self, sim):
+        """The sensor-rate streams: odometry, IMUs, /tf and the contact wrenches."""
+        t = self._loop.time
+        stamp = packed.to_stamp(t)
+        transforms = self._io.publish_sensors(stamp, t, sim, self._pub_tf is not None)
         if self._pub_tf is not None and transforms:
             self._pub_tf.publish(TFMessage(transforms=transforms))
-        links = self._wrench_links()
-        for link, w in sim.link_wrenches(links, "local").items():
-            pub = self._pubs.get((WrenchStamped, f"~/contact_wrenches/{link}"))
-            if pub is not None:
-                msg = messages.wrench(t, link, w, self._out_wrench.get(link))
-                self._out_wrench[link] = msg
-                pub.publish(msg)
-        self.publish_cycles += 1
+        streams = [(link, self._wrench_streams.get(link)) for link in self._wrench_links()]
+        links = [link for link, s in streams if s is not None and s.listened()]
+        if links:
+            for link, w in sim.link_wrenches(links, "local").items():
+                self._wrench_streams[link].send(w, stamp)
 
     def _publish_markers(self, sim):
         snap = self._loop.take_snapshot(sim, contacts=True, shapes=True)
