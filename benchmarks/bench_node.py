@@ -110,6 +110,10 @@ def main(argv=None):
     parser.add_argument("--seconds", type=float, default=3.0, help="wall seconds per round")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--publish-rate", type=float, default=100.0)
+    parser.add_argument("--sensor-rate", type=float, default=100.0,
+                        help="the node's sensor_rate [Hz of sim time] (client mode)")
+    parser.add_argument("--clock-rate", type=float, default=100.0,
+                        help="the node's clock_rate [Hz of sim time] (client mode)")
     parser.add_argument("--mode", choices=("overhead", "client", "soak"), default="overhead")
     args = parser.parse_args(argv)
     if args.mode == "client":

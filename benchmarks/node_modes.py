@@ -13,7 +13,7 @@ import tempfile
 import time
 
 import common
-from node_client import NS, ROOT, Client, NodeProcess
+from node_client import NS, ROOT, Client, NodeProcess, cpu_seconds
 
 CLI_RTF = re.compile(r"\(([0-9.]+)x real time\)")
 
@@ -36,33 +36,45 @@ def client_rounds(args):
     date, stamp = common.utc_stamp()
     scene = os.path.abspath(args.scene)
     log = os.path.join(tempfile.mkdtemp(prefix="bench_node_"), "node.log")
-    client = Client()
+    client = Client(raw=True)
     rows = []
     try:
         for r in range(args.rounds):
             node = NodeProcess({"scene": scene, "real_time_factor": 0.0,
-                                "publish_rate": args.publish_rate, "marker_rate": 0.0}, log)
+                                "publish_rate": args.publish_rate,
+                                "sensor_rate": args.sensor_rate,
+                                "clock_rate": args.clock_rate, "marker_rate": 0.0}, log)
             try:
                 node.wait_ready()
                 client.window(1.0)  # discovery and settling
+                c0, n0, w0 = time.process_time(), cpu_seconds(node.pid), time.monotonic()
                 wall_hz, sim_hz, rtf = client.window(args.seconds)
+                wall = time.monotonic() - w0
+                client_cpu = (time.process_time() - c0) / wall
+                node_cpu = (cpu_seconds(node.pid) - n0) / wall
             finally:
                 node.stop()
             sim_s = max(rtf * args.seconds, 0.5)
             cli = cli_rtf(scene, round(sim_s, 3))
             rows.append(dict(mode="client", round=r, rtf=rtf, cli_rtf=cli,
                              joint_states_hz=wall_hz, joint_states_sim_hz=sim_hz,
-                             ratio=rtf / cli if cli else float("nan")))
+                             ratio=rtf / cli if cli else float("nan"),
+                             node_cpu=node_cpu, client_cpu=client_cpu,
+                             load_1min=os.getloadavg()[0]))
             print(f"round {r}: node rtf {rtf:.3f} (CLI {cli:.3f}, ratio {rtf / cli:.3f}); "
-                  f"/joint_states {wall_hz:.1f} Hz wall, {sim_hz:.1f} Hz sim", flush=True)
+                  f"/joint_states {wall_hz:.1f} Hz wall, {sim_hz:.1f} Hz sim; CPU node "
+                  f"{node_cpu:.2f}, client {client_cpu:.2f} cores; load "
+                  f"{rows[-1]['load_1min']:.2f}", flush=True)
     finally:
         client.close()
     load = os.getloadavg()[0]
     for x in rows:
         x.update(revision=revision, date=date, scene=os.path.basename(scene),
-                 seconds=args.seconds, publish_rate=args.publish_rate, load_1min=load)
-    columns = ["revision", "date", "scene", "mode", "round", "seconds", "publish_rate", "rtf",
-               "cli_rtf", "ratio", "joint_states_hz", "joint_states_sim_hz", "load_1min"]
+                 seconds=args.seconds, publish_rate=args.publish_rate,
+                 sensor_rate=args.sensor_rate, clock_rate=args.clock_rate)
+    columns = ["revision", "date", "scene", "mode", "round", "seconds", "publish_rate",
+               "sensor_rate", "clock_rate", "rtf", "cli_rtf", "ratio", "joint_states_hz",
+               "joint_states_sim_hz", "node_cpu", "client_cpu", "load_1min"]
     path = common.write_csv(common.results_path("bench_node_client", revision, stamp),
                             rows, columns)
     med = {k: common.median([x[k] for x in rows]) for k in

@@ -245,8 +245,8 @@ class ContactLCPNode(NodeServices, Node):
             self._loop.set_paused(new.paused)
         if new.real_time_factor != old.real_time_factor:
             self._loop.set_real_time_factor(new.real_time_factor)
-        if (new.publish_rate, new.sensor_rate, new.marker_rate) != (
-                old.publish_rate, old.sensor_rate, old.marker_rate):
+        rates = ("publish_rate", "clock_rate", "sensor_rate", "marker_rate")
+        if any(getattr(new, r) != getattr(old, r) for r in rates):
             self._make_tasks()
 
     def _sync_paused(self):
@@ -271,6 +271,7 @@ class ContactLCPNode(NodeServices, Node):
             task.cancel()
         cfg = self._config
         self._tasks = [self._loop.every(1.0 / cfg.publish_rate, self._publish, "sim"),
+                       self._loop.every(1.0 / cfg.clock_rate, self._publish_clock, "sim"),
                        self._loop.every(1.0 / cfg.sensor_rate, self._publish_sensors, "sim")]
         if self._config.marker_rate > 0:
             self._tasks.append(
@@ -278,12 +279,13 @@ class ContactLCPNode(NodeServices, Node):
 
     # -- publishing: periodic tasks run by the physics thread -------------------------
     def _publish(self, sim):
-        """The publish-rate streams: /clock and every robot's joint states. Like every
-        task, it runs in the physics thread between two steps: all of one step."""
-        stamp = packed.to_stamp(self._loop.time)  # one stamp for the cycle's messages
-        self._clock_out.publish(self._no_values, stamp)
-        self._io.publish_joints(stamp, sim.joint_state())
+        """The publish-rate stream: every robot's joint states. Like every task, it runs
+        in the physics thread between two steps: all of one step."""
+        self._io.publish_joints(packed.to_stamp(self._loop.time), sim.joint_state())
         self.publish_cycles += 1
+
+    def _publish_clock(self, sim):
+        self._clock_out.publish(self._no_values, packed.to_stamp(self._loop.time))
 
     def _publish_sensors(self, sim):
         """The sensor-rate streams: odometry, IMUs, /tf and the contact wrenches."""
