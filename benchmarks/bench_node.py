@@ -5,9 +5,10 @@ One process, same scene, alternating rounds (so machine load hits both alike):
 
 * **plain** — ``Simulator.step()`` in a ``for`` loop for ``--seconds`` wall seconds;
 * **node** — ``ContactLCPNode`` with ``real_time_factor = 0`` (as fast as possible) and
-  ``publish_rate`` Hz (default 100: /clock, /joint_states, /odom, wrenches; markers at
-  10 Hz; diagnostics 1 Hz), its executor spun in this thread, physics in its thread, no
-  subscriber attached (DDS still serializes every message).
+  ``publish_rate`` Hz (markers at 10 Hz; diagnostics 1 Hz), its executor spun in this
+  thread, physics in its thread, no subscriber attached: the node sends nothing to a
+  topic nobody listens to, so this is the cost of the node itself (tasks, executor,
+  diagnostics); what delivering messages costs is measured by ``--mode client``.
 
 Real-time factor = sim seconds advanced / wall seconds. Overhead = 1 - median(node) /
 median(plain); target <= 10 %. On a shared machine the wall figure moves with the other

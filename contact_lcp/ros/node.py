@@ -281,7 +281,7 @@ class ContactLCPNode(NodeServices, Node):
     def _publish(self, sim):
         """The publish-rate stream: every robot's joint states. Like every task, it runs
         in the physics thread between two steps: all of one step."""
-        self._io.publish_joints(packed.to_stamp(self._loop.time), sim.joint_state())
+        self._io.publish_joints(packed.to_stamp(self._loop.time), sim)
         self.publish_cycles += 1
 
     def _publish_clock(self, sim):

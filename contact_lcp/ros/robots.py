@@ -53,12 +53,14 @@ class RobotIO:
             self._description.publish(String(data=self.robot.published_urdf
                                               or self.robot.urdf))
 
+    def listened(self):
+        """True while the robot's joint states have a subscriber."""
+        return self._joints.listened()
+
     def publish_joints(self, stamp, js):
-        """Publish the robot's joints of the simulator JointState ``js``."""
-        if self._joints.listened():
-            s = self._span
-            self._joints.send(np.concatenate((js.position[s], js.velocity[s], js.effort[s])),
-                              stamp)
+        """Send the robot's joints of the simulator JointState ``js``."""
+        s = self._span
+        self._joints.send(np.concatenate((js.position[s], js.velocity[s], js.effort[s])), stamp)
 
     def publish_sensors(self, stamp, t, sim, transforms):
         """Publish odometry and IMU at ROS time ``t`` [s] (``stamp`` the same as
@@ -121,10 +123,14 @@ class SceneIO:
         for r in self.robots:
             r.publish_description()
 
-    def publish_joints(self, stamp, js):
-        """Every robot's joint states (the publish-rate stream)."""
+    def publish_joints(self, stamp, sim):
+        """Every robot's joint states (the publish-rate stream); the simulator's joint
+        state is read only if some robot's topic has a subscriber."""
+        js = None
         for r in self.robots:
-            r.publish_joints(stamp, js)
+            if r.listened():
+                js = js or sim.joint_state()
+                r.publish_joints(stamp, js)
 
     def publish_sensors(self, stamp, t, sim, with_tf=True):
         """Every robot's odometry and IMU and the link IMUs (the sensor-rate streams);
