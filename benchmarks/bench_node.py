@@ -40,6 +40,7 @@ Usage::
     .venv/bin/python benchmarks/bench_node.py [--scene config/humanoid_stand.yaml]
         [--seconds 5] [--rounds 3] [--publish-rate 100]
     .venv/bin/python benchmarks/bench_node.py --mode client --publish-rate 1000
+        [--publisher-process]
     .venv/bin/python benchmarks/bench_node.py --mode soak --seconds 600
 """
 
@@ -115,6 +116,8 @@ def main(argv=None):
                         help="the node's sensor_rate [Hz of sim time] (client mode)")
     parser.add_argument("--clock-rate", type=float, default=100.0,
                         help="the node's clock_rate [Hz of sim time] (client mode)")
+    parser.add_argument("--publisher-process", action="store_true",
+                        help="the node's publisher_process: true (client mode)")
     parser.add_argument("--mode", choices=("overhead", "client", "soak"), default="overhead")
     args = parser.parse_args(argv)
     if args.mode == "client":

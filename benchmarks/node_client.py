@@ -95,6 +95,18 @@ def cpu_seconds(pid):
         return 0.0
 
 
+def tree_cpu_seconds(pid):
+    """:func:`cpu_seconds` of ``pid`` and its child processes (the node's relay)."""
+    total = cpu_seconds(pid)
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                total += sum(cpu_seconds(int(c)) for c in f.read().split())
+    except OSError:
+        pass
+    return total
+
+
 def _executor(context):
     """rclpy's events executor where there is one (Kilted on): ~10 us of CPU per message
     received instead of ~100 us for the SingleThreadedExecutor, which rebuilds its wait

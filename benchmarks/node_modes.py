@@ -13,7 +13,7 @@ import tempfile
 import time
 
 import common
-from node_client import NS, ROOT, Client, NodeProcess, cpu_seconds
+from node_client import NS, ROOT, Client, NodeProcess, tree_cpu_seconds
 
 CLI_RTF = re.compile(r"\(([0-9.]+)x real time\)")
 
@@ -43,15 +43,17 @@ def client_rounds(args):
             node = NodeProcess({"scene": scene, "real_time_factor": 0.0,
                                 "publish_rate": args.publish_rate,
                                 "sensor_rate": args.sensor_rate,
-                                "clock_rate": args.clock_rate, "marker_rate": 0.0}, log)
+                                "clock_rate": args.clock_rate, "marker_rate": 0.0,
+                                "publisher_process": str(args.publisher_process).lower()},
+                               log)
             try:
                 node.wait_ready()
                 client.window(1.0)  # discovery and settling
-                c0, n0, w0 = time.process_time(), cpu_seconds(node.pid), time.monotonic()
+                c0, n0, w0 = time.process_time(), tree_cpu_seconds(node.pid), time.monotonic()
                 wall_hz, sim_hz, rtf = client.window(args.seconds)
                 wall = time.monotonic() - w0
                 client_cpu = (time.process_time() - c0) / wall
-                node_cpu = (cpu_seconds(node.pid) - n0) / wall
+                node_cpu = (tree_cpu_seconds(node.pid) - n0) / wall
             finally:
                 node.stop()
             sim_s = max(rtf * args.seconds, 0.5)
@@ -71,9 +73,10 @@ def client_rounds(args):
     for x in rows:
         x.update(revision=revision, date=date, scene=os.path.basename(scene),
                  seconds=args.seconds, publish_rate=args.publish_rate,
-                 sensor_rate=args.sensor_rate, clock_rate=args.clock_rate)
+                 sensor_rate=args.sensor_rate, clock_rate=args.clock_rate,
+                 publisher_process=args.publisher_process)
     columns = ["revision", "date", "scene", "mode", "round", "seconds", "publish_rate",
-               "sensor_rate", "clock_rate", "rtf", "cli_rtf", "ratio", "joint_states_hz",
+               "sensor_rate", "clock_rate", "publisher_process", "rtf", "cli_rtf", "ratio", "joint_states_hz",
                "joint_states_sim_hz", "node_cpu", "client_cpu", "load_1min"]
     path = common.write_csv(common.results_path("bench_node_client", revision, stamp),
                             rows, columns)

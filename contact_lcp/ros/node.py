@@ -28,6 +28,7 @@ from visualization_msgs.msg import MarkerArray
 from contact_lcp.ros import config, messages, packed
 from contact_lcp.ros.inbound import Throttle, joint_command_groups, trajectory_arrays
 from contact_lcp.ros.physics import PhysicsLoop
+from contact_lcp.ros.relay import Relay, RelayStream, type_name
 from contact_lcp.ros.robots import LATCHED, SceneIO
 from contact_lcp.ros.scene_info import SceneInfo, build_simulator
 from contact_lcp.ros.services import NodeServices
@@ -90,7 +91,7 @@ class ContactLCPNode(NodeServices, Node):
             on_task_error=self._on_task_error)
 
         qos = QoSProfile(depth=10)
-        self._pub_clock = self.create_publisher(ClockMsg, "/clock", qos)
+        self._relay = self._start_relay()
         self._pub_markers = self.create_publisher(MarkerArray, "~/contact_markers", 2)
         self._pub_diag = self.create_publisher(DiagnosticArray, "/diagnostics", qos)
         self._pub_tf = None
@@ -104,7 +105,7 @@ class ContactLCPNode(NodeServices, Node):
         self._shapes = []  # shape markers, refilled each time
         self._failures = 0
         self.publish_cycles = 0  # completed publishing cycles (for benchmarks)
-        self._clock_out = packed.Stream(self._pub_clock, packed.clock())
+        self._clock_out = self._stream(ClockMsg, "/clock", 10, packed.clock())
         self._wrench_streams = {}  # link -> packed.Stream, kept for the node's life
         self._no_values = np.zeros(0)
         self._make_wrench_publishers(self._config, self._scene)
@@ -150,9 +151,13 @@ class ContactLCPNode(NodeServices, Node):
         return self._scene
 
     def shutdown(self):
-        """Stop the physics thread (call before ``destroy_node``)."""
+        """Stop the physics thread, then the publisher process (call before
+        ``destroy_node``)."""
         if self._loop is not None:
             self._loop.stop()
+        if getattr(self, "_relay", None) is not None:
+            self._relay.close()
+            self._relay = None
 
     def _publisher(self, kind, topic, qos):
         key = (kind, topic)
@@ -162,7 +167,35 @@ class ContactLCPNode(NodeServices, Node):
 
     def _scene_io(self, scene):
         skip = self._config.robot_description_topic
-        return SceneIO(scene, self._publisher, skip_description=skip)
+        return SceneIO(scene, self._publisher, skip_description=skip, stream=self._stream)
+
+    def _stream(self, kind, topic, depth, packer):
+        """A stream of pre-serialized messages: through the relay when there is one."""
+        if self._relay is not None:
+            return RelayStream(self._relay, self._relay.topic(
+                type_name(kind), self.resolve_topic_name(topic), depth), packer)
+        return packed.Stream(self._publisher(kind, topic, depth), packer)
+
+    def _start_relay(self):
+        """The relay process if ``publisher_process`` asks for it (None if it fails)."""
+        if not self._config.publisher_process:
+            return None
+        try:
+            return Relay(self.context.get_domain_id())
+        except OSError as e:
+            self.get_logger().warning(f"no publisher process ({e}): publishing in-process")
+            return None
+
+    def _check_relay(self):
+        """Physics thread, 1 Hz: after the relay's death, publish in-process again."""
+        if self._relay is None or self._relay.alive():
+            return
+        code = self._relay.proc.returncode
+        self.get_logger().error(f"the publisher process exited (code {code}); "
+                                "publishing /clock and joint states in-process from now on")
+        self._relay = None
+        self._clock_out = self._stream(ClockMsg, "/clock", 10, packed.clock())
+        self._io = self._scene_io(self._scene)
 
     # -- parameters -------------------------------------------------------------------
     def _validate(self, params):
@@ -184,10 +217,10 @@ class ContactLCPNode(NodeServices, Node):
         if self._loop is None:  # declaring: names are checked once the scene is built
             return SetParametersResult(successful=True)
         mine = {p.name: p.value for p in params if p.name in config.SPECS}
-        if "robot_description_topic" in mine and \
-                mine["robot_description_topic"] != self._config.robot_description_topic:
-            return SetParametersResult(
-                successful=False, reason="robot_description_topic is read at start-up only")
+        for name in ("robot_description_topic", "publisher_process"):
+            if name in mine and mine[name] != getattr(self._config, name):
+                return SetParametersResult(
+                    successful=False, reason=f"{name} is read at start-up only")
         new = self._config.with_values(mine)
         scene, pending = self._scene, None
         if any(config.SPECS[n].rebuild and getattr(new, n) != getattr(self._config, n)
@@ -307,6 +340,7 @@ class ContactLCPNode(NodeServices, Node):
         self._pub_markers.publish(msg)
 
     def _report(self, sim):
+        self._check_relay()
         snap = self._loop.take_snapshot(sim)
         new_failures = snap.stats.lcp_failures - self._failures
         self._failures = snap.stats.lcp_failures

@@ -26,15 +26,16 @@ class RobotIO:
 
     ``publisher(kind, topic, qos)`` returns the node's (cached) publisher; the robot's
     description is not published on ``skip_description`` (the topic the node reads a
-    description from). Joint states go out at the publish rate, odometry and the IMU at
+    description from); ``stream(kind, topic, depth, packer)``, if given, makes the joint
+    states' stream (the node's relay process, :mod:`contact_lcp.ros.relay`). Joint states go out at the publish rate, odometry and the IMU at
     the sensor rate, all as pre-serialized messages (:mod:`contact_lcp.ros.packed`).
     """
 
-    def __init__(self, robot, gravity, publisher, skip_description=""):
+    def __init__(self, robot, gravity, publisher, skip_description="", stream=None):
         self.robot = robot
         self._gravity = np.asarray(gravity, dtype=float)
-        self._joints = packed.Stream(publisher(JointState, robot.topic("joint_states"), DEPTH),
-                                     packed.joint_state(robot.local_names))
+        self._joints = (stream or _stream(publisher))(
+            JointState, robot.topic("joint_states"), DEPTH, packed.joint_state(robot.local_names))
         self._span = slice(robot.first, robot.first + len(robot.local_names))
         self._odom = self._imu = None
         if robot.floating:
@@ -81,6 +82,14 @@ class RobotIO:
         return a
 
 
+def _stream(publisher):
+    """``stream(kind, topic, depth, packer)`` -> a :class:`packed.Stream` of the node's
+    publisher (the default; the node passes one that goes through its relay when it has
+    one)."""
+    return lambda kind, topic, depth, packer: packed.Stream(publisher(kind, topic, depth),
+                                                            packer)
+
+
 def finite_difference(last, sim_t, state):
     """``(a_W, new last)``: the mean acceleration [m/s^2] of a frame origin in W since the
     ``last`` sample ``(t, v_W)``; zero for the first sample and after a reset (the sim
@@ -112,9 +121,9 @@ class LinkIMU:
 class SceneIO:
     """The publishers of one scene: every robot, and the free bodies' transforms."""
 
-    def __init__(self, scene, publisher, skip_description=""):
+    def __init__(self, scene, publisher, skip_description="", stream=None):
         self.scene = scene
-        self.robots = [RobotIO(r, scene.gravity, publisher, skip_description)
+        self.robots = [RobotIO(r, scene.gravity, publisher, skip_description, stream)
                        for r in scene.robots]
         self.imus = [LinkIMU(link, scene.gravity, publisher) for link in scene.imu_links]
 
