@@ -15,6 +15,10 @@ dropped, never sent torn (a seqlock). Topics are announced on the relay's stdin,
 line each; the relay writes its subscriber count per topic back into the shared memory,
 so the node still sends nothing to a topic nobody listens to. The relay exits when its
 stdin closes (the node stopped or died) or its parent changes.
+
+The seqlock relies on stores reaching the other process in program order, which x86-64
+guarantees (total store order); on a weaker memory model a torn slot could in principle
+pass the check (no fences are available from Python).
 """
 
 import json
@@ -88,8 +92,11 @@ class Relay:
             self._topics[key] = len(self._topics)
             line = json.dumps({"id": self._topics[key], "type": type_name, "topic": topic,
                                "depth": depth})
-            self.proc.stdin.write(line + "\n")
-            self.proc.stdin.flush()
+            try:
+                self.proc.stdin.write(line + "\n")
+                self.proc.stdin.flush()
+            except (OSError, ValueError):  # the relay is gone: the node's 1 Hz check
+                pass  # sees it and publishes in-process from then on
         return self._topics[key]
 
     def send(self, topic_id, raw):
