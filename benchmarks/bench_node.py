@@ -117,7 +117,7 @@ def main(argv=None):
     parser.add_argument("--clock-rate", type=float, default=100.0,
                         help="the node's clock_rate [Hz of sim time] (client mode)")
     parser.add_argument("--publisher-process", action="store_true",
-                        help="the node's publisher_process: true (client mode)")
+                        help="the node's publisher_process: true (client and soak modes)")
     parser.add_argument("--mode", choices=("overhead", "client", "soak"), default="overhead")
     args = parser.parse_args(argv)
     if args.mode == "client":

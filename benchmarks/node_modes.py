@@ -97,7 +97,9 @@ FLIPS = [("publish_rate", [50.0, 100.0, 200.0]),
          ("paused", [False, False, True]),
          ("wrench_links", [["l_foot"], ["l_foot", "r_foot"]]),
          ("solver_method", ["", "lexicographic"]),  # rebuilds the simulator
-         ("time_step", [0.0, 0.002])]  # rebuilds the simulator
+         ("time_step", [0.0, 0.002]),  # rebuilds the simulator
+         ("sensor_rate", [50.0, 100.0, 200.0]),
+         ("clock_rate", [50.0, 100.0, 1000.0])]
 
 
 def _parameter_request(name, value):
@@ -175,7 +177,8 @@ def soak(args):
     joints = list(Simulator.from_file(scene).joint_names)
     rng = random.Random(14)
     log = os.path.join(tempfile.mkdtemp(prefix="bench_node_soak_"), "node.log")
-    node = NodeProcess({"scene": scene, "real_time_factor": 1.0, "marker_rate": 5.0}, log)
+    node = NodeProcess({"scene": scene, "real_time_factor": 1.0, "marker_rate": 5.0,
+                        "publisher_process": str(args.publisher_process).lower()}, log)
     client = Client()
     rows, sent, flips = [], {}, {"accepted": 0, "rejected": 0, "unanswered": 0}
     futures = []
@@ -231,8 +234,9 @@ def soak(args):
         exit_code = node.stop()
         client.close()
     for x in rows:
-        x.update(revision=revision, date=date, scene=os.path.basename(scene))
-    columns = ["revision", "date", "scene", "t_wall", "alive", "rss_kib", "rss_anon_kib",
+        x.update(revision=revision, date=date, scene=os.path.basename(scene),
+                 publisher_process=args.publisher_process)
+    columns = ["revision", "date", "scene", "publisher_process", "t_wall", "alive", "rss_kib", "rss_anon_kib",
                "joint_states", "nan",
                "error_diagnostics", "sim_time", "commands", "accepted", "rejected",
                "unanswered"]
