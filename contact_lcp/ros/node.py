@@ -171,8 +171,9 @@ class ContactLCPNode(NodeServices, Node):
 
     def _stream(self, kind, topic, depth, packer):
         """A stream of pre-serialized messages: through the relay when there is one."""
-        if self._relay is not None:
-            return RelayStream(self._relay, self._relay.topic(
+        relay = self._relay  # read once: the physics thread may drop a dead one
+        if relay is not None:
+            return RelayStream(relay, relay.topic(
                 type_name(kind), self.resolve_topic_name(topic), depth), packer)
         return packed.Stream(self._publisher(kind, topic, depth), packer)
 
@@ -193,6 +194,7 @@ class ContactLCPNode(NodeServices, Node):
         code = self._relay.proc.returncode
         self.get_logger().error(f"the publisher process exited (code {code}); "
                                 "publishing /clock and joint states in-process from now on")
+        self._relay.release()  # the shared memory goes once nothing maps it
         self._relay = None
         self._clock_out = self._stream(ClockMsg, "/clock", 10, packed.clock())
         self._io = self._scene_io(self._scene)

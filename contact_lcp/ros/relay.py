@@ -113,6 +113,14 @@ class Relay:
         head[0] = seq
         self._count[0] = seq + 1
 
+    def release(self):
+        """Unlink the shared memory's name (a dead relay's): the memory itself stays
+        mapped, so a stream still holding this relay writes into it harmlessly."""
+        try:
+            self._shm.unlink()
+        except FileNotFoundError:
+            pass
+
     def close(self):
         """Stop the relay (it exits on the closed stdin) and free the shared memory."""
         try:
@@ -124,9 +132,12 @@ class Relay:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(5.0)
+        self.release()
         self._count = self.subscribers = self._heads = self._data = None
-        self._shm.close()
-        self._shm.unlink()
+        try:
+            self._shm.close()
+        except BufferError:  # a view still held elsewhere: unmapped at exit
+            pass
 
 
 def _interrupt(signum, frame):
