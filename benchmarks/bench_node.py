@@ -29,6 +29,10 @@ Two more modes measure the node as a user sees it, from an independent client pr
   (``contact-lcp simulate``) runs the same scene for the same sim time: node RTF vs CLI
   RTF. Targets (issue 14): >= 1 kHz of sim time delivered at >= 200 Hz wall, RTF >= 5,
   node within 10 % of the CLI.
+* ``--mode profile`` — the node in this process publishing to a listener process for
+  ``--seconds``: Python calls and cProfile time per publish cycle, the physics thread's
+  CPU in steps and in publishing per cycle, and the CPU and wall time of each message
+  sent (to DDS, or to the relay with ``--publisher-process``). Printed, no CSV.
 * ``--mode soak`` — ``--seconds`` of the humanoid at real-time factor 1 with random
   command streams every 50 ms (valid ones, NaN, inf, wrong lengths, unknown joints, on
   ``~/commands``, ``/joint_commands`` and ``~/joint_trajectory``), a parameter flip
@@ -41,6 +45,7 @@ Usage::
         [--seconds 5] [--rounds 3] [--publish-rate 100]
     .venv/bin/python benchmarks/bench_node.py --mode client --publish-rate 1000
         [--publisher-process]
+    .venv/bin/python benchmarks/bench_node.py --mode profile --publish-rate 1000
     .venv/bin/python benchmarks/bench_node.py --mode soak --seconds 600
 """
 
@@ -118,7 +123,8 @@ def main(argv=None):
                         help="the node's clock_rate [Hz of sim time] (client mode)")
     parser.add_argument("--publisher-process", action="store_true",
                         help="the node's publisher_process: true (client and soak modes)")
-    parser.add_argument("--mode", choices=("overhead", "client", "soak"), default="overhead")
+    parser.add_argument("--mode", choices=("overhead", "client", "soak", "profile"),
+                        default="overhead")
     args = parser.parse_args(argv)
     if args.mode == "client":
         import node_modes
@@ -128,6 +134,10 @@ def main(argv=None):
         import node_modes
 
         return node_modes.soak(args)
+    if args.mode == "profile":
+        import node_modes
+
+        return node_modes.profile(args)
 
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     context = rclpy.Context()

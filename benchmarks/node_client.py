@@ -248,3 +248,17 @@ class Client:
         self._thread.join(5.0)
         self.executor.shutdown()
         self.node.destroy_node()
+
+
+def listen(seconds):
+    """Subscribe (raw) to /joint_states and /clock for ``seconds``; print the count."""
+    client = Client(raw=True)
+    try:
+        time.sleep(seconds)
+        print(f"received {client.counts['joint_states']} joint states", flush=True)
+    finally:
+        client.close()
+
+
+if __name__ == "__main__":  # a listener process for bench_node.py --mode profile
+    listen(float(sys.argv[1]))

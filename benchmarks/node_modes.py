@@ -249,3 +249,90 @@ def soak(args):
           f"NaN published {last['nan']}; ERROR diagnostics {last['error_diagnostics']}; "
           f"commands sent {sent}; parameter flips {flips}; wrote {path}")
     return 0 if all(x["alive"] for x in rows) and last["nan"] == 0 else 1
+
+
+# -- profile ----------------------------------------------------------------------------
+def profile(args):
+    """The node in this process, a listener process subscribed to its joint states and
+    clock; per publish cycle: Python calls and time under cProfile, and the CPU and wall
+    time of each message handed to DDS (or to the relay). No CSV: a diagnosis, printed."""
+    import cProfile
+    import pstats
+
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.parameter import Parameter
+
+    from contact_lcp.ros import packed, relay
+    from contact_lcp.ros.node import ContactLCPNode
+
+    spent = {"cpu": 0.0, "wall": 0.0, "n": 0}
+
+    def timed(send):
+        def wrapper(self, values, stamp):
+            c, w = time.thread_time(), time.perf_counter()
+            send(self, values, stamp)
+            spent["cpu"] += time.thread_time() - c
+            spent["wall"] += time.perf_counter() - w
+            spent["n"] += 1
+        return wrapper
+    packed.Stream.send = timed(packed.Stream.send)
+    relay.RelayStream.send = timed(relay.RelayStream.send)
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    domain = int(os.environ.get("ROS_DOMAIN_ID") or 1 + os.getpid() % 100)
+    listener = subprocess.Popen(
+        [sys.executable, os.path.join(ROOT, "benchmarks", "node_client.py"),
+         str(args.seconds + 15)], env=dict(os.environ, ROS_DOMAIN_ID=str(domain)))
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=domain)
+    node = ContactLCPNode(context=context, parameter_overrides=[
+        Parameter("scene", value=os.path.abspath(args.scene)),
+        Parameter("real_time_factor", value=0.0),
+        Parameter("publish_rate", value=float(args.publish_rate)),
+        Parameter("clock_rate", value=float(args.clock_rate)),
+        Parameter("sensor_rate", value=float(args.sensor_rate)),
+        Parameter("publisher_process", value=bool(args.publisher_process)),
+        Parameter("marker_rate", value=0.0)])
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    prof = cProfile.Profile()
+    publish = node._publish
+
+    def profiled(sim):
+        prof.enable()
+        try:
+            publish(sim)
+        finally:
+            prof.disable()
+    try:
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 8.0:  # the listener's discovery
+            executor.spin_once(timeout_sec=0.1)
+        node._publish = profiled
+        node._make_tasks()
+        for key in spent:
+            spent[key] = 0 * spent[key]
+        n0, cpu0, s0 = node.publish_cycles, dict(node.loop.cpu), node.loop.time
+        w0 = time.perf_counter()
+        while time.perf_counter() - w0 < args.seconds:
+            executor.spin_once(timeout_sec=0.25)
+        wall = time.perf_counter() - w0
+        cycles = node.publish_cycles - n0
+        cpu = {k: node.loop.cpu[k] - cpu0[k] for k in cpu0}
+    finally:
+        node.shutdown()
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+        listener.wait(30)
+    stats = pstats.Stats(prof)
+    stats.sort_stats("tottime").print_stats(12)
+    sends = max(spent["n"], 1)
+    print(f"{cycles} publish cycles in {wall:.1f} s, RTF {(node.loop.time - s0) / wall:.2f}; "
+          f"per cycle: {stats.total_calls / max(cycles, 1):.0f} Python calls, "
+          f"{1e6 * stats.total_tt / max(cycles, 1):.0f} us under cProfile; physics thread "
+          f"{1e6 * cpu['steps'] / max(cycles, 1):.0f} us CPU stepping and "
+          f"{1e6 * cpu['tasks'] / max(cycles, 1):.0f} us in tasks per cycle; "
+          f"{spent['n']} messages sent, each {1e6 * spent['cpu'] / sends:.1f} us CPU, "
+          f"{1e6 * spent['wall'] / sends:.1f} us wall; load {os.getloadavg()[0]:.2f}")
+    return 0
