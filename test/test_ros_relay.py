@@ -47,11 +47,54 @@ def test_the_relay_sends_every_message_in_order_to_a_subscriber():
         assert [m.header.stamp.sec for m in received] == list(range(100))
         assert all(list(m.position) == [k, -k] and list(m.velocity) == [0.5 * k, 0.0]
                    and list(m.name) == ["a", "b"] for k, m in enumerate(received))
+        assert relay.dropped == 0
         node.destroy_node()
     finally:
         relay.close()
         rclpy.try_shutdown(context=context)
     assert relay.proc.returncode == 0  # it ended on the closed pipe, not killed
+
+
+@pytest.mark.slow  # ~7 s: a thousand messages through a single-threaded executor
+def test_a_relay_that_falls_behind_by_more_than_the_ring_skips_the_oldest():
+    """Stopped (SIGSTOP) while SLOTS + 10 messages are written, it sends the newest
+    SLOTS, whole and in order, and counts 10 dropped."""
+    from contact_lcp.ros.relay import SLOTS
+
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=DOMAIN_ID)
+    relay = Relay(DOMAIN_ID)
+    received = []
+    try:
+        node = rclpy.create_node("relay_test_client", context=context)
+        node.create_subscription(Clock, "/relay_test/clock", lambda m: received.append(m),
+                                 2 * SLOTS)
+        executor = rclpy.executors.SingleThreadedExecutor(context=context)
+        executor.add_node(node)
+        stream = RelayStream(relay, relay.topic("rosgraph_msgs/msg/Clock",
+                                                "/relay_test/clock", 2 * SLOTS),
+                             packed.clock())
+
+        def listened():
+            executor.spin_once(timeout_sec=0.05)
+            return stream.listened()
+        wait_for(listened, 30, "the relay to see the subscriber")
+        os.kill(relay.proc.pid, signal.SIGSTOP)
+        try:
+            for k in range(SLOTS + 10):
+                stream.send(np.zeros(0), (k, 7))
+        finally:
+            os.kill(relay.proc.pid, signal.SIGCONT)
+        deadline = time.monotonic() + 20
+        while len(received) < SLOTS and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.05)
+        assert [m.clock.sec for m in received] == list(range(10, SLOTS + 10))
+        assert all(m.clock.nanosec == 7 for m in received)
+        assert relay.dropped == 10
+        node.destroy_node()
+    finally:
+        relay.close()
+        rclpy.try_shutdown(context=context)
 
 
 def test_the_node_publishes_through_the_relay_and_by_itself_once_it_died():

@@ -235,8 +235,9 @@ def contact_markers(t, contacts, shapes, previous_arrows=0, force_scale=FORCE_SC
     return out, arrows
 
 
-def diagnostics(t, snap, *, target_rtf, scene, new_failures):
-    """``DiagnosticArray`` with one status summarizing the solver and the timing."""
+def diagnostics(t, snap, *, target_rtf, scene, new_failures, extra=None):
+    """``DiagnosticArray`` with one status summarizing the solver and the timing;
+    ``extra``: more key-value pairs (e.g. the publisher process's dropped messages)."""
     status = DiagnosticStatus(name="contact_lcp: simulation", hardware_id=scene)
     info, stats = snap.info, snap.stats
     if snap.error:
@@ -278,6 +279,7 @@ def diagnostics(t, snap, *, target_rtf, scene, new_failures):
             "active_contacts": info.num_active,
             "max_penetration": f"{info.max_penetration:.3e}",
         })
+    values.update(extra or {})
     status.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
     msg = DiagnosticArray(status=[status])
     msg.header.stamp = to_time(t)

@@ -348,7 +348,8 @@ class ContactLCPNode(NodeServices, Node):
         self._failures = snap.stats.lcp_failures
         self._pub_diag.publish(messages.diagnostics(
             snap.time, snap, target_rtf=self._config.real_time_factor,
-            scene=self._scene.path, new_failures=new_failures))
+            scene=self._scene.path, new_failures=new_failures,
+            extra=None if self._relay is None else {"relay_dropped": self._relay.dropped}))
         if self._status is not None and not snap.finished:  # the caller prints the last
             self._status(status_line(snap))
 

@@ -31,8 +31,9 @@ import time
 
 import numpy as np
 
-#: Slots in the ring, bytes per slot (a 20-joint JointState is ~0.8 kB).
-SLOTS = 256
+#: Slots in the ring (~0.4 s of 2.5 kHz), bytes per slot (a 20-joint JointState is
+#: ~0.8 kB, a 100-joint one ~5 kB).
+SLOTS = 1024
 SLOT_BYTES = 8192
 #: Topics the relay can carry.
 MAX_TOPICS = 64
@@ -43,10 +44,11 @@ POLL = 0.001
 
 
 def _layout(shm_buf):
-    """Views of the shared memory: write count, subscriber counts, slot heads, slots."""
-    count = np.ndarray((1,), dtype=np.int64, buffer=shm_buf, offset=0)
-    subscribers = np.ndarray((MAX_TOPICS,), dtype=np.int32, buffer=shm_buf, offset=8)
-    base = 8 + 4 * MAX_TOPICS
+    """Views of the shared memory: write count and count of messages the relay dropped
+    (fell behind by more than the ring), subscriber counts, slot heads, slots."""
+    count = np.ndarray((2,), dtype=np.int64, buffer=shm_buf, offset=0)
+    subscribers = np.ndarray((MAX_TOPICS,), dtype=np.int32, buffer=shm_buf, offset=16)
+    base = 16 + 4 * MAX_TOPICS
     size = _SLOT_HEAD + SLOT_BYTES
     heads = np.ndarray((SLOTS, 2), dtype=np.int64, buffer=shm_buf, offset=base,
                        strides=(size, 8))
@@ -55,7 +57,7 @@ def _layout(shm_buf):
 
 
 def _size():
-    return 8 + 4 * MAX_TOPICS + SLOTS * (_SLOT_HEAD + SLOT_BYTES)
+    return 16 + 4 * MAX_TOPICS + SLOTS * (_SLOT_HEAD + SLOT_BYTES)
 
 
 class Relay:
@@ -70,7 +72,7 @@ class Relay:
 
         self._shm = shared_memory.SharedMemory(create=True, size=_size())
         self._count, self.subscribers, self._heads, self._data = _layout(self._shm.buf)
-        self._count[0] = 0
+        self._count[:] = 0
         self.subscribers[:] = 0
         self._heads[:, 0] = -1
         self._topics = {}
@@ -82,6 +84,11 @@ class Relay:
     def alive(self):
         """True while the relay process runs."""
         return self.proc.poll() is None
+
+    @property
+    def dropped(self):
+        """Messages the relay skipped because it fell behind by more than the ring."""
+        return int(self._count[1])
 
     def topic(self, type_name, topic, depth):
         """Id of ``topic`` (a fully resolved name) of ``type_name`` ('pkg/msg/Type')."""
@@ -221,6 +228,7 @@ def main(argv=None):
                 subscribers[i] = pub.get_subscription_count()
             written = int(count[0])
             if written - sent > SLOTS:  # fell behind by more than the ring: skip
+                count[1] += written - SLOTS - sent
                 sent = written - SLOTS
             while sent < written:
                 slot = sent % SLOTS
