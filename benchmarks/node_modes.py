@@ -76,7 +76,8 @@ def client_rounds(args):
                  sensor_rate=args.sensor_rate, clock_rate=args.clock_rate,
                  publisher_process=args.publisher_process)
     columns = ["revision", "date", "scene", "mode", "round", "seconds", "publish_rate",
-               "sensor_rate", "clock_rate", "publisher_process", "rtf", "cli_rtf", "ratio", "joint_states_hz",
+               "sensor_rate", "clock_rate", "publisher_process", "rtf", "cli_rtf", "ratio",
+               "joint_states_hz",
                "joint_states_sim_hz", "node_cpu", "client_cpu", "load_1min"]
     path = common.write_csv(common.results_path("bench_node_client", revision, stamp),
                             rows, columns)
@@ -236,7 +237,8 @@ def soak(args):
     for x in rows:
         x.update(revision=revision, date=date, scene=os.path.basename(scene),
                  publisher_process=args.publisher_process)
-    columns = ["revision", "date", "scene", "publisher_process", "t_wall", "alive", "rss_kib", "rss_anon_kib",
+    columns = ["revision", "date", "scene", "publisher_process", "t_wall", "alive", "rss_kib",
+               "rss_anon_kib",
                "joint_states", "nan",
                "error_diagnostics", "sim_time", "commands", "accepted", "rejected",
                "unanswered"]

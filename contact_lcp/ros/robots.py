@@ -27,8 +27,9 @@ class RobotIO:
     ``publisher(kind, topic, qos)`` returns the node's (cached) publisher; the robot's
     description is not published on ``skip_description`` (the topic the node reads a
     description from); ``stream(kind, topic, depth, packer)``, if given, makes the joint
-    states' stream (the node's relay process, :mod:`contact_lcp.ros.relay`). Joint states go out at the publish rate, odometry and the IMU at
-    the sensor rate, all as pre-serialized messages (:mod:`contact_lcp.ros.packed`).
+    states' stream (through the node's relay process, :mod:`contact_lcp.ros.relay`, when
+    it has one). Joint states go out at the publish rate, odometry and the IMU at the
+    sensor rate, all as pre-serialized messages (:mod:`contact_lcp.ros.packed`).
     """
 
     def __init__(self, robot, gravity, publisher, skip_description="", stream=None):
