@@ -11,6 +11,7 @@ import pytest
 pytest.importorskip("rclpy")
 
 import rclpy  # noqa: E402
+from nav_msgs.msg import Odometry  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
@@ -104,9 +105,13 @@ def test_the_node_publishes_through_the_relay_and_by_itself_once_it_died():
     try:
         h.record(JointState, "/joint_states")
         h.record(Clock, "/clock")
+        h.record(Odometry, "/odom")
         h.wait_for(lambda: len(h.log["/joint_states"]) > 20, 60, "joint states via the relay")
-        names = {i.node_name for i in h.client.get_publishers_info_by_topic("/joint_states")}
-        assert names == {"contact_lcp_relay"}
+        h.wait_for(lambda: h.log["/odom"], 30, "odometry via the relay")
+        for topic in ["/joint_states", "/clock", "/odom", "/imu",
+                      "/contact_lcp/contact_wrenches/l_foot"]:
+            names = {i.node_name for i in h.client.get_publishers_info_by_topic(topic)}
+            assert names == {"contact_lcp_relay"}, topic
         stamps = [stamp(m) for m in h.messages("/joint_states")]
         # every 1/200 s of sim time, each sample once, in order
         assert np.allclose(np.diff(stamps), 0.005, atol=1e-6)

@@ -16,8 +16,8 @@ Published (stamps are sim time, monotonic across resets)
     (net contact wrench over the last step in the link frame); joint states at
     ``publish_rate``, ``/clock`` at ``clock_rate``, the rest at ``sensor_rate`` Hz of
     sim time (wall time while paused), each only while it has a subscriber (with
-    ``publisher_process``, ``/clock`` and the joint states come from the helper node
-    ``contact_lcp_relay``); ``~/contact_markers``
+    ``publisher_process``, all but TF, markers, diagnostics and descriptions come from
+    the helper node ``contact_lcp_relay``); ``~/contact_markers``
     visualization_msgs/MarkerArray at ``marker_rate`` Hz and ``/diagnostics`` at 1 Hz of
     wall time (ERROR after a failed step); ``<ns>/robot_description`` std_msgs/String
     (transient local).

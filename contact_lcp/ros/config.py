@@ -66,7 +66,8 @@ PARAMETERS = (
         "publish_rate (lower than publish_rate: they cost more per message)."),
     ParameterSpec(
         "publisher_process", False, bool,
-        "Send /clock and the joint states from a helper process (contact_lcp_relay), so "
+        "Send /clock, joint states, odometry, IMUs and wrenches from a helper process "
+        "(contact_lcp_relay), so "
         "that DDS's cost per message (~50 us) is not spent between two steps: for "
         "publish_rate near 1 kHz. Start-up only."),
     ParameterSpec(

@@ -193,10 +193,12 @@ class ContactLCPNode(NodeServices, Node):
             return
         code = self._relay.proc.returncode
         self.get_logger().error(f"the publisher process exited (code {code}); "
-                                "publishing /clock and joint states in-process from now on")
+                                "publishing in-process from now on")
         self._relay.release()  # the shared memory goes once nothing maps it
         self._relay = None
         self._clock_out = self._stream(ClockMsg, "/clock", 10, packed.clock())
+        self._wrench_streams = {}
+        self._make_wrench_publishers(self._config, self._scene)
         self._io = self._scene_io(self._scene)
 
     # -- parameters -------------------------------------------------------------------
@@ -297,9 +299,8 @@ class ContactLCPNode(NodeServices, Node):
     def _make_wrench_publishers(self, cfg, scene):
         for link in cfg.wrench_links or scene.wrench_links:
             if link not in self._wrench_streams:
-                self._wrench_streams[link] = packed.Stream(
-                    self._publisher(WrenchStamped, f"~/contact_wrenches/{link}", 10),
-                    packed.wrench(link))
+                self._wrench_streams[link] = self._stream(
+                    WrenchStamped, f"~/contact_wrenches/{link}", 10, packed.wrench(link))
 
     def _make_tasks(self):
         for task in self._tasks:

@@ -1,4 +1,4 @@
-"""A helper process that sends the node's high-rate messages (``relay_process: true``).
+"""A helper process that sends the node's high-rate messages (``publisher_process: true``).
 
 Why a process: sending one message through DDS costs the calling thread ~25 us in a
 quiet process and ~50 us of CPU (~110 us of wall time) in the node between two steps

@@ -26,24 +26,24 @@ class RobotIO:
 
     ``publisher(kind, topic, qos)`` returns the node's (cached) publisher; the robot's
     description is not published on ``skip_description`` (the topic the node reads a
-    description from); ``stream(kind, topic, depth, packer)``, if given, makes the joint
-    states' stream (through the node's relay process, :mod:`contact_lcp.ros.relay`, when
-    it has one). Joint states go out at the publish rate, odometry and the IMU at the
+    description from); ``stream(kind, topic, depth, packer)``, if given, makes the
+    streams of pre-serialized messages (through the node's relay process,
+    :mod:`contact_lcp.ros.relay`, when it has one). Joint states go out at the publish rate, odometry and the IMU at the
     sensor rate, all as pre-serialized messages (:mod:`contact_lcp.ros.packed`).
     """
 
     def __init__(self, robot, gravity, publisher, skip_description="", stream=None):
         self.robot = robot
         self._gravity = np.asarray(gravity, dtype=float)
-        self._joints = (stream or _stream(publisher))(
-            JointState, robot.topic("joint_states"), DEPTH, packed.joint_state(robot.local_names))
+        stream = stream or _stream(publisher)
+        self._joints = stream(JointState, robot.topic("joint_states"), DEPTH,
+                              packed.joint_state(robot.local_names))
         self._span = slice(robot.first, robot.first + len(robot.local_names))
         self._odom = self._imu = None
         if robot.floating:
-            self._odom = packed.Stream(publisher(Odometry, robot.topic("odom"), DEPTH),
-                                       packed.odometry(messages.WORLD, robot.base_frame))
-            self._imu = packed.Stream(publisher(Imu, robot.topic("imu"), DEPTH),
-                                      packed.imu(robot.base_frame))
+            self._odom = stream(Odometry, robot.topic("odom"), DEPTH,
+                                packed.odometry(messages.WORLD, robot.base_frame))
+            self._imu = stream(Imu, robot.topic("imu"), DEPTH, packed.imu(robot.base_frame))
         self._description = None
         if robot.topic("robot_description") != skip_description:
             self._description = publisher(String, robot.topic("robot_description"), LATCHED)
@@ -105,11 +105,11 @@ class LinkIMU:
     """An ideal IMU at a link's origin named in the scene's ``output.imu_links``,
     published on ``~/imu/<link>`` in the link's frame."""
 
-    def __init__(self, link, gravity, publisher):
+    def __init__(self, link, gravity, publisher, stream=None):
         self.link = link
         self._gravity = np.asarray(gravity, dtype=float)
-        self._stream = packed.Stream(publisher(Imu, f"~/imu/{link.replace('/', '_')}", DEPTH),
-                                     packed.imu(link))
+        self._stream = (stream or _stream(publisher))(
+            Imu, f"~/imu/{link.replace('/', '_')}", DEPTH, packed.imu(link))
         self._last = None
 
     def publish(self, stamp, sim):
@@ -126,7 +126,8 @@ class SceneIO:
         self.scene = scene
         self.robots = [RobotIO(r, scene.gravity, publisher, skip_description, stream)
                        for r in scene.robots]
-        self.imus = [LinkIMU(link, scene.gravity, publisher) for link in scene.imu_links]
+        self.imus = [LinkIMU(link, scene.gravity, publisher, stream)
+                     for link in scene.imu_links]
 
     def publish_descriptions(self):
         """Latch every robot's URDF."""
