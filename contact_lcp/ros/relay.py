@@ -76,10 +76,15 @@ class Relay:
         self.subscribers[:] = 0
         self._heads[:, 0] = -1
         self._topics = {}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "contact_lcp.ros.relay", self._shm.name, str(os.getpid()),
-             str(domain_id)],
-            stdin=subprocess.PIPE, text=True)
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "contact_lcp.ros.relay", self._shm.name,
+                 str(os.getpid()), str(domain_id)], stdin=subprocess.PIPE, text=True)
+        except OSError:
+            self._count = self.subscribers = self._heads = self._data = None
+            self._shm.close()
+            self._shm.unlink()
+            raise
 
     def alive(self):
         """True while the relay process runs."""
