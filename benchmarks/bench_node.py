@@ -5,9 +5,10 @@ One process, same scene, alternating rounds (so machine load hits both alike):
 
 * **plain** — ``Simulator.step()`` in a ``for`` loop for ``--seconds`` wall seconds;
 * **node** — ``ContactLCPNode`` with ``real_time_factor = 0`` (as fast as possible) and
-  ``publish_rate`` Hz (default 100: /clock, /joint_states, /odom, wrenches; markers at
-  10 Hz; diagnostics 1 Hz), its executor spun in this thread, physics in its thread, no
-  subscriber attached (DDS still serializes every message).
+  ``publish_rate`` Hz (markers at 10 Hz; diagnostics 1 Hz), its executor spun in this
+  thread, physics in its thread, no subscriber attached: the node sends nothing to a
+  topic nobody listens to, so this is the cost of the node itself (tasks, executor,
+  diagnostics); what delivering messages costs is measured by ``--mode client``.
 
 Real-time factor = sim seconds advanced / wall seconds. Overhead = 1 - median(node) /
 median(plain); target <= 10 %. On a shared machine the wall figure moves with the other
@@ -28,6 +29,10 @@ Two more modes measure the node as a user sees it, from an independent client pr
   (``contact-lcp simulate``) runs the same scene for the same sim time: node RTF vs CLI
   RTF. Targets (issue 14): >= 1 kHz of sim time delivered at >= 200 Hz wall, RTF >= 5,
   node within 10 % of the CLI.
+* ``--mode profile`` — the node in this process publishing to a listener process for
+  ``--seconds``: Python calls and cProfile time per publish cycle, the physics thread's
+  CPU in steps and in publishing per cycle, and the CPU and wall time of each message
+  sent (to DDS, or to the relay with ``--publisher-process``). Printed, no CSV.
 * ``--mode soak`` — ``--seconds`` of the humanoid at real-time factor 1 with random
   command streams every 50 ms (valid ones, NaN, inf, wrong lengths, unknown joints, on
   ``~/commands``, ``/joint_commands`` and ``~/joint_trajectory``), a parameter flip
@@ -39,6 +44,8 @@ Usage::
     .venv/bin/python benchmarks/bench_node.py [--scene config/humanoid_stand.yaml]
         [--seconds 5] [--rounds 3] [--publish-rate 100]
     .venv/bin/python benchmarks/bench_node.py --mode client --publish-rate 1000
+        [--publisher-process]
+    .venv/bin/python benchmarks/bench_node.py --mode profile --publish-rate 1000
     .venv/bin/python benchmarks/bench_node.py --mode soak --seconds 600
 """
 
@@ -110,7 +117,14 @@ def main(argv=None):
     parser.add_argument("--seconds", type=float, default=3.0, help="wall seconds per round")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--publish-rate", type=float, default=100.0)
-    parser.add_argument("--mode", choices=("overhead", "client", "soak"), default="overhead")
+    parser.add_argument("--sensor-rate", type=float, default=100.0,
+                        help="the node's sensor_rate [Hz of sim time] (client mode)")
+    parser.add_argument("--clock-rate", type=float, default=100.0,
+                        help="the node's clock_rate [Hz of sim time] (client mode)")
+    parser.add_argument("--publisher-process", action="store_true",
+                        help="the node's publisher_process: true (client and soak modes)")
+    parser.add_argument("--mode", choices=("overhead", "client", "soak", "profile"),
+                        default="overhead")
     args = parser.parse_args(argv)
     if args.mode == "client":
         import node_modes
@@ -120,6 +134,10 @@ def main(argv=None):
         import node_modes
 
         return node_modes.soak(args)
+    if args.mode == "profile":
+        import node_modes
+
+        return node_modes.profile(args)
 
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     context = rclpy.Context()

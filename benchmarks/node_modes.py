@@ -13,7 +13,7 @@ import tempfile
 import time
 
 import common
-from node_client import NS, ROOT, Client, NodeProcess
+from node_client import NS, ROOT, Client, NodeProcess, tree_cpu_seconds
 
 CLI_RTF = re.compile(r"\(([0-9.]+)x real time\)")
 
@@ -36,33 +36,49 @@ def client_rounds(args):
     date, stamp = common.utc_stamp()
     scene = os.path.abspath(args.scene)
     log = os.path.join(tempfile.mkdtemp(prefix="bench_node_"), "node.log")
-    client = Client()
+    client = Client(raw=True)
     rows = []
     try:
         for r in range(args.rounds):
             node = NodeProcess({"scene": scene, "real_time_factor": 0.0,
-                                "publish_rate": args.publish_rate, "marker_rate": 0.0}, log)
+                                "publish_rate": args.publish_rate,
+                                "sensor_rate": args.sensor_rate,
+                                "clock_rate": args.clock_rate, "marker_rate": 0.0,
+                                "publisher_process": str(args.publisher_process).lower()},
+                               log)
             try:
                 node.wait_ready()
                 client.window(1.0)  # discovery and settling
+                c0, n0, w0 = time.process_time(), tree_cpu_seconds(node.pid), time.monotonic()
                 wall_hz, sim_hz, rtf = client.window(args.seconds)
+                wall = time.monotonic() - w0
+                client_cpu = (time.process_time() - c0) / wall
+                node_cpu = (tree_cpu_seconds(node.pid) - n0) / wall
             finally:
                 node.stop()
             sim_s = max(rtf * args.seconds, 0.5)
             cli = cli_rtf(scene, round(sim_s, 3))
             rows.append(dict(mode="client", round=r, rtf=rtf, cli_rtf=cli,
                              joint_states_hz=wall_hz, joint_states_sim_hz=sim_hz,
-                             ratio=rtf / cli if cli else float("nan")))
+                             ratio=rtf / cli if cli else float("nan"),
+                             node_cpu=node_cpu, client_cpu=client_cpu,
+                             load_1min=os.getloadavg()[0]))
             print(f"round {r}: node rtf {rtf:.3f} (CLI {cli:.3f}, ratio {rtf / cli:.3f}); "
-                  f"/joint_states {wall_hz:.1f} Hz wall, {sim_hz:.1f} Hz sim", flush=True)
+                  f"/joint_states {wall_hz:.1f} Hz wall, {sim_hz:.1f} Hz sim; CPU node "
+                  f"{node_cpu:.2f}, client {client_cpu:.2f} cores; load "
+                  f"{rows[-1]['load_1min']:.2f}", flush=True)
     finally:
         client.close()
     load = os.getloadavg()[0]
     for x in rows:
         x.update(revision=revision, date=date, scene=os.path.basename(scene),
-                 seconds=args.seconds, publish_rate=args.publish_rate, load_1min=load)
-    columns = ["revision", "date", "scene", "mode", "round", "seconds", "publish_rate", "rtf",
-               "cli_rtf", "ratio", "joint_states_hz", "joint_states_sim_hz", "load_1min"]
+                 seconds=args.seconds, publish_rate=args.publish_rate,
+                 sensor_rate=args.sensor_rate, clock_rate=args.clock_rate,
+                 publisher_process=args.publisher_process)
+    columns = ["revision", "date", "scene", "mode", "round", "seconds", "publish_rate",
+               "sensor_rate", "clock_rate", "publisher_process", "rtf", "cli_rtf", "ratio",
+               "joint_states_hz",
+               "joint_states_sim_hz", "node_cpu", "client_cpu", "load_1min"]
     path = common.write_csv(common.results_path("bench_node_client", revision, stamp),
                             rows, columns)
     med = {k: common.median([x[k] for x in rows]) for k in
@@ -82,7 +98,9 @@ FLIPS = [("publish_rate", [50.0, 100.0, 200.0]),
          ("paused", [False, False, True]),
          ("wrench_links", [["l_foot"], ["l_foot", "r_foot"]]),
          ("solver_method", ["", "lexicographic"]),  # rebuilds the simulator
-         ("time_step", [0.0, 0.002])]  # rebuilds the simulator
+         ("time_step", [0.0, 0.002]),  # rebuilds the simulator
+         ("sensor_rate", [50.0, 100.0, 200.0]),
+         ("clock_rate", [50.0, 100.0, 1000.0])]
 
 
 def _parameter_request(name, value):
@@ -160,7 +178,8 @@ def soak(args):
     joints = list(Simulator.from_file(scene).joint_names)
     rng = random.Random(14)
     log = os.path.join(tempfile.mkdtemp(prefix="bench_node_soak_"), "node.log")
-    node = NodeProcess({"scene": scene, "real_time_factor": 1.0, "marker_rate": 5.0}, log)
+    node = NodeProcess({"scene": scene, "real_time_factor": 1.0, "marker_rate": 5.0,
+                        "publisher_process": str(args.publisher_process).lower()}, log)
     client = Client()
     rows, sent, flips = [], {}, {"accepted": 0, "rejected": 0, "unanswered": 0}
     futures = []
@@ -216,8 +235,10 @@ def soak(args):
         exit_code = node.stop()
         client.close()
     for x in rows:
-        x.update(revision=revision, date=date, scene=os.path.basename(scene))
-    columns = ["revision", "date", "scene", "t_wall", "alive", "rss_kib", "rss_anon_kib",
+        x.update(revision=revision, date=date, scene=os.path.basename(scene),
+                 publisher_process=args.publisher_process)
+    columns = ["revision", "date", "scene", "publisher_process", "t_wall", "alive", "rss_kib",
+               "rss_anon_kib",
                "joint_states", "nan",
                "error_diagnostics", "sim_time", "commands", "accepted", "rejected",
                "unanswered"]
@@ -230,3 +251,100 @@ def soak(args):
           f"NaN published {last['nan']}; ERROR diagnostics {last['error_diagnostics']}; "
           f"commands sent {sent}; parameter flips {flips}; wrote {path}")
     return 0 if all(x["alive"] for x in rows) and last["nan"] == 0 else 1
+
+
+# -- profile ----------------------------------------------------------------------------
+def profile(args):
+    """The node in this process, a listener process subscribed to its joint states and
+    clock; per publish cycle: Python calls and time under cProfile, and the CPU and wall
+    time of each message handed to DDS (or to the relay). No CSV: a diagnosis, printed."""
+    import cProfile
+    import pstats
+
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.parameter import Parameter
+
+    from contact_lcp.ros import packed, relay
+    from contact_lcp.ros.node import ContactLCPNode
+
+    spent = {"cpu": 0.0, "wall": 0.0, "n": 0}
+
+    def timed(send):
+        def wrapper(self, values, stamp):
+            c, w = time.thread_time(), time.perf_counter()
+            send(self, values, stamp)
+            spent["cpu"] += time.thread_time() - c
+            spent["wall"] += time.perf_counter() - w
+            spent["n"] += 1
+        return wrapper
+    packed.Stream.send = timed(packed.Stream.send)
+    relay.RelayStream.send = timed(relay.RelayStream.send)
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    domain = int(os.environ.get("ROS_DOMAIN_ID") or 1 + os.getpid() % 100)
+    listener = subprocess.Popen(
+        [sys.executable, os.path.join(ROOT, "benchmarks", "node_client.py"),
+         str(2 * args.seconds + 15)], env=dict(os.environ, ROS_DOMAIN_ID=str(domain)))
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=domain)
+    node = ContactLCPNode(context=context, parameter_overrides=[
+        Parameter("scene", value=os.path.abspath(args.scene)),
+        Parameter("real_time_factor", value=0.0),
+        Parameter("publish_rate", value=float(args.publish_rate)),
+        Parameter("clock_rate", value=float(args.clock_rate)),
+        Parameter("sensor_rate", value=float(args.sensor_rate)),
+        Parameter("publisher_process", value=bool(args.publisher_process)),
+        Parameter("marker_rate", value=0.0)])
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    prof = cProfile.Profile()
+    publish = node._publish
+
+    def profiled(sim):
+        prof.enable()
+        try:
+            publish(sim)
+        finally:
+            prof.disable()
+    def window():
+        """(cycles, wall s, sim s, physics-thread CPU by kind) over args.seconds."""
+        n0, cpu0, s0 = node.publish_cycles, dict(node.loop.cpu), node.loop.time
+        w0 = time.perf_counter()
+        while time.perf_counter() - w0 < args.seconds:
+            executor.spin_once(timeout_sec=0.25)
+        return (node.publish_cycles - n0, time.perf_counter() - w0, node.loop.time - s0,
+                {k: node.loop.cpu[k] - cpu0[k] for k in cpu0})
+    try:
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 8.0:  # the listener's discovery
+            executor.spin_once(timeout_sec=0.1)
+        # first without cProfile: what publishing takes of the physics thread
+        cycles, wall, sim_s, cpu = window()
+        share = cpu["tasks"] / (cpu["steps"] + cpu["tasks"])
+        print(f"without cProfile: {cycles} cycles, RTF {sim_s / wall:.2f}; physics thread "
+              f"{1e6 * cpu['steps'] / max(cycles, 1):.0f} us CPU stepping and "
+              f"{1e6 * cpu['tasks'] / max(cycles, 1):.1f} us publishing per cycle: "
+              f"{100 * share:.1f} % of its CPU", flush=True)
+        node._publish = profiled
+        node._make_tasks()
+        for key in spent:
+            spent[key] = 0 * spent[key]
+        cycles, wall, sim_s, cpu = window()
+    finally:
+        node.shutdown()
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+        listener.wait(30)
+    stats = pstats.Stats(prof)
+    stats.sort_stats("tottime").print_stats(12)
+    sends = max(spent["n"], 1)
+    print(f"under cProfile: {cycles} publish cycles in {wall:.1f} s, RTF "
+          f"{sim_s / wall:.2f}; per cycle: {stats.total_calls / max(cycles, 1):.0f} Python "
+          f"calls, "
+          f"{1e6 * stats.total_tt / max(cycles, 1):.0f} us under cProfile; physics thread "
+          f"{1e6 * cpu['steps'] / max(cycles, 1):.0f} us CPU stepping and "
+          f"{1e6 * cpu['tasks'] / max(cycles, 1):.0f} us in tasks per cycle; "
+          f"{spent['n']} messages sent, each {1e6 * spent['cpu'] / sends:.1f} us CPU, "
+          f"{1e6 * spent['wall'] / sends:.1f} us wall; load {os.getloadavg()[0]:.2f}")
+    return 0

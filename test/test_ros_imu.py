@@ -5,15 +5,25 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from rclpy.serialization import deserialize_message
+from sensor_msgs.msg import Imu
+
+from contact_lcp.ros.packed import to_stamp
 from contact_lcp.ros.robots import SceneIO
 from contact_lcp.sim import Simulator, load_scene
 
 
 class FakePublisher:
+    """Records what is sent, as a subscriber would read it (the node sends bytes)."""
+
     def __init__(self, topic):
         self.topic, self.sent = topic, []
 
-    def publish(self, msg):
+    def get_subscription_count(self):
+        return 1
+
+    def publish(self, raw):
+        msg = deserialize_message(raw, Imu)
         m = msg.linear_acceleration
         w = msg.angular_velocity
         self.sent.append((msg.header.frame_id, np.array([m.x, m.y, m.z]),
@@ -35,7 +45,7 @@ def test_a_named_link_imu_reads_gravity_in_the_link_frame():
     for k in range(300):
         sim.step()
         if k >= 200 and k % 10 == 0:  # every 10 ms after 0.2 s of settling
-            io.publish(sim.t, sim, sim.joint_state())
+            io.publish_sensors(to_stamp(sim.t), sim.t, sim, with_tf=False)
     sent = pubs["~/imu/l_foot"].sent
     frames, acc, gyro = zip(*sent[1:])  # the first sample has no acceleration yet
     assert set(frames) == {"l_foot"}

@@ -20,26 +20,11 @@ def test_stamps_round_to_the_nanosecond_and_carry():
     assert messages.from_time(messages.to_time(12.345678901)) == pytest.approx(12.345678901)
 
 
-def test_joint_state_and_wrench_fields():
-    js = SimpleNamespace(names=["a", "b"], position=np.array([1.0, 2.0]),
-                         velocity=np.zeros(2), effort=np.array([3.0, -4.0]))
-    msg = messages.joint_state(0.5, js)
-    assert list(msg.name) == ["a", "b"] and list(msg.effort) == [3.0, -4.0]
-    assert msg.header.stamp.nanosec == 500_000_000
-    w = messages.wrench(0.0, "l_foot", [1, 2, 3, 4, 5, 6])
-    assert w.header.frame_id == "l_foot"
-    assert (w.wrench.force.z, w.wrench.torque.x) == (3.0, 4.0)
-
-
-def test_odometry_keeps_the_quaternion_field_order():
+def test_transform_keeps_the_quaternion_field_order():
     base = SimpleNamespace(pose=np.array([1, 2, 3, 0.1, 0.2, 0.3, 0.9]),
                            twist=np.arange(6.0))
-    msg = messages.odometry(0.0, base, "base_link")
-    o = msg.pose.pose.orientation
-    assert (o.x, o.y, o.z, o.w) == (0.1, 0.2, 0.3, 0.9)
-    assert msg.header.frame_id == "world" and msg.child_frame_id == "base_link"
-    assert msg.twist.twist.angular.z == 5.0
     tf = messages.transform(0.0, base, "base_link")
+    assert (tf.header.frame_id, tf.child_frame_id) == ("world", "base_link")
     assert tf.transform.rotation.w == 0.9 and tf.transform.translation.y == 2.0
 
 
@@ -135,16 +120,36 @@ def test_imu_reads_the_specific_force_and_rates_in_the_base_frame():
     s = np.sqrt(0.5)
     base = SimpleNamespace(pose=np.array([0, 0, 1, 0, 0, s, s]),
                            twist=np.array([0, 0, 0, 1.0, 0, 0]))
-    msg = messages.imu(2.0, "b/base_link", base, [1.0, 0, 0], [0, 0, -9.81])
-    assert msg.header.frame_id == "b/base_link"
-    f, w = msg.linear_acceleration, msg.angular_velocity
-    assert [f.x, f.y, f.z] == pytest.approx([0.0, -1.0, 9.81], abs=1e-12)
-    assert [w.x, w.y, w.z] == pytest.approx([0.0, -1.0, 0.0], abs=1e-12)
-    assert (msg.orientation.z, msg.orientation.w) == pytest.approx((s, s))
+    v = messages.imu_values(base, [1.0, 0, 0], [0, 0, -9.81])  # the fields of Imu, in order
+    assert v[7:10] == pytest.approx([0.0, -1.0, 9.81], abs=1e-12)  # linear acceleration
+    assert v[4:7] == pytest.approx([0.0, -1.0, 0.0], abs=1e-12)  # angular velocity
+    assert v[0:4] == pytest.approx([0, 0, s, s])  # orientation (x y z w)
 
 
-def test_joint_state_slice_takes_one_robots_joints_under_its_urdf_names():
+def test_a_robot_publishes_its_own_joints_under_its_urdf_names():
+    """Robot b's joints are 2: of the simulator's; its message names them as its URDF."""
+    from rclpy.serialization import deserialize_message
+    from sensor_msgs.msg import JointState
+
+    from contact_lcp.ros.robots import RobotIO
+
+    sent = []
+
+    class Pub:
+        def get_subscription_count(self):
+            return 1
+
+        def publish(self, raw):
+            sent.append(deserialize_message(raw, JointState))
+
+    robot = SimpleNamespace(topic=lambda name: f"/b/{name}", local_names=["x"], first=2,
+                            floating=False)
+    io = RobotIO(robot, [0, 0, -9.81], lambda kind, topic, qos: Pub(),
+                 skip_description="/b/robot_description")
     js = SimpleNamespace(names=["a/x", "a/y", "b/x"], position=np.array([1.0, 2.0, 3.0]),
-                         velocity=np.zeros(3), effort=np.zeros(3))
-    msg = messages.joint_state_slice(0.0, js, 2, ["x"])
+                         velocity=np.array([0.0, 0.0, -1.0]), effort=np.array([0, 0, 7.0]))
+    io.publish_joints((4, 5), js)
+    msg = sent[-1]
     assert list(msg.name) == ["x"] and list(msg.position) == [3.0]
+    assert (list(msg.velocity), list(msg.effort)) == ([-1.0], [7.0])
+    assert (msg.header.stamp.sec, msg.header.stamp.nanosec) == (4, 5)

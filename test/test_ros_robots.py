@@ -105,20 +105,20 @@ def test_each_robot_has_its_namespace_urdf_joint_names_and_frames(pair):
 def test_the_imu_of_a_standing_robot_reads_gravity(pair):
     """Specific force R^T (a - g): at rest (0, 0, 9.81) seen from a level base.
 
-    Averaged over 0.1 s of standing after 0.3 s of settling (the base is level within
-    0.01 rad, so x and y stay below 0.1 m/s^2; 0.2 m/s^2 allows for the residual sway of
-    the PD-held posture, which averages out)."""
+    Averaged over the samples stamped in [0.3, 0.4] s of sim time (a window in sim time:
+    the node runs as fast as it can, so a wall-time window would cover more or less of
+    the settling). The PD-held posture leans the base forward while it settles, by
+    ~0.015 rad in that window (x ~0.15 m/s^2; 0.16 at rest after seconds, measured), so
+    0.2 m/s^2 bounds x and y; z is 9.81 within the same bound."""
     h = pair
-    h.wait_for(lambda: clock_of(h.latest("/clock")) >= 0.3, 60, "0.3 s of settling")
-    since = time.monotonic()
-    t0 = clock_of(h.latest("/clock"))
-    h.wait_for(lambda: clock_of(h.latest("/clock")) >= t0 + 0.1, 60, "0.1 s of samples")
+    h.wait_for(lambda: clock_of(h.latest("/clock")) >= 0.45, 60, "0.45 s of sim time")
     for name in ROBOTS:
+        window = [m for m in h.messages(f"/{name}/imu") if 0.3 - 1e-9 <= stamp(m) <= 0.4 + 1e-9]
         acc = np.array([[m.linear_acceleration.x, m.linear_acceleration.y,
-                         m.linear_acceleration.z] for m in h.messages(f"/{name}/imu", since)])
+                         m.linear_acceleration.z] for m in window])
         gyro = np.array([[m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z]
-                         for m in h.messages(f"/{name}/imu", since)])
-        assert len(acc) >= 5
+                         for m in window])
+        assert len(acc) >= 10  # 100 Hz of sim time (sensor_rate)
         assert acc.mean(axis=0) == pytest.approx([0.0, 0.0, 9.81], abs=0.2), name
         assert np.abs(gyro).max() < 0.1, name  # standing still [rad/s]
 

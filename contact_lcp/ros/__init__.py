@@ -13,8 +13,11 @@ Published (stamps are sim time, monotonic across resets)
     actuator torque), and per floating base ``<ns>/odom`` nav_msgs/Odometry and
     ``<ns>/imu`` sensor_msgs/Imu; ``/tf`` world -> bases and free bodies (only where
     tf2_msgs is importable); ``~/contact_wrenches/<link>`` geometry_msgs/WrenchStamped
-    (net contact wrench over the last step in the link frame); all at ``publish_rate``
-    Hz of sim time (wall time while paused); ``~/contact_markers``
+    (net contact wrench over the last step in the link frame); joint states at
+    ``publish_rate``, ``/clock`` at ``clock_rate``, the rest at ``sensor_rate`` Hz of
+    sim time (wall time while paused), each only while it has a subscriber (with
+    ``publisher_process``, all but TF, markers, diagnostics and descriptions come from
+    the helper node ``contact_lcp_relay``); ``~/contact_markers``
     visualization_msgs/MarkerArray at ``marker_rate`` Hz and ``/diagnostics`` at 1 Hz of
     wall time (ERROR after a failed step); ``<ns>/robot_description`` std_msgs/String
     (transient local).

@@ -54,9 +54,22 @@ PARAMETERS = (
         "Target sim seconds per wall second. <= 0: as fast as possible."),
     ParameterSpec(
         "publish_rate", 100.0, float,
-        "Rate [Hz] of /clock, /joint_states, /odom, /tf and the contact wrenches, in sim "
-        "time (every 1/rate s of /clock, as Gazebo's update_rate); on the wall clock "
-        "while paused."),
+        "Rate [Hz] of the joint states, in sim time (every 1/rate s of /clock, as "
+        "Gazebo's update_rate); on the wall clock while paused."),
+    ParameterSpec(
+        "clock_rate", 100.0, float,
+        "Rate [Hz] of /clock, in sim time as publish_rate (gazebo_ros publishes it at "
+        "10 Hz by default; each message costs as much as a joint state)."),
+    ParameterSpec(
+        "sensor_rate", 100.0, float,
+        "Rate [Hz] of the odometry, IMUs, /tf and contact wrenches, in sim time as "
+        "publish_rate (lower than publish_rate: they cost more per message)."),
+    ParameterSpec(
+        "publisher_process", False, bool,
+        "Send /clock, joint states, odometry, IMUs and wrenches from a helper process "
+        "(contact_lcp_relay), so "
+        "that DDS's cost per message (~50 us) is not spent between two steps: for "
+        "publish_rate near 1 kHz. Start-up only."),
     ParameterSpec(
         "marker_rate", 10.0, float,
         "Wall-clock rate [Hz] of ~/contact_markers (heavier than the rest). 0: off."),
@@ -92,6 +105,9 @@ class NodeConfig:
     solver_method: str = ""
     real_time_factor: float = 1.0
     publish_rate: float = 100.0
+    sensor_rate: float = 100.0
+    clock_rate: float = 100.0
+    publisher_process: bool = False
     marker_rate: float = 10.0
     wrench_links: tuple = ()
     joints: tuple = ()
@@ -160,8 +176,8 @@ def check(name, value):
 def _check_number(name, x):
     if name == "time_step" and not (x == 0.0 or 0.0 < x <= 0.1):
         return f"time_step must be in (0, 0.1] s, or 0 for the scene's, got {x}"
-    if name == "publish_rate" and not 0.0 < x <= 1000.0:
-        return f"publish_rate must be in (0, 1000] Hz, got {x}"
+    if name in ("publish_rate", "sensor_rate", "clock_rate") and not 0.0 < x <= 1000.0:
+        return f"{name} must be in (0, 1000] Hz, got {x}"
     if name == "marker_rate" and not 0.0 <= x <= 100.0:
         return f"marker_rate must be in [0, 100] Hz (0 = off), got {x}"
     if name in ("kp", "kd") and x < 0.0:

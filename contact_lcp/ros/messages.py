@@ -1,21 +1,21 @@
 """Message packing: simulator values in, ROS messages out. No state, no physics.
 
+The high-rate streams (joint states, clock, odometry, IMU, wrenches) are pre-serialized
+by :mod:`contact_lcp.ros.packed`; here are the values they carry that need computing
+(:func:`imu_values`) and the typed messages (TF, markers, diagnostics).
+
 Conventions: stamps are the simulator's monotonic ROS time; world-frame messages use
 frame_id ``world``; poses arrive as [x y z qx qy qz qw] (Pinocchio order), which is also
 geometry_msgs' (x, y, z, w) order of fields, so no reordering is needed; wrenches are
 [fx fy fz tx ty tz] [N, N.m].
 """
 
-import array
 import math
 
 import numpy as np
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from geometry_msgs.msg import Point, Pose, TransformStamped, Vector3, WrenchStamped
-from nav_msgs.msg import Odometry
-from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import Imu, JointState
+from geometry_msgs.msg import Point, TransformStamped, Vector3
 from visualization_msgs.msg import Marker, MarkerArray
 
 WORLD = "world"
@@ -46,48 +46,6 @@ def from_time(stamp):
     return stamp.sec + stamp.nanosec * 1e-9
 
 
-def clock(t, out=None):
-    """``rosgraph_msgs/Clock`` at ``t`` [s] (``out``: a message to refill)."""
-    msg = out or Clock()
-    msg.clock = to_time(t)
-    return msg
-
-
-def _doubles(x):
-    # array.array('d') is taken by the generated setters as is, a list is checked item
-    # by item: this is most of the packing time of a JointState
-    return array.array("d", np.asarray(x, dtype=np.float64).tobytes())
-
-
-def joint_state(t, js, out=None):
-    """``sensor_msgs/JointState`` of a simulator ``JointState`` (effort = applied torque).
-
-    ``out``: a message to refill (rclpy serializes at ``publish``, so reuse is safe).
-    """
-    msg = out or JointState()
-    msg.header.stamp = to_time(t)
-    if len(msg.name) != len(js.names) or list(msg.name) != list(js.names):
-        msg.name = list(js.names)
-    msg.position = _doubles(js.position)
-    msg.velocity = _doubles(js.velocity)
-    msg.effort = _doubles(js.effort)
-    return msg
-
-
-def joint_state_slice(t, js, first, names, out=None):
-    """``sensor_msgs/JointState`` of joints ``first:first + len(names)`` of a simulator
-    ``JointState``, under the given ``names`` (a robot's URDF names)."""
-    msg = out or JointState()
-    msg.header.stamp = to_time(t)
-    if list(msg.name) != list(names):
-        msg.name = list(names)
-    end = first + len(names)
-    msg.position = _doubles(js.position[first:end])
-    msg.velocity = _doubles(js.velocity[first:end])
-    msg.effort = _doubles(js.effort[first:end])
-    return msg
-
-
 def rotation_of(p):
     """Rotation matrix (3, 3) of a pose [x y z qx qy qz qw]."""
     qx, qy, qz, qw = (float(c) for c in p[3:7])
@@ -98,85 +56,43 @@ def rotation_of(p):
     ])
 
 
-def imu(t, frame, base, a_W, gravity, out=None):
-    """``sensor_msgs/Imu`` at the origin of a floating base, as an ideal IMU reads it.
+def imu_values(base, a_W, gravity):
+    """What an ideal IMU at the origin of a frame reads, as Imu's fields in order.
 
     Parameters
     ----------
-    t : float
-        Stamp [s].
-    frame : str
-        frame_id: the base link's TF frame.
     base : BaseState
-        Pose [x y z qx qy qz qw] and world-frame twist [v w] of the base origin.
+        Pose [x y z qx qy qz qw] and world-frame twist [v w] of the frame origin.
     a_W : (3,) array_like
-        Acceleration of the base origin in W [m/s^2] (the node differentiates the
+        Acceleration of the frame origin in W [m/s^2] (the node differentiates the
         published velocities over one publish period).
     gravity : (3,) array_like
         Gravity in W [m/s^2].
 
-    The orientation is the base's in W; angular velocity [rad/s] and linear
-    acceleration [m/s^2] are in the base frame, the latter the specific force
-    ``R^T (a_W - g)`` (at rest, +9.81 along the world's up axis seen from the base).
-    Covariances are 0 (exact, noise-free).
+    Returns
+    -------
+    (10,) ndarray
+        Orientation (x y z w) in W; angular velocity [rad/s] and linear acceleration
+        [m/s^2] in the frame, the latter the specific force ``R^T (a_W - g)`` (at rest,
+        +9.81 along the world's up axis seen from the frame).
     """
-    msg = out or Imu()
-    msg.header.stamp = to_time(t)
-    msg.header.frame_id = frame
     p = np.asarray(base.pose, dtype=np.float64)
     R = rotation_of(p)
-    o = msg.orientation
-    o.x, o.y, o.z, o.w = (float(c) for c in p[3:7])
-    w_B = R.T @ np.asarray(base.twist[3:6], dtype=np.float64)
-    f_B = R.T @ (np.asarray(a_W, dtype=np.float64) - np.asarray(gravity, dtype=np.float64))
-    _set_xyz(msg.angular_velocity, *w_B.tolist())
-    _set_xyz(msg.linear_acceleration, *f_B.tolist())
-    return msg
+    out = np.empty(10)
+    out[0:4] = p[3:7]
+    out[4:7] = R.T @ np.asarray(base.twist[3:6], dtype=np.float64)
+    out[7:10] = R.T @ (np.asarray(a_W, dtype=np.float64) - np.asarray(gravity, dtype=np.float64))
+    return out
 
 
 def _set_xyz(v, x, y, z):
     v.x, v.y, v.z = x, y, z
 
 
-def wrench(t, link, w, out=None):
-    """``WrenchStamped`` in the link frame (frame_id = link) of ``w`` = [fx fy fz tx ty tz]."""
-    msg = out or WrenchStamped()
-    msg.header.stamp = to_time(t)
-    msg.header.frame_id = link
-    f = np.asarray(w, dtype=np.float64).tolist()
-    _set_xyz(msg.wrench.force, *f[:3])
-    _set_xyz(msg.wrench.torque, *f[3:6])
-    return msg
-
-
 def _set_pose(position, orientation, p):
     p = np.asarray(p, dtype=np.float64).tolist()
     _set_xyz(position, *p[:3])
     orientation.x, orientation.y, orientation.z, orientation.w = p[3:7]
-
-
-def pose(p):
-    """``geometry_msgs/Pose`` of [x y z qx qy qz qw]."""
-    out = Pose()
-    _set_pose(out.position, out.orientation, p)
-    return out
-
-
-def odometry(t, base, child_frame, out=None):
-    """``nav_msgs/Odometry`` of a ``BaseState``: pose in world, twist in world axes.
-
-    The twist is the simulator's world-frame [v w] of the base origin (as Gazebo's
-    p3d plugin does), not nav_msgs' usual child-frame twist.
-    """
-    msg = out or Odometry()
-    msg.header.stamp = to_time(t)
-    msg.header.frame_id = WORLD
-    msg.child_frame_id = child_frame
-    _set_pose(msg.pose.pose.position, msg.pose.pose.orientation, base.pose)
-    v = np.asarray(base.twist, dtype=np.float64).tolist()
-    _set_xyz(msg.twist.twist.linear, *v[:3])
-    _set_xyz(msg.twist.twist.angular, *v[3:6])
-    return msg
 
 
 def transform(t, base, child_frame, out=None):
@@ -319,8 +235,9 @@ def contact_markers(t, contacts, shapes, previous_arrows=0, force_scale=FORCE_SC
     return out, arrows
 
 
-def diagnostics(t, snap, *, target_rtf, scene, new_failures):
-    """``DiagnosticArray`` with one status summarizing the solver and the timing."""
+def diagnostics(t, snap, *, target_rtf, scene, new_failures, extra=None):
+    """``DiagnosticArray`` with one status summarizing the solver and the timing;
+    ``extra``: more key-value pairs (e.g. the publisher process's dropped messages)."""
     status = DiagnosticStatus(name="contact_lcp: simulation", hardware_id=scene)
     info, stats = snap.info, snap.stats
     if snap.error:
@@ -362,6 +279,7 @@ def diagnostics(t, snap, *, target_rtf, scene, new_failures):
             "active_contacts": info.num_active,
             "max_penetration": f"{info.max_penetration:.3e}",
         })
+    values.update(extra or {})
     status.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
     msg = DiagnosticArray(status=[status])
     msg.header.stamp = to_time(t)

@@ -11,6 +11,7 @@ bound, and none lets an exception out (a failure becomes a rejected parameter, a
 service call or a throttled warning). Interfaces are listed in :mod:`contact_lcp.ros`.
 """
 
+import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.exceptions import InvalidParameterValueException
 from rclpy.node import Node
@@ -24,9 +25,10 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
-from contact_lcp.ros import config, messages
+from contact_lcp.ros import config, messages, packed
 from contact_lcp.ros.inbound import Throttle, joint_command_groups, trajectory_arrays
 from contact_lcp.ros.physics import PhysicsLoop
+from contact_lcp.ros.relay import Relay, RelayStream, type_name
 from contact_lcp.ros.robots import LATCHED, SceneIO
 from contact_lcp.ros.scene_info import SceneInfo, build_simulator
 from contact_lcp.ros.services import NodeServices
@@ -89,7 +91,7 @@ class ContactLCPNode(NodeServices, Node):
             on_task_error=self._on_task_error)
 
         qos = QoSProfile(depth=10)
-        self._pub_clock = self.create_publisher(ClockMsg, "/clock", qos)
+        self._relay = self._start_relay()
         self._pub_markers = self.create_publisher(MarkerArray, "~/contact_markers", 2)
         self._pub_diag = self.create_publisher(DiagnosticArray, "/diagnostics", qos)
         self._pub_tf = None
@@ -103,8 +105,9 @@ class ContactLCPNode(NodeServices, Node):
         self._shapes = []  # shape markers, refilled each time
         self._failures = 0
         self.publish_cycles = 0  # completed publishing cycles (for benchmarks)
-        self._out = {"clock": ClockMsg()}
-        self._out_wrench = {}
+        self._clock_out = self._stream(ClockMsg, "/clock", 10, packed.clock())
+        self._wrench_streams = {}  # link -> packed.Stream, kept for the node's life
+        self._no_values = np.zeros(0)
         self._make_wrench_publishers(self._config, self._scene)
         self._io.publish_descriptions()
 
@@ -148,9 +151,13 @@ class ContactLCPNode(NodeServices, Node):
         return self._scene
 
     def shutdown(self):
-        """Stop the physics thread (call before ``destroy_node``)."""
+        """Stop the physics thread, then the publisher process (call before
+        ``destroy_node``)."""
         if self._loop is not None:
             self._loop.stop()
+        if getattr(self, "_relay", None) is not None:
+            self._relay.close()
+            self._relay = None
 
     def _publisher(self, kind, topic, qos):
         key = (kind, topic)
@@ -160,7 +167,39 @@ class ContactLCPNode(NodeServices, Node):
 
     def _scene_io(self, scene):
         skip = self._config.robot_description_topic
-        return SceneIO(scene, self._publisher, skip_description=skip)
+        return SceneIO(scene, self._publisher, skip_description=skip, stream=self._stream)
+
+    def _stream(self, kind, topic, depth, packer):
+        """A stream of pre-serialized messages: through the relay when there is one."""
+        relay = self._relay  # read once: the physics thread may drop a dead one
+        if relay is not None:
+            return RelayStream(relay, relay.topic(
+                type_name(kind), self.resolve_topic_name(topic), depth), packer)
+        return packed.Stream(self._publisher(kind, topic, depth), packer)
+
+    def _start_relay(self):
+        """The relay process if ``publisher_process`` asks for it (None if it fails)."""
+        if not self._config.publisher_process:
+            return None
+        try:
+            return Relay(self.context.get_domain_id())
+        except OSError as e:
+            self.get_logger().warning(f"no publisher process ({e}): publishing in-process")
+            return None
+
+    def _check_relay(self):
+        """Physics thread, 1 Hz: after the relay's death, publish in-process again."""
+        if self._relay is None or self._relay.alive():
+            return
+        code = self._relay.proc.returncode
+        self.get_logger().error(f"the publisher process exited (code {code}); "
+                                "publishing in-process from now on")
+        self._relay.release()  # the shared memory goes once nothing maps it
+        self._relay = None
+        self._clock_out = self._stream(ClockMsg, "/clock", 10, packed.clock())
+        self._wrench_streams = {}
+        self._make_wrench_publishers(self._config, self._scene)
+        self._io = self._scene_io(self._scene)
 
     # -- parameters -------------------------------------------------------------------
     def _validate(self, params):
@@ -182,10 +221,10 @@ class ContactLCPNode(NodeServices, Node):
         if self._loop is None:  # declaring: names are checked once the scene is built
             return SetParametersResult(successful=True)
         mine = {p.name: p.value for p in params if p.name in config.SPECS}
-        if "robot_description_topic" in mine and \
-                mine["robot_description_topic"] != self._config.robot_description_topic:
-            return SetParametersResult(
-                successful=False, reason="robot_description_topic is read at start-up only")
+        for name in ("robot_description_topic", "publisher_process"):
+            if name in mine and mine[name] != getattr(self._config, name):
+                return SetParametersResult(
+                    successful=False, reason=f"{name} is read at start-up only")
         new = self._config.with_values(mine)
         scene, pending = self._scene, None
         if any(config.SPECS[n].rebuild and getattr(new, n) != getattr(self._config, n)
@@ -243,7 +282,8 @@ class ContactLCPNode(NodeServices, Node):
             self._loop.set_paused(new.paused)
         if new.real_time_factor != old.real_time_factor:
             self._loop.set_real_time_factor(new.real_time_factor)
-        if (new.publish_rate, new.marker_rate) != (old.publish_rate, old.marker_rate):
+        rates = ("publish_rate", "clock_rate", "sensor_rate", "marker_rate")
+        if any(getattr(new, r) != getattr(old, r) for r in rates):
             self._make_tasks()
 
     def _sync_paused(self):
@@ -258,31 +298,43 @@ class ContactLCPNode(NodeServices, Node):
 
     def _make_wrench_publishers(self, cfg, scene):
         for link in cfg.wrench_links or scene.wrench_links:
-            self._publisher(WrenchStamped, f"~/contact_wrenches/{link}", 10)
+            if link not in self._wrench_streams:
+                self._wrench_streams[link] = self._stream(
+                    WrenchStamped, f"~/contact_wrenches/{link}", 10, packed.wrench(link))
 
     def _make_tasks(self):
         for task in self._tasks:
             task.cancel()
-        self._tasks = [self._loop.every(1.0 / self._config.publish_rate, self._publish, "sim")]
+        cfg = self._config
+        self._tasks = [self._loop.every(1.0 / cfg.publish_rate, self._publish, "sim"),
+                       self._loop.every(1.0 / cfg.clock_rate, self._publish_clock, "sim"),
+                       self._loop.every(1.0 / cfg.sensor_rate, self._publish_sensors, "sim")]
         if self._config.marker_rate > 0:
             self._tasks.append(
                 self._loop.every(1.0 / self._config.marker_rate, self._publish_markers))
 
     # -- publishing: periodic tasks run by the physics thread -------------------------
     def _publish(self, sim):
-        t = messages.to_time(self._loop.time)  # one stamp for the cycle's messages
-        self._pub_clock.publish(messages.clock(t, self._out["clock"]))
-        transforms = self._io.publish(t, sim, sim.joint_state(), self._pub_tf is not None)
+        """The publish-rate stream: every robot's joint states. Like every task, it runs
+        in the physics thread between two steps: all of one step."""
+        self._io.publish_joints(packed.to_stamp(self._loop.time), sim)
+        self.publish_cycles += 1
+
+    def _publish_clock(self, sim):
+        self._clock_out.publish(self._no_values, packed.to_stamp(self._loop.time))
+
+    def _publish_sensors(self, sim):
+        """The sensor-rate streams: odometry, IMUs, /tf and the contact wrenches."""
+        t = self._loop.time
+        stamp = packed.to_stamp(t)
+        transforms = self._io.publish_sensors(stamp, t, sim, self._pub_tf is not None)
         if self._pub_tf is not None and transforms:
             self._pub_tf.publish(TFMessage(transforms=transforms))
-        links = self._wrench_links()
-        for link, w in sim.link_wrenches(links, "local").items():
-            pub = self._pubs.get((WrenchStamped, f"~/contact_wrenches/{link}"))
-            if pub is not None:
-                msg = messages.wrench(t, link, w, self._out_wrench.get(link))
-                self._out_wrench[link] = msg
-                pub.publish(msg)
-        self.publish_cycles += 1
+        streams = [(link, self._wrench_streams.get(link)) for link in self._wrench_links()]
+        links = [link for link, s in streams if s is not None and s.listened()]
+        if links:
+            for link, w in sim.link_wrenches(links, "local").items():
+                self._wrench_streams[link].send(w, stamp)
 
     def _publish_markers(self, sim):
         snap = self._loop.take_snapshot(sim, contacts=True, shapes=True)
@@ -291,12 +343,14 @@ class ContactLCPNode(NodeServices, Node):
         self._pub_markers.publish(msg)
 
     def _report(self, sim):
+        self._check_relay()
         snap = self._loop.take_snapshot(sim)
         new_failures = snap.stats.lcp_failures - self._failures
         self._failures = snap.stats.lcp_failures
         self._pub_diag.publish(messages.diagnostics(
             snap.time, snap, target_rtf=self._config.real_time_factor,
-            scene=self._scene.path, new_failures=new_failures))
+            scene=self._scene.path, new_failures=new_failures,
+            extra=None if self._relay is None else {"relay_dropped": self._relay.dropped}))
         if self._status is not None and not snap.finished:  # the caller prints the last
             self._status(status_line(snap))
 

@@ -1,0 +1,129 @@
+"""The publisher process (contact_lcp/ros/relay.py): what it sends, in what order, and
+what the node does when it dies. Real DDS on localhost (see ros_harness)."""
+
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("rclpy")
+
+import rclpy  # noqa: E402
+from nav_msgs.msg import Odometry  # noqa: E402
+from rosgraph_msgs.msg import Clock  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+
+from contact_lcp.ros import packed  # noqa: E402
+from contact_lcp.ros.relay import Relay, RelayStream  # noqa: E402
+from ros_harness import DOMAIN_ID, Harness, stamp, wait_for  # noqa: E402
+
+
+def test_the_relay_sends_every_message_in_order_to_a_subscriber():
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=DOMAIN_ID)
+    relay = Relay(DOMAIN_ID)
+    received = []
+    try:
+        node = rclpy.create_node("relay_test_client", context=context)
+        node.create_subscription(JointState, "/relay_test/joint_states",
+                                 lambda m: received.append(m), 500)
+        executor = rclpy.executors.SingleThreadedExecutor(context=context)
+        executor.add_node(node)
+        stream = RelayStream(relay, relay.topic("sensor_msgs/msg/JointState",
+                                                "/relay_test/joint_states", 10),
+                             packed.joint_state(["a", "b"]))
+
+        def listened():
+            executor.spin_once(timeout_sec=0.05)
+            return stream.listened()
+        # the relay writes its publisher's subscriber count into the shared memory
+        wait_for(listened, 30, "the relay to see the subscriber")
+        for k in range(100):  # faster than the relay polls (1 ms): several per slot read
+            stream.send(np.array([k, -k, 0.5 * k, 0, 0, 1.0]), (k, 0))
+        deadline = time.monotonic() + 20
+        while len(received) < 100 and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.05)
+        assert [m.header.stamp.sec for m in received] == list(range(100))
+        assert all(list(m.position) == [k, -k] and list(m.velocity) == [0.5 * k, 0.0]
+                   and list(m.name) == ["a", "b"] for k, m in enumerate(received))
+        assert relay.dropped == 0
+        node.destroy_node()
+    finally:
+        relay.close()
+        rclpy.try_shutdown(context=context)
+    assert relay.proc.returncode == 0  # it ended on the closed pipe, not killed
+
+
+@pytest.mark.slow  # ~7 s: a thousand messages through a single-threaded executor
+def test_a_relay_that_falls_behind_by_more_than_the_ring_skips_the_oldest():
+    """Stopped (SIGSTOP) while SLOTS + 10 messages are written, it sends the newest
+    SLOTS, whole and in order, and counts 10 dropped."""
+    from contact_lcp.ros.relay import SLOTS
+
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=DOMAIN_ID)
+    relay = Relay(DOMAIN_ID)
+    received = []
+    try:
+        node = rclpy.create_node("relay_test_client", context=context)
+        node.create_subscription(Clock, "/relay_test/clock", lambda m: received.append(m),
+                                 2 * SLOTS)
+        executor = rclpy.executors.SingleThreadedExecutor(context=context)
+        executor.add_node(node)
+        stream = RelayStream(relay, relay.topic("rosgraph_msgs/msg/Clock",
+                                                "/relay_test/clock", 2 * SLOTS),
+                             packed.clock())
+
+        def listened():
+            executor.spin_once(timeout_sec=0.05)
+            return stream.listened()
+        wait_for(listened, 30, "the relay to see the subscriber")
+        os.kill(relay.proc.pid, signal.SIGSTOP)
+        try:
+            for k in range(SLOTS + 10):
+                stream.send(np.zeros(0), (k, 7))
+        finally:
+            os.kill(relay.proc.pid, signal.SIGCONT)
+        deadline = time.monotonic() + 20
+        while len(received) < SLOTS and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.05)
+        assert [m.clock.sec for m in received] == list(range(10, SLOTS + 10))
+        assert all(m.clock.nanosec == 7 for m in received)
+        assert relay.dropped == 10
+        node.destroy_node()
+    finally:
+        relay.close()
+        rclpy.try_shutdown(context=context)
+
+
+def test_the_node_publishes_through_the_relay_and_by_itself_once_it_died():
+    h = Harness({"scene": "humanoid_stand.yaml", "real_time_factor": 1.0,
+                 "publish_rate": 200.0, "clock_rate": 200.0, "marker_rate": 0.0,
+                 "publisher_process": True})
+    try:
+        h.record(JointState, "/joint_states")
+        h.record(Clock, "/clock")
+        h.record(Odometry, "/odom")
+        h.wait_for(lambda: len(h.log["/joint_states"]) > 20, 60, "joint states via the relay")
+        h.wait_for(lambda: h.log["/odom"], 30, "odometry via the relay")
+        for topic in ["/joint_states", "/clock", "/odom", "/imu",
+                      "/contact_lcp/contact_wrenches/l_foot"]:
+            names = {i.node_name for i in h.client.get_publishers_info_by_topic(topic)}
+            assert names == {"contact_lcp_relay"}, topic
+        stamps = [stamp(m) for m in h.messages("/joint_states")]
+        # every 1/200 s of sim time, each sample once, in order
+        assert np.allclose(np.diff(stamps), 0.005, atol=1e-6)
+        os.kill(h.node._relay.proc.pid, signal.SIGKILL)
+        # the node notices within its 1 Hz report and publishes itself
+        # (the killed relay stays in the graph until its DDS lease runs out, ~20 s)
+        h.wait_for(lambda: "contact_lcp" in {i.node_name for i in h.client.
+                   get_publishers_info_by_topic("/joint_states")}, 30, "the node's publisher")
+        since = time.monotonic()
+        h.wait_for(lambda: len(h.messages("/joint_states", since)) > 10, 30,
+                   "joint states after the relay died")
+        assert h.messages("/clock", since)
+        assert not h.errors
+    finally:
+        h.close()
