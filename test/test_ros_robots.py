@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
+import pinocchio as pin
 import pytest
 
 rclpy = pytest.importorskip("rclpy")
@@ -103,24 +104,32 @@ def test_each_robot_has_its_namespace_urdf_joint_names_and_frames(pair):
 
 
 def test_the_imu_of_a_standing_robot_reads_gravity(pair):
-    """Specific force R^T (a - g): at rest (0, 0, 9.81) seen from a level base.
+    """Specific force R^T (a - g) of a base at rest: gravity seen from the base, R^T (0, 0,
+    9.81), with R the base orientation that /odom publishes with the same stamp.
 
-    Averaged over the samples stamped in [0.3, 0.4] s of sim time (a window in sim time:
-    the node runs as fast as it can, so a wall-time window would cover more or less of
-    the settling). The PD-held posture leans the base forward while it settles, by
-    ~0.015 rad in that window (x ~0.15 m/s^2; 0.16 at rest after seconds, measured), so
-    0.2 m/s^2 bounds x and y; z is 9.81 within the same bound."""
+    The PD-held posture leans the base forward while it settles (1-2 deg over the first
+    second: x grows from 0.1 to 0.3 m/s^2), so the test compares each IMU sample after
+    0.3 s of sim time with the orientation of the same instant instead of with a level
+    base; the base's own acceleration is below 0.1 m/s^2 there (velocities from the
+    simulator: its x velocity changes by 2 mm/s in 30 ms), and 0.2 m/s^2 bounds the
+    difference. The node runs as fast as it can and an in-process reader that falls behind
+    loses messages of its keep-last queue, so the test waits for five matched samples
+    rather than expecting each one."""
     h = pair
-    h.wait_for(lambda: clock_of(h.latest("/clock")) >= 0.45, 60, "0.45 s of sim time")
     for name in ROBOTS:
-        window = [m for m in h.messages(f"/{name}/imu") if 0.3 - 1e-9 <= stamp(m) <= 0.4 + 1e-9]
-        acc = np.array([[m.linear_acceleration.x, m.linear_acceleration.y,
-                         m.linear_acceleration.z] for m in window])
-        gyro = np.array([[m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z]
-                         for m in window])
-        assert len(acc) >= 10  # 100 Hz of sim time (sensor_rate)
-        assert acc.mean(axis=0) == pytest.approx([0.0, 0.0, 9.81], abs=0.2), name
-        assert np.abs(gyro).max() < 0.1, name  # standing still [rad/s]
+        def matched(name=name):
+            odom = {round(stamp(m), 6): m for m in h.messages(f"/{name}/odom")}
+            return [(m, odom[round(stamp(m), 6)]) for m in h.messages(f"/{name}/imu")
+                    if stamp(m) >= 0.3 - 1e-9 and round(stamp(m), 6) in odom]
+        h.wait_for(lambda: len(matched()) >= 5, 60, f"5 IMU and odometry samples of {name}")
+        for imu, odom in matched()[:20]:
+            o = odom.pose.pose.orientation
+            R = pin.Quaternion(o.w, o.x, o.y, o.z).toRotationMatrix()
+            expected = R.T @ np.array([0.0, 0.0, 9.81])
+            acc = imu.linear_acceleration
+            assert [acc.x, acc.y, acc.z] == pytest.approx(expected, abs=0.2), name
+            w = imu.angular_velocity
+            assert max(abs(w.x), abs(w.y), abs(w.z)) < 0.1, name  # standing still [rad/s]
 
 
 def test_joint_commands_move_one_robot_only_with_the_mode_chosen_per_joint(pair):
