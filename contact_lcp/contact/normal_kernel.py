@@ -20,8 +20,6 @@ returns a non-zero code and the model then runs its Python sequence (which has t
 fallback to the robust search, the frictionless fallback and the safe stop).
 """
 
-import math
-
 import numpy as np
 from numba import njit
 
@@ -30,7 +28,7 @@ from contact_lcp.contact.tangential import cholesky_lower, schur, tangent_impuls
 from contact_lcp.contact.viscous_dofs import viscous_dofs, viscous_dofs_impulse
 from contact_lcp.lcp.ppm import _kernel as _ppm_kernel
 from contact_lcp.lcp.residual import CERT_FACTOR, _pass
-from contact_lcp.lcp.scaling import MAX_SWEEPS, _apply, _pow2_sqrt
+from contact_lcp.lcp.scaling import MAX_SWEEPS, _apply, _pow2_sqrt, inf_norms, q_scale
 
 _EPS = float(np.finfo(float).eps)
 
@@ -72,12 +70,7 @@ def symmetric_ruiz(A, c, max_sweeps):
         sweeps += 1
         for i in range(n):
             d[i] /= _pow2_sqrt(row[i])
-    qn = 0.0
-    for i in range(n):
-        qn = max(qn, abs(c[i]) * d[i])
-    s = 1.0 if qn == 0.0 else math.ldexp(1.0, math.frexp(qn)[1])
-    if s < qn:
-        s *= 2.0
+    s = q_scale(c, d)
     return d, d.copy(), s, sweeps
 
 
@@ -100,14 +93,7 @@ def solve_certified(A, c, beta0, max_pivots, singular_tol, keys):
                 return NOT_FINITE, np.zeros(n), c.copy(), np.inf, 0.0, 0
     d1, d2, s, _ = symmetric_ruiz(A, c, MAX_SWEEPS)  # A is symmetric as built (schur)
     Ms, qs = _apply(A, c, d1, d2, s)
-    norm_M = 0.0
-    norm_q = 0.0
-    for i in range(n):
-        row = 0.0
-        for j in range(n):
-            row += abs(Ms[i, j])
-        norm_M = max(norm_M, row)
-        norm_q = max(norm_q, abs(qs[i]))
+    norm_M, norm_q = inf_norms(Ms, qs)
     code, zs, _, pivots, _, _ = _ppm_kernel(Ms, qs, beta0, max_pivots, singular_tol, keys,
                                             1e4 * n * _EPS, norm_M, norm_q)
     z = zs * (s * d2)

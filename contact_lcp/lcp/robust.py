@@ -57,6 +57,7 @@ from contact_lcp.lcp import tableau as tb
 from contact_lcp.lcp import warm_start as ws
 from contact_lcp.lcp.lemke import STATUS, lemke_paths
 from contact_lcp.lcp.residual import raw_tolerance
+from contact_lcp.lcp.scaling import inf_norms
 from contact_lcp.lcp.result import LCPStatus, MethodOutput
 
 _STATS = ("nodes", "queued", "max_queue", "depth", "total_pivots", "replayed",
@@ -295,13 +296,7 @@ def certification_coefficients(M, q):
     together.
     """
     n = q.shape[0]
-    norm_M = 0.0
-    for i in range(n):
-        row = 0.0
-        for j in range(n):
-            row += abs(M[i, j])
-        norm_M = max(norm_M, row)
-    norm_q = tb.norm_inf(q)
+    norm_M, norm_q = inf_norms(M, q)
     k = 1e4 * n * np.finfo(np.float64).eps
     return k * norm_M, k * norm_q
 

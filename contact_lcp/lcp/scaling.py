@@ -72,13 +72,33 @@ def _ruiz(M, q, max_sweeps):
         for i in range(n):
             d1[i] /= _pow2_sqrt(row[i])
             d2[i] /= _pow2_sqrt(col[i])
+    return d1, d2, q_scale(q, d1), sweeps
+
+
+@njit(cache=True)
+def q_scale(q, d1):
+    """``s``: the power of two with ``||D1 q||_inf / s`` in ``(1/2, 1]`` (1 for ``q = 0``)."""
     qn = 0.0
-    for i in range(n):
+    for i in range(q.shape[0]):
         qn = max(qn, abs(q[i]) * d1[i])
     s = 1.0 if qn == 0.0 else math.ldexp(1.0, math.frexp(qn)[1])
     if s < qn:  # frexp: qn = m 2^e with m in [1/2, 1), so 2^e >= qn; kept for safety
         s *= 2.0
-    return d1, d2, s, sweeps
+    return s
+
+
+@njit(cache=True)
+def inf_norms(M, q):
+    """``(||M||_inf, ||q||_inf)``: the largest absolute row sum of ``M``, the largest ``|q_i|``."""
+    norm_M = 0.0
+    norm_q = 0.0
+    for i in range(q.shape[0]):
+        row = 0.0
+        for j in range(M.shape[1]):
+            row += abs(M[i, j])
+        norm_M = max(norm_M, row)
+        norm_q = max(norm_q, abs(q[i]))
+    return norm_M, norm_q
 
 
 @njit(cache=True)
