@@ -80,10 +80,12 @@ class ContactSettings:
     keeps the pyramid on the contact frame (the seeds' form, direction-dependent).
     ``friction``: friction coefficient of robot links and bodies without their own.
     ``activation_distance`` [m]: a contact enters the problem when its gap, or its gap
-    after the step's free motion, is at most this (Anitescu & Hart's epsilon-hat). Default
-    1 mm: collision looks ahead by each body's speed times h in any case (up to
-    ``max_approach_speed``), so the distance only has to cover the change within a step of
-    a slowly moving contact, and a larger one adds inactive contacts to every LCP.
+    after the step's free motion or after the first answer's impulses (the step then
+    solves again), is at most this (Anitescu & Hart's epsilon-hat). Default 1 mm:
+    collision looks ahead by each body's speed (at the start of the step or after its
+    free motion) times h in any case (up to ``max_approach_speed``), so the distance only
+    has to cover the change within a step of a slowly moving contact, and a larger one
+    adds inactive contacts to every LCP.
     ``max_approach_speed`` [m/s]: the fastest approach the look-ahead covers (100 m/s:
     nothing a user can set up tunnels through a 1 cm plate at h = 1 ms).
     ``reduction_distance`` [m]: points of a pair closer than this merge, the deepest kept

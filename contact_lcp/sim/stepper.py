@@ -3,15 +3,18 @@
 The stages, in order, each in its own module; the caller (the simulator) owns the state
 and runs the one kinematics pass (``world.forward(q, v)``) after each step:
 
-1. collision (:mod:`contact_lcp.collision`): points within the activation distance, plus
-   the distance each body can cover in the step (so a fast body is found before it
-   passes through a thin one);
-2. free motion (:mod:`contact_lcp.dynamics.reduced`): ``v_free`` and ``K = M^-1``,
+1. free motion (:mod:`contact_lcp.dynamics.reduced`): ``v_free`` and ``K = M^-1``,
    projected on the loop closures (:mod:`contact_lcp.dynamics.loops`) if any;
+2. collision (:mod:`contact_lcp.collision`): points within the activation distance, plus
+   the distance each body can cover in the step at its speed at the start or after the
+   free motion (so a fast body is found before it passes through a thin one, and a body
+   resting on nothing finds what gravity brings it to);
 3. the :class:`~contact_lcp.contact.problem.ContactProblem`: contact Jacobian rows of
    the contacts that are active (gap, or gap after the free motion, within the
    activation distance) and the joint-limit rows, ``G = J K J'``, the bias;
 4. the contact model (:mod:`contact_lcp.contact.models`) turns it into certified impulses;
+   contacts those impulses drive shut (or bodies they move farther than collision looked)
+   join, and stages 3-4 run again, at most ``MAX_ACTIVE_ROUNDS`` more times;
 5. ``v+ = v_free + K J' f`` and ``q+ = q (+) h v+`` on the configuration manifold, free
    flyers exactly for torque-free motion (:meth:`World.integrate_state`). A step with no
    contact or limit row in a world without free flyers is second order instead
