@@ -1,6 +1,7 @@
 """The publisher process (contact_lcp/ros/relay.py): what it sends, in what order, and
 what the node does when it dies. Real DDS on localhost (see ros_harness)."""
 
+import contextlib
 import os
 import signal
 import time
@@ -20,39 +21,51 @@ from contact_lcp.ros.relay import Relay, RelayStream  # noqa: E402
 from ros_harness import DOMAIN_ID, Harness, stamp, wait_for  # noqa: E402
 
 
-def test_the_relay_sends_every_message_in_order_to_a_subscriber():
+@contextlib.contextmanager
+def relay_and_client(kind, type_name, topic, depth, message, relay_depth):
+    """A relay publishing ``topic`` (history ``relay_depth``) and a client subscribed to it
+    (``depth``); yields ``(relay, stream, receive)``, ``receive(n)`` spinning the client
+    until it holds ``n`` messages (20 s at most) and returning them. The relay is closed
+    and the context shut down on exit."""
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=DOMAIN_ID)
     relay = Relay(DOMAIN_ID)
     received = []
     try:
         node = rclpy.create_node("relay_test_client", context=context)
-        node.create_subscription(JointState, "/relay_test/joint_states",
-                                 lambda m: received.append(m), 500)
+        node.create_subscription(kind, topic, lambda m: received.append(m), depth)
         executor = rclpy.executors.SingleThreadedExecutor(context=context)
         executor.add_node(node)
-        stream = RelayStream(relay, relay.topic("sensor_msgs/msg/JointState",
-                                                "/relay_test/joint_states", 10),
-                             packed.joint_state(["a", "b"]))
+        stream = RelayStream(relay, relay.topic(type_name, topic, relay_depth), message)
 
         def listened():
             executor.spin_once(timeout_sec=0.05)
             return stream.listened()
         # the relay writes its publisher's subscriber count into the shared memory
         wait_for(listened, 30, "the relay to see the subscriber")
-        for k in range(100):  # faster than the relay polls (1 ms): several per slot read
-            stream.send(np.array([k, -k, 0.5 * k, 0, 0, 1.0]), (k, 0))
-        deadline = time.monotonic() + 20
-        while len(received) < 100 and time.monotonic() < deadline:
-            executor.spin_once(timeout_sec=0.05)
-        assert [m.header.stamp.sec for m in received] == list(range(100))
-        assert all(list(m.position) == [k, -k] and list(m.velocity) == [0.5 * k, 0.0]
-                   and list(m.name) == ["a", "b"] for k, m in enumerate(received))
-        assert relay.dropped == 0
+
+        def receive(count):
+            deadline = time.monotonic() + 20
+            while len(received) < count and time.monotonic() < deadline:
+                executor.spin_once(timeout_sec=0.05)
+            return received
+        yield relay, stream, receive
         node.destroy_node()
     finally:
         relay.close()
         rclpy.try_shutdown(context=context)
+
+
+def test_the_relay_sends_every_message_in_order_to_a_subscriber():
+    with relay_and_client(JointState, "sensor_msgs/msg/JointState", "/relay_test/joint_states",
+                          500, packed.joint_state(["a", "b"]), 10) as (relay, stream, receive):
+        for k in range(100):  # faster than the relay polls (1 ms): several per slot read
+            stream.send(np.array([k, -k, 0.5 * k, 0, 0, 1.0]), (k, 0))
+        received = receive(100)
+        assert [m.header.stamp.sec for m in received] == list(range(100))
+        assert all(list(m.position) == [k, -k] and list(m.velocity) == [0.5 * k, 0.0]
+                   and list(m.name) == ["a", "b"] for k, m in enumerate(received))
+        assert relay.dropped == 0
     assert relay.proc.returncode == 0  # it ended on the closed pipe, not killed
 
 
@@ -62,40 +75,18 @@ def test_a_relay_that_falls_behind_by_more_than_the_ring_skips_the_oldest():
     SLOTS, whole and in order, and counts 10 dropped."""
     from contact_lcp.ros.relay import SLOTS
 
-    context = rclpy.Context()
-    rclpy.init(context=context, domain_id=DOMAIN_ID)
-    relay = Relay(DOMAIN_ID)
-    received = []
-    try:
-        node = rclpy.create_node("relay_test_client", context=context)
-        node.create_subscription(Clock, "/relay_test/clock", lambda m: received.append(m),
-                                 2 * SLOTS)
-        executor = rclpy.executors.SingleThreadedExecutor(context=context)
-        executor.add_node(node)
-        stream = RelayStream(relay, relay.topic("rosgraph_msgs/msg/Clock",
-                                                "/relay_test/clock", 2 * SLOTS),
-                             packed.clock())
-
-        def listened():
-            executor.spin_once(timeout_sec=0.05)
-            return stream.listened()
-        wait_for(listened, 30, "the relay to see the subscriber")
+    with relay_and_client(Clock, "rosgraph_msgs/msg/Clock", "/relay_test/clock", 2 * SLOTS,
+                          packed.clock(), 2 * SLOTS) as (relay, stream, receive):
         os.kill(relay.proc.pid, signal.SIGSTOP)
         try:
             for k in range(SLOTS + 10):
                 stream.send(np.zeros(0), (k, 7))
         finally:
             os.kill(relay.proc.pid, signal.SIGCONT)
-        deadline = time.monotonic() + 20
-        while len(received) < SLOTS and time.monotonic() < deadline:
-            executor.spin_once(timeout_sec=0.05)
+        received = receive(SLOTS)
         assert [m.clock.sec for m in received] == list(range(10, SLOTS + 10))
         assert all(m.clock.nanosec == 7 for m in received)
         assert relay.dropped == 10
-        node.destroy_node()
-    finally:
-        relay.close()
-        rclpy.try_shutdown(context=context)
 
 
 def test_the_node_publishes_through_the_relay_and_by_itself_once_it_died():
