@@ -8,9 +8,9 @@ from hypothesis import given, settings, strategies as st
 
 from contact_lcp.contact.base import ModelSettings
 from contact_lcp.contact.models import make_model
-from contact_lcp.contact.problem import build_problem
 from contact_lcp.exceptions import SceneError
 from contact_lcp.sim import Simulator, scene_from_dict
+from contact_problems import random_problem
 
 G_ACC = 9.81
 
@@ -60,19 +60,6 @@ def test_resting_box_normal_force_is_m_g_and_no_tangential_force():
     rec = sim._last
     assert rec.impulse_C[:, 0].sum() == pytest.approx(2.0 * G_ACC * 1e-3, rel=1e-9)
     np.testing.assert_allclose(rec.impulse_C[:, 1:], 0.0, atol=1e-12)
-
-
-def random_problem(seed, k, nv, gaps):
-    """A random step: ``k`` contacts on ``nv`` dofs, SPD inertia, some contacts apart."""
-    rng = np.random.default_rng(seed)
-    J = rng.standard_normal((3 * k, nv))
-    B = rng.standard_normal((nv, nv))
-    K = np.linalg.inv(B @ B.T + 0.1 * np.eye(nv))
-    v = rng.standard_normal(nv)
-    R = np.tile(np.eye(3), (k, 1, 1))
-    phi = np.where(rng.random(k) < gaps, 1e-3, rng.uniform(-1e-3, 0.0, k))
-    return build_problem(1e-3, R, np.zeros((k, 3)), phi, np.full(k, 0.5), J, K, v, v,
-                         pair=rng.integers(0, 3, k))
 
 
 @settings(max_examples=40, deadline=None)
