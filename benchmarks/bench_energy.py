@@ -31,7 +31,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
 from contact_lcp.sim import Simulator, scene_from_dict  # noqa: E402
-from contact_lcp.sim.chains import chain_urdf  # noqa: E402
+from contact_lcp.sim.chains import chain_urdf, fourbar_scene  # noqa: E402
 from contact_lcp.sim.chains import fourbar_angles as chains_fourbar_angles  # noqa: E402
 
 COLUMNS = ("system", "h", "duration", "max_error", "final_error", "loop_drift", "revision",
@@ -46,15 +46,7 @@ def fourbar_angles():
 
 def energy_error(urdf, h, duration, closed):
     """(max |dE|, final dE) over the largest kinetic energy, and the largest loop error."""
-    scene = {"time_step": h, "ground": False,
-             "robots": [{"name": "fourbar", "urdf": urdf, "floating_base": False,
-                         "initial_joints": {f"joint_{i + 1}": float(a)
-                                            for i, a in enumerate(fourbar_angles())},
-                         "controller": {"type": "effort"}}]}
-    if closed:
-        scene["loops"] = [{"name": "rocker", "type": "point", "link_a": "link_3",
-                           "point_a": [ROCKER, 0, 0]}]
-    sim = Simulator(scene_from_dict(scene))
+    sim = Simulator(scene_from_dict(fourbar_scene(urdf, h, fourbar_angles(), ROCKER, closed)))
     E0, worst, ke, drift = sum(sim.mechanical_energy()), 0.0, 0.0, 0.0
     for _ in range(int(round(duration / h))):
         sim.step()

@@ -8,7 +8,8 @@ import pytest
 
 from contact_lcp.exceptions import SceneError
 from contact_lcp.sim import Simulator, scene_from_dict
-from contact_lcp.sim.chains import (chain_urdf, discrete_catenary_sag, fourbar_angles, v_shape)
+from contact_lcp.sim.chains import (chain_urdf, discrete_catenary_sag, fourbar_angles,
+                                    fourbar_scene, v_shape)
 
 N, ELL, SPAN = 16, 0.1, 1.2  # 16 rods of 10 cm hung between points 1.2 m apart
 
@@ -126,13 +127,7 @@ def fourbar_file(tmp_path, crank=0.15, coupler=0.4, rocker=0.3, ground=0.4):
 
 def energy_run(tmp_path, h, T):
     urdf, angles, rocker = fourbar_file(tmp_path)
-    sim = Simulator(scene_from_dict({
-        "time_step": h, "ground": False,
-        "robots": [{"name": "fourbar", "urdf": urdf, "floating_base": False,
-                    "initial_joints": {f"joint_{i + 1}": float(a) for i, a in enumerate(angles)},
-                    "controller": {"type": "effort"}}],
-        "loops": [{"name": "rocker", "type": "point", "link_a": "link_3",
-                   "point_a": [rocker, 0, 0]}]}))
+    sim = Simulator(scene_from_dict(fourbar_scene(urdf, h, angles, rocker)))
     E0, loss, ke, drift = sum(sim.mechanical_energy()), 0.0, 0.0, 0.0
     for _ in range(int(round(T / h))):
         sim.step()
@@ -163,12 +158,8 @@ def test_open_triple_pendulum_keeps_its_energy(tmp_path):
     # (semi-implicit Euler on a configuration-dependent mass matrix) lost 64 % of the
     # largest kinetic energy in 10 s at 1 ms; the second-order one 0.26 % (measured with
     # benchmarks/bench_energy.py). Over 2 s: below 1 %.
-    urdf, angles, _ = fourbar_file(tmp_path)
-    sim = Simulator(scene_from_dict({
-        "time_step": 1e-3, "ground": False,
-        "robots": [{"name": "chain", "urdf": urdf, "floating_base": False,
-                    "initial_joints": {f"joint_{i + 1}": float(a) for i, a in enumerate(angles)},
-                    "controller": {"type": "effort"}}]}))
+    urdf, angles, rocker = fourbar_file(tmp_path)
+    sim = Simulator(scene_from_dict(fourbar_scene(urdf, 1e-3, angles, rocker, closed=False)))
     E0, worst, ke = sum(sim.mechanical_energy()), 0.0, 0.0
     for _ in range(2000):
         sim.step()

@@ -110,6 +110,22 @@ def fourbar_angles(crank, coupler, rocker, ground, crank_angle=math.pi / 3):
     return planar_angles([A, B, C, D])
 
 
+def fourbar_scene(urdf, h, angles, rocker, closed=True):
+    """Scene dict of the rods of ``urdf`` (a :func:`chain_urdf` of three rods) released at
+    rest at ``angles`` (3,) [rad] without ground or actuation, at time step ``h`` [s];
+    with ``closed`` the tip of ``link_3`` (``rocker`` [m] along it) is held by a point
+    closure where it starts (the four-bar), else an open triple pendulum."""
+    scene = {"time_step": h, "ground": False,
+             "robots": [{"name": "fourbar", "urdf": urdf, "floating_base": False,
+                         "initial_joints": {f"joint_{i + 1}": float(a)
+                                            for i, a in enumerate(angles)},
+                         "controller": {"type": "effort"}}]}
+    if closed:
+        scene["loops"] = [{"name": "rocker", "type": "point", "link_a": "link_3",
+                           "point_a": [rocker, 0, 0]}]
+    return scene
+
+
 def v_shape(n, length, span):
     """Joint angles of ``n`` (even) rods of ``length`` [m] hanging in a symmetric V between
     two points ``span`` [m] apart at the same height."""
