@@ -47,7 +47,7 @@ sys.path.insert(0, HERE)
 import common  # noqa: E402  (revision stamp, CSV, stats, tables)
 import sim_peers  # noqa: E402
 
-STAGES = ("collision", "dynamics", "lcp_build", "solve", "integrate")
+STAGES = ("collision", "dynamics", "lcp_build", "solve", "contact", "integrate")
 SCENES = {"humanoid": "config/humanoid_stand.yaml", "talos": "config/talos_stand.yaml"}
 SCALING_POINTS = (8, 16, 32, 64)
 TARGET_RTF = 5.0

@@ -379,6 +379,31 @@ class ContactDetector:
             return ContactSet.empty(self._names_t)
         return self._merge(parts)
 
+    def ground_only(self, q, lookahead):
+        """The broad phase of :meth:`detect` at ``q`` when every near pair is a polytope on
+        the ground (the compiled pass's pairs): ``(X, geoms, pairs)``, the placements
+        (ngeoms, 4, 4), the pairs' geometries and their positions in
+        :attr:`candidate_pairs`; None when some near pair needs another path."""
+        self.world.ensure_forward(q)
+        X, centers = self._placements(q, lookahead)
+        near = near_pairs(centers, lookahead, self._radii, self._first, self._second,
+                          self._is_ground_pair, self._h, self.activation_distance)
+        self._broad = (np.array(q, dtype=float), lookahead, X, near)
+        if not _all_of(self._compiled_pair, near):
+            return None
+        return X, self._second[near], near
+
+    @property
+    def ground_pass(self):
+        """The compiled ground pass's fixed inputs: ``(vertices, start, ground height,
+        squared reduction distance, flat tolerance, remove_interior, cap, first, second,
+        joint of each geometry, pair friction, surface names)`` (see
+        :func:`contact_lcp.collision.ground.polytopes_on_ground`)."""
+        return (self._vall, self._vstart, self._h, self.reduction_distance ** 2,
+                self.flat_tolerance, bool(self.remove_interior),
+                int(self.max_points_per_pair or 0), self._first, self._second,
+                self._joints_arr, self._pair_mu, self._names_t)
+
     def _array_set(self, pair, P, R, d):
         """A ContactSet of contacts given by their pair positions ``pair`` (n,)."""
         a, b = self._first[pair], self._second[pair]
@@ -631,3 +656,22 @@ def _reach(L, v_a, v_b, h, cap):
             acc += L[g, c] * max(abs(v_a[c]), abs(v_b[c]))
         out[g] = min(h * acc, cap)
     return out
+
+
+@njit(cache=True)
+def farther(wider, lookahead, activation):
+    """Whether some geometry may travel farther than the search looked (``wider`` (G,)
+    beyond ``lookahead`` (G,) by more than ``activation``) [m]."""
+    for g in range(wider.shape[0]):
+        if wider[g] > lookahead[g] + activation:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _all_of(flags, idx):
+    """Whether ``flags[idx]`` are all True (one compiled call, no temporary)."""
+    for i in idx:
+        if not flags[i]:
+            return False
+    return True

@@ -112,6 +112,25 @@ _FIELDS = ("h", "R_WC", "p_W", "phi", "mu", "J", "K", "G", "v", "v_free", "u", "
            "num_limits", "pair")
 
 
+@njit(cache=True)
+def active_contacts(J_c, v_free, v_next, distance, h, activation):
+    """Contacts whose gap, or gap after the free motion or after ``v_next`` (normal row
+    ``3i`` of ``J_c`` times the velocity), is within ``activation`` [m]: (a,) increasing
+    indices (the contacts a step's problem holds)."""
+    out = np.empty(distance.shape[0], dtype=np.int64)
+    n = 0
+    for i in range(distance.shape[0]):
+        u_free = 0.0
+        u_next = 0.0
+        for c in range(v_free.shape[0]):
+            u_free += J_c[3 * i, c] * v_free[c]
+            u_next += J_c[3 * i, c] * v_next[c]
+        if distance[i] + h * min(0.0, u_free, u_next) <= activation:
+            out[n] = i
+            n += 1
+    return out[:n]
+
+
 def stabilization_bias(phi, h, gamma, max_correction_speed):
     """Normal-row bias [m/s]: ``phi / h`` for a gap, ``gamma phi / h`` for a penetration,
     the latter no faster than ``max_correction_speed`` [m/s] (None: unbounded)."""

@@ -169,9 +169,37 @@ class PyramidModel(ContactModel):
                 self._miss_basis = full_basis(*basis_flags(z, k, l, s.friction_directions, keep))
             return None
         res = LCPResult(z, w, LCPStatus.SOLVED, s.method, nb, err, {"nodes": 0, "tol": tol})
-        info = {"warm_source": "previous_step", "lcp_size": z.shape[0],
-                "dropped_contacts": k - keep.size}
-        return self._done(problem, [res], res, f, True, info, keep)
+        self._remember(problem, res, f, keep)
+        return ContactSolution(f, self.warm_report(nb, z.shape[0], k - keep.size))
+
+    def warm_report(self, pivots, lcp_size, dropped):
+        """The report of a step solved by the last step's basis (one compiled solve)."""
+        return SolveReport(Outcome.SOLVED, LCPStatus.SOLVED, self.name, self.settings.method,
+                           True, pivots=int(pivots), solves=1, failures=0, warm_started=True,
+                           info={"warm_source": "previous_step", "lcp_size": int(lcp_size),
+                                 "dropped_contacts": int(dropped)})
+
+    def warm_inputs(self):
+        """What :meth:`solve` reads to try the last step's basis first: ``(pair keys,
+        joint-limit rows, basic_a, basic_b, basic_lam, point keys, points, friction
+        directions)`` of the last certified answer; None when the next solve would not try
+        it (no such answer, warm start off, or a method without warm start)."""
+        s = self.settings
+        if not (s.warm_start and self._last_pair is not None and s.method in WARM_START_METHODS):
+            return None
+        return (self._last_pair, self._last_limits, *self._last_flags, self._last_keys,
+                self._last_p, self._last_dir)
+
+    def adopt(self, problem, flags, directions):
+        """Remember an answer to ``problem`` found from the last basis outside
+        :meth:`solve` (the compiled step, :mod:`contact_lcp.sim.hot_step`): its basis
+        ``flags`` (basic_a, basic_b, basic_lam) and friction ``directions`` (k, 3)."""
+        k = problem.num_contacts
+        self._last_flags = flags
+        self._last_pair = self._last_keys = problem.pair
+        self._last_limits = problem.J[3 * k:]
+        self._last_p = problem.p_W
+        self._last_dir = directions
 
     def solve(self, problem):
         s = self.settings

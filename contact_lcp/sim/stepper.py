@@ -25,12 +25,13 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit
 
 from contact_lcp.collision.contact_set import ContactSet
-from contact_lcp.contact.problem import ContactProblem, build_problem
+from contact_lcp.collision.detector import farther
+from contact_lcp.contact.problem import ContactProblem, active_contacts, build_problem
 from contact_lcp.contact.report import NO_CONTACT, SolveReport
 from contact_lcp.exceptions import InvalidProblem
+from contact_lcp.sim.hot_step import HotStep
 from contact_lcp.sim.limits import JointLimits, no_limits
 
 #: extra solves per step with the contacts the first answer drives shut (0: none)
@@ -98,6 +99,7 @@ class Stepper:
         # second order between impulses, for worlds without free-flyer joints (whose
         # exact rotation step takes the velocity of the whole step)
         self.midpoint = len(free_motion.flyers) == 0
+        self.hot = HotStep(self)
 
     def _midpoint(self, q, v, tau, h, v_free, armature, prescribed, v_prescribed):
         """A step without impulses, second order: the acceleration at the midpoint state
@@ -171,13 +173,23 @@ class Stepper:
         # how far each body may go: at v or at the free motion's v (gravity alone moves a
         # body resting on nothing h^2 g, 25 mm at h = 50 ms)
         lookahead = self.detector.reach(v, v_free, h, self.max_lookahead)
+        if self.hot.enabled:  # the common case in one compiled call (hot_step.py)
+            hot = self.hot.step(q, v, v_free, K, limits, lookahead)
+            if hot is not None:
+                v_step, fields = hot
+                t2 = time.perf_counter()
+                timings["contact"] = t2 - t1
+                q_next, v_next = world.integrate_state(q, v_step, h, trusted=True)
+                self.detector.advance(q_next, v_step, h)
+                timings["integrate"] = time.perf_counter() - t2
+                return q_next, v_next, StepRecord(*fields, timings=timings, v_step=v_step)
         found = self.detector.detect(q, lookahead)
         self.check_contacts(found)
         extras = {} if self.facets is None else {"facet_sets": self.facets.find(q, lookahead)}
         t2 = time.perf_counter()
         timings["collision"] = t2 - t1
         J_found = world.contact_jacobian(q, found)
-        active = _active(J_found, v_free, v_free, found.distance, h, self.activation)
+        active = active_contacts(J_found, v_free, v_free, found.distance, h, self.activation)
         rounds, spent = 0, []
         while True:
             contacts, J_c = found, J_found
@@ -225,13 +237,13 @@ class Stepper:
             # neighbour by the pile) join the problem, and bodies that the impulses move
             # farther than the search looked get a wider search.
             wider = self.detector.reach(v_next, v_free, h, self.max_lookahead)
-            redo = _farther(wider, lookahead, self.activation)
+            redo = farther(wider, lookahead, self.activation)
             if redo:
                 lookahead = np.maximum(lookahead, wider)
                 found = self.detector.detect(q, lookahead)
                 self.check_contacts(found)
                 J_found = world.contact_jacobian(q, found)
-            more = _active(J_found, v_free, v_next, found.distance, h, self.activation)
+            more = active_contacts(J_found, v_free, v_next, found.distance, h, self.activation)
             if not redo and more.size == active.size:  # (a superset of active: the same)
                 break
             active, rounds = more, rounds + 1
@@ -247,32 +259,3 @@ class Stepper:
         rec = StepRecord(contacts, sol.f[: 3 * k].reshape(k, 3), sol.f[3 * k:], sol.report,
                          problem, pen, timings, v_step)
         return q_next, v_next, rec
-
-
-@njit(cache=True)
-def _active(J_c, v_free, v_next, distance, h, activation):
-    """Contacts whose gap, or gap after the free motion or after ``v_next`` (normal row
-    ``3i`` of ``J_c`` times the velocity), is within ``activation`` [m]: (a,) increasing
-    indices."""
-    out = np.empty(distance.shape[0], dtype=np.int64)
-    n = 0
-    for i in range(distance.shape[0]):
-        u_free = 0.0
-        u_next = 0.0
-        for c in range(v_free.shape[0]):
-            u_free += J_c[3 * i, c] * v_free[c]
-            u_next += J_c[3 * i, c] * v_next[c]
-        if distance[i] + h * min(0.0, u_free, u_next) <= activation:
-            out[n] = i
-            n += 1
-    return out[:n]
-
-
-@njit(cache=True)
-def _farther(wider, lookahead, activation):
-    """Whether some geometry may travel farther than the search looked (by more than
-    ``activation``)."""
-    for g in range(wider.shape[0]):
-        if wider[g] > lookahead[g] + activation:
-            return True
-    return False

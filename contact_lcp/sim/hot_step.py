@@ -1,0 +1,219 @@
+"""The step's common case in one compiled call: robots on the ground, solved by the last
+step's basis.
+
+A robot standing or walking on flat ground spends most steps in one situation: every
+collision pair within reach is a foot (a polytope) against the ground, the contacts are
+those of the last step, and the pyramid model's last basis solves the new LCP (no pivot
+of the search). The staged step (:class:`contact_lcp.sim.stepper.Stepper`) then runs a
+dozen compiled kernels with Python in between: about 200 Python-level calls, which
+cost more than the physics (Talos: ~60 us of kernels and Pinocchio in a 260 us step).
+
+:meth:`HotStep.step` runs the same kernels on the same inputs in one compiled call, in
+the staged step's order: the ground pass (:func:`~contact_lcp.collision.ground.
+polytopes_on_ground`), the contact rows, the active set, the joint-limit rows, the
+problem's ``G``, ``u`` and bias, the friction pyramids' orientation, the last basis
+(:func:`~contact_lcp.contact.pyramid_kernel.warm_pyramid`), ``v+ = v_free + K J' f`` and
+the active-set test of the step's re-solve. It commits nothing unless all of them give
+the answer the staged step would apply; otherwise it returns None and the staged step
+runs from the start (the same inputs, so the same answer: the hot step is a shortcut,
+never a different model). ``test/test_hot_step.py`` compares both step by step.
+"""
+
+import numpy as np
+from numba import njit
+
+from contact_lcp.collision.contact_set import ContactSet
+from contact_lcp.collision.detector import _GROUND_FRAME, _reach, farther
+from contact_lcp.collision.ground import polytopes_on_ground
+from contact_lcp.contact.problem import ContactProblem, _rows_and_bias, active_contacts
+from contact_lcp.contact.pyramid import (ANGLE_SNAP, STICK_SPEED, WARM_FLIPS, PyramidModel,
+                                         _edge_angles, _friction_directions)
+from contact_lcp.contact.pyramid_kernel import basis_flags, warm_pyramid
+from contact_lcp.dynamics.world import _fill_contact_rows
+
+#: why the compiled step handed a step to the staged one (``HotStep.misses`` counts them)
+MISSES = ("", "no contact or limit row", "other contacts than the last step's",
+          "the last basis does not solve it", "the impulses close or reach other contacts",
+          "more contacts than max_contacts", "NaN or inf in the rows", "no last basis",
+          "a near pair is not a polytope on the ground")
+
+
+class HotStep:
+    """The compiled common step of a :class:`~contact_lcp.sim.stepper.Stepper`, when its
+    world and model allow it (:attr:`enabled`).
+
+    It needs the pyramid model (with warm start and the robust method), no loop closure
+    and no facet set; each step it also needs every near pair to be a polytope on the
+    ground. ``hits`` counts the steps it took, ``misses[reason]`` the others.
+    """
+
+    def __init__(self, stepper):
+        self.stepper = stepper
+        model = stepper.model
+        self.enabled = (isinstance(model, PyramidModel) and stepper.loops is None
+                        and stepper.facets is None and model.settings.warm_start)
+        self.hits = 0
+        self.misses = {m: 0 for m in MISSES[1:]}
+        if not self.enabled:
+            return
+        d = model.settings.friction_directions
+        self._d = int(d)
+        self._slip = model.settings.friction_frame != "fixed"
+        self._period = 2.0 * np.pi / d
+        self._singular_tol = float(model.settings.solver_options.get("singular_tol", 1e-10))
+        (self._verts, self._start, self._ground_h, self._r2, self._flat, self._interior,
+         self._cap, self._first, self._second, self._joints, self._pair_mu,
+         self._names) = stepper.detector.ground_pass
+        self._ng = stepper.num_geometries
+        self._levers = stepper.detector._levers
+        self._support = stepper.world._support
+
+    def step(self, q, v, v_free, K, limits, lookahead):
+        """The step from ``(q, v)`` given its free motion, joint-limit rows and lookahead
+        (as :meth:`Stepper.step` computes them), or None (the staged step must run).
+
+        Returns ``(v_step, record fields)``: the velocity over the step (frames at its
+        start) and ``(contacts, impulse_C, limit_impulse, report, problem,
+        max_penetration)``.
+        """
+        st = self.stepper
+        warm = st.model.warm_inputs()
+        if warm is None:
+            self.misses[MISSES[7]] += 1
+            return None
+        found = st.detector.ground_only(q, lookahead)
+        if found is None:
+            self.misses[MISSES[8]] += 1
+            return None
+        X, geoms, pairs = found
+        eps = st.detector.activation_distance + lookahead[geoms]
+        out = _hot_step(
+            self._verts, self._start, geoms, np.ascontiguousarray(X[geoms]), self._ground_h,
+            eps, self._r2, self._flat, self._interior, self._cap, pairs, self._first,
+            self._second, self._joints, self._pair_mu, self._ng, _GROUND_FRAME,
+            st.world.jacobian_data.J, self._support, v_free, K, st.h, st.activation,
+            st.max_contacts, limits.idx_v, limits.sign, limits.gap, st.gamma,
+            st.max_correction_speed, *warm, self._slip, self._period, self._d,
+            self._singular_tol, self._levers, lookahead, st.max_lookahead)
+        code = out[0]
+        if code:
+            self.misses[MISSES[code]] += 1
+            return None
+        (_, ints, P, R, dist, mu, J, G, u, bias, phi, f, nb, lcp_size, kept, basic_a,
+         basic_b, basic_lam, directions, v_next) = out
+        k, l = dist.shape[0], limits.idx_v.size
+        contacts = ContactSet(self._names, ints[0], ints[1], ints[2], ints[3], P, R, dist, mu)
+        problem = ContactProblem(st.h, R, P, phi, mu, J, K, G, v, v_free, u, bias, l, ints[4])
+        model = st.model
+        model.adopt(problem, (basic_a, basic_b, basic_lam), directions)
+        report = model.warm_report(nb, lcp_size, k - kept)
+        self.hits += 1
+        pen = float(max(0.0, -dist.min())) if k else 0.0
+        return v_next, (contacts, f[: 3 * k].reshape(k, 3), f[3 * k:], report, problem, pen)
+
+
+@njit(cache=True)
+def _miss(code, nv, d):
+    """:func:`_hot_step`'s answer when it hands the step over (``MISSES[code]``)."""
+    return (code, np.zeros((5, 0), dtype=np.int64), np.zeros((0, 3)), np.zeros((0, 3, 3)),
+            np.zeros(0), np.zeros(0), np.zeros((0, nv)), np.zeros((0, 0)), np.zeros(0),
+            np.zeros(0), np.zeros(0), np.zeros(0), 0, 0, 0, np.zeros(0, dtype=np.bool_),
+            np.zeros((0, d), dtype=np.bool_), np.zeros(0, dtype=np.bool_), np.zeros((0, 3)),
+            np.zeros(0))
+
+
+@njit(cache=True)
+def _hot_step(verts, start, geoms, Xg, ground_h, eps, r2, flat, interior, cap, pairs, first,
+              second, joints, pair_mu, ng, ground_frame, J_W, support, v_free, K, h,
+              activation, max_contacts, lim_idx, lim_sign, lim_gap, gamma, max_corr,
+              last_pair, last_limits, last_a, last_b, last_lam, last_keys, last_p, last_dir,
+              slip, period, d, singular_tol, levers, lookahead, max_lookahead):
+    """See :class:`HotStep`; returns ``(code, ...)``, code 0 when the step is solved (an
+    index of ``MISSES`` otherwise, with placeholders)."""
+    # collision: the compiled ground pass and its contact set (ContactDetector.detect)
+    P_f, d_f, owner = polytopes_on_ground(verts, start, geoms, Xg, ground_h, eps, r2, flat,
+                                          interior, cap)
+    kf = d_f.shape[0]
+    nv = v_free.shape[0]
+    if kf > max_contacts:
+        return _miss(5, nv, d)
+    pair_f = pairs[owner]
+    # contact rows of every contact found (World.contact_jacobian)
+    R_f = np.empty((kf, 3, 3))
+    for i in range(kf):
+        R_f[i] = ground_frame
+    a_f = first[pair_f]
+    b_f = second[pair_f]
+    J_f = np.zeros((3 * kf, nv))
+    _fill_contact_rows(J_f, R_f, P_f, joints[b_f], joints[a_f], J_W, support)
+    # the active set (as the staged step) and the problem's rows
+    act = active_contacts(J_f, v_free, v_free, d_f, h, activation)
+    k = act.shape[0]
+    l = lim_idx.shape[0]
+    if k + l == 0:
+        return _miss(1, nv, d)
+    m = 3 * k + l
+    J = np.zeros((m, nv))
+    for i in range(k):
+        for j in range(3):
+            J[3 * i + j] = J_f[3 * act[i] + j]
+    for j in range(l):
+        J[3 * k + j, lim_idx[j]] = lim_sign[j]
+    ints = np.empty((5, k), dtype=np.int64)
+    P = np.empty((k, 3))
+    R = np.empty((k, 3, 3))
+    dist = np.empty(k)
+    mu = np.empty(k)
+    for i in range(k):
+        c = act[i]
+        ints[0, i] = a_f[c]
+        ints[1, i] = b_f[c]
+        ints[2, i] = joints[a_f[c]]
+        ints[3, i] = joints[b_f[c]]
+        ints[4, i] = a_f[c] * ng + b_f[c]
+        P[i] = P_f[c]
+        R[i] = R_f[c]
+        dist[i] = d_f[c]
+        mu[i] = pair_mu[pair_f[c]]
+    phi = np.empty(k + l)
+    phi[:k] = dist
+    phi[k:] = lim_gap
+    finite, G, u, bias = _rows_and_bias(J, K, v_free, phi, h, gamma, max_corr)
+    if not finite:
+        return _miss(6, nv, d)
+    # the pyramid model's first strategy: the same contacts, the last basis
+    pair = ints[4]
+    same = last_pair.shape[0] == k and last_limits.shape[0] == l
+    if same:
+        for i in range(k):
+            if last_pair[i] != pair[i]:
+                same = False
+        for j in range(l):
+            for c in range(nv):
+                if last_limits[j, c] != J[3 * k + j, c]:
+                    same = False
+    if not same:
+        return _miss(2, nv, d)
+    keep = np.flatnonzero(last_a[:k])
+    if keep.shape[0] + l == 0:
+        return _miss(3, nv, d)
+    if slip and k > 0:
+        angle = _edge_angles(u, R, P, pair, last_p, last_keys, last_dir, STICK_SPEED, period,
+                             ANGLE_SNAP)
+    else:
+        angle = np.zeros(k)
+    code, f, z, w, err, tol, nb = warm_pyramid(G, u, mu, bias, l, d, angle, keep, last_a,
+                                               last_b, last_lam, singular_tol,
+                                               max(WARM_FLIPS, m // 8))
+    if code:
+        return _miss(3, nv, d)
+    # v+ and the step's re-solve test (Stepper.step): no contact left out that the
+    # impulses drive shut, no body moved farther than the search looked
+    v_next = v_free + K @ (J.T @ f)  # as the staged step (the same BLAS products)
+    if farther(_reach(levers, v_next, v_free, h, max_lookahead), lookahead, activation):
+        return _miss(4, nv, d)
+    if active_contacts(J_f, v_free, v_next, d_f, h, activation).shape[0] != k:
+        return _miss(4, nv, d)
+    basic_a, basic_b, basic_lam = basis_flags(z, k, l, d, keep)
+    return (0, ints, P, R, dist, mu, J, G, u, bias, phi, f, nb, z.shape[0], keep.shape[0],
+            basic_a, basic_b, basic_lam, _friction_directions(f, R), v_next)

@@ -1,0 +1,70 @@
+"""The compiled common step (sim/hot_step.py) is a shortcut of the staged step, not
+another model: the same scenes with and without it give the same states and impulses."""
+
+import numpy as np
+import pytest
+
+from contact_lcp.dynamics.robot_data import robot_data_installed
+from contact_lcp.sim import Simulator
+
+# (scene, steps, whether most steps must take the compiled path): a standing humanoid
+# (8 contacts, two limit-free feet), a box resting on the ground, a box sliding down an
+# incline (its pyramids turned to the slip each step), the humanoid squatting on
+# prescribed joints
+SCENES = [("config/humanoid_stand.yaml", 300, True), ("config/box_on_plane.yaml", 200, True),
+          ("config/incline.yaml", 200, False), ("config/humanoid_squat.yaml", 200, True)]
+
+
+def _run(path, steps, compiled):
+    sim = Simulator.from_file(path)
+    sim.stepper.hot.enabled = compiled and sim.stepper.hot.enabled
+    states, impulses, reports = [], [], []
+    for _ in range(steps):
+        info = sim.step()
+        states.append(np.concatenate([sim.q, sim.v]))
+        impulses.append(sim._last.impulse_C.copy())
+        reports.append((info.report.outcome, info.report.certified, info.report.fallbacks))
+    return sim, states, impulses, reports
+
+
+@pytest.mark.parametrize("path,steps,mostly", SCENES)
+def test_compiled_step_gives_the_staged_steps_states_and_impulses(path, steps, mostly):
+    hot, s1, f1, r1 = _run(path, steps, True)
+    cold, s2, f2, r2 = _run(path, steps, False)
+    assert cold.stepper.hot.hits == 0
+    if mostly:
+        assert hot.stepper.hot.hits > steps // 2, hot.stepper.hot.misses
+    for k in range(steps):
+        # identical inputs and kernels: equal to round-off (none so far)
+        np.testing.assert_allclose(s1[k], s2[k], rtol=0, atol=1e-9, err_msg=f"step {k}")
+        assert f1[k].shape == f2[k].shape, f"step {k}: other contacts"
+        # per contact, although a box's four corners share its load in many ways (the
+        # LCP's impulses are not unique): the same kernels on the same inputs pick the
+        # same split (v+ is summed by the same BLAS products as the staged step)
+        np.testing.assert_allclose(f1[k], f2[k], rtol=0, atol=1e-9 * max(1.0, np.abs(f2[k]).max()),
+                                   err_msg=f"step {k}")
+        assert r1[k] == r2[k]
+
+
+@pytest.mark.skipif(not robot_data_installed(), reason="example-robot-data not installed")
+def test_talos_stands_on_the_compiled_step_as_on_the_staged_one():
+    hot, s1, f1, _ = _run("config/talos_stand.yaml", 150, True)
+    _, s2, f2, _ = _run("config/talos_stand.yaml", 150, False)
+    assert hot.stepper.hot.hits > 100, hot.stepper.hot.misses
+    np.testing.assert_allclose(s1[-1], s2[-1], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(f1[-1], f2[-1], rtol=0, atol=1e-9)
+
+
+def test_the_compiled_step_records_the_same_problem():
+    hot = Simulator.from_file("config/humanoid_stand.yaml")
+    cold = Simulator.from_file("config/humanoid_stand.yaml")
+    cold.stepper.hot.enabled = False
+    for sim in (hot, cold):
+        sim.record_problems = True
+        for _ in range(60):
+            sim.step()
+    assert hot.stepper.hot.hits > 30
+    a, b = hot.recorded_problems[-1], cold.recorded_problems[-1]
+    for name, x in a.arrays().items():
+        np.testing.assert_allclose(x, b.arrays()[name], rtol=0, atol=1e-9, err_msg=name)
+    assert hot.stats == cold.stats
