@@ -169,6 +169,20 @@ class FreeFlyers:
         self._I = np.array(self.I_c, dtype=float).reshape(-1, 3, 3)
         self._no_prescribed = np.zeros(model.nv, dtype=np.bool_)
         self._no_armature = np.zeros(model.nv)
+        # every other joint moves one coordinate along a line or about a fixed axis:
+        # pin.integrate is q + h v there, and the whole step is one compiled call
+        vec_q, vec_v, simple = [], [], True
+        for j in range(1, model.njoints):
+            kind = model.joints[j].shortname()
+            if kind == "JointModelFreeFlyer":
+                continue
+            if kind in _VECTOR_JOINTS:
+                vec_q.append(int(model.idx_qs[j]))
+                vec_v.append(int(model.idx_vs[j]))
+            else:
+                simple = False
+        self._vector = (np.array(vec_q, dtype=np.int64), np.array(vec_v, dtype=np.int64)) \
+            if simple else None
 
     def __len__(self):
         return len(self.joints)
@@ -231,10 +245,31 @@ class FreeFlyers:
             ``v`` with each free-flyer's linear part re-expressed in its frame at
             ``q_next`` (same world velocity of its reference point, same ``w_B``).
         """
+        if self._vector is not None:
+            return _integrate_vector(q, v, float(h), *self._vector, self._iq, self._iv, self._c)
         q_next = pin.integrate(model, q, v * h)
         v_next = v.copy()
         _step_flyers(q, v, h, self._iq, self._iv, self._c, q_next, v_next)
         return pin.normalize(model, q_next), v_next
+
+
+#: Pinocchio's one-coordinate joints whose configuration is the coordinate itself
+#: (revolute with limits, prismatic); continuous joints (cos, sin) are not among them
+_VECTOR_JOINTS = ("JointModelRX", "JointModelRY", "JointModelRZ", "JointModelRevoluteUnaligned",
+                  "JointModelPX", "JointModelPY", "JointModelPZ", "JointModelPrismaticUnaligned")
+
+
+@njit(cache=True)
+def _integrate_vector(q, v, h, vec_q, vec_v, iq, iv, lever):
+    """:meth:`FreeFlyers.integrate` for models of free flyers and one-coordinate joints
+    only: ``q + h v`` on the latter (as ``pin.integrate``), :func:`_step_flyers` on the
+    former (quaternions normalised there)."""
+    q_next = q.copy()
+    for a in range(vec_q.shape[0]):
+        q_next[vec_q[a]] = q[vec_q[a]] + v[vec_v[a]] * h
+    v_next = v.copy()
+    _step_flyers(q, v, h, iq, iv, lever, q_next, v_next)
+    return q_next, v_next
 
 
 @njit(cache=True)

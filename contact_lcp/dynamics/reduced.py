@@ -32,7 +32,7 @@ import pinocchio as pin
 from numba import njit
 from scipy.linalg import cho_factor, cho_solve
 
-from contact_lcp.dynamics.free_flyer import FreeFlyers
+from contact_lcp.dynamics.free_flyer import FreeFlyers, _free_velocities
 
 
 class FreeMotion:
@@ -82,12 +82,14 @@ class FreeMotion:
         model, data = self.model, self.data
         model.armature = self.armature0 if armature is None else self.armature0 + armature
         if prescribed is None or len(prescribed) == 0:
-            K = np.array(pin.computeMinverse(model, data, q))
-            _mirror_upper(K)  # Pinocchio fills the upper triangle
-            # the ABA acceleration from the inverse already at hand (an RNEA is half an ABA)
-            v_free = v + h * (K @ (tau - pin.nonLinearEffects(model, data, q, v)))
-            self.flyers.free_velocity(q, v, tau, h, v_free, self.gravity_W, armature=armature)
-            return v_free, K
+            # the ABA acceleration from the inverse already at hand (an RNEA is half an
+            # ABA), and the free-flyers' correction, in one compiled call
+            Minv = pin.computeMinverse(model, data, q)
+            b = pin.nonLinearEffects(model, data, q, v)
+            fl = self.flyers
+            return _unconstrained(Minv, b, q, v, tau, float(h), self.gravity_W, fl._iq, fl._iv,
+                                  fl._single, fl._c, fl._mass, fl._I, fl._no_prescribed,
+                                  fl._no_armature if armature is None else armature)
         nv = v.shape[0]
         P = np.asarray(prescribed, dtype=int)
         D = np.setdiff1d(np.arange(nv), P)
@@ -116,3 +118,18 @@ def _mirror_upper(K):
     for i in range(K.shape[0]):
         for j in range(i):
             K[i, j] = K[j, i]
+
+
+@njit(cache=True)
+def _unconstrained(Minv, b, q, v, tau, h, gravity, iq, iv, single, lever, mass, I_c, prescribed,
+                   armature):
+    """``(v_free, K)`` of :meth:`FreeMotion.__call__` without prescribed joints: ``K`` the
+    symmetric copy of Pinocchio's upper-triangular ``Minv``, ``v_free = v + h K (tau - b)``
+    corrected for the free flyers (:meth:`FreeFlyers.free_velocity`)."""
+    K = np.empty(Minv.shape)  # a C-ordered copy (Pinocchio's array may be its own memory)
+    K[:] = Minv
+    _mirror_upper(K)
+    v_free = v + h * (K @ (tau - b))
+    _free_velocities(q, v, tau, h, v_free, gravity, iq, iv, single, lever, mass, I_c,
+                     prescribed, armature)
+    return v_free, K

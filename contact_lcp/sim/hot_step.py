@@ -29,7 +29,10 @@ from contact_lcp.contact.problem import ContactProblem, _rows_and_bias, active_c
 from contact_lcp.contact.pyramid import (ANGLE_SNAP, STICK_SPEED, WARM_FLIPS, PyramidModel,
                                          _edge_angles, _friction_directions)
 from contact_lcp.contact.pyramid_kernel import basis_flags, warm_pyramid
+from contact_lcp.dynamics.free_flyer import FreeFlyers, _integrate_vector
 from contact_lcp.dynamics.world import _fill_contact_rows
+from contact_lcp.sim.limits import _NO_INDEX
+from contact_lcp.sim.limits import _rows as _limit_rows
 
 #: why the compiled step handed a step to the staged one (``HotStep.misses`` counts them)
 MISSES = ("", "no contact or limit row", "other contacts than the last step's",
@@ -67,14 +70,25 @@ class HotStep:
         self._ng = stepper.num_geometries
         self._levers = stepper.detector._levers
         self._support = stepper.world._support
+        lim = stepper.limits
+        self._limits = ((lim.idx_q, lim.idx_v, lim.lower, lim.upper)
+                        if stepper.limit_activation is not None else
+                        (_NO_INDEX, _NO_INDEX, np.zeros(0), np.zeros(0)))
+        self._limit_activation = (-np.inf if stepper.limit_activation is None
+                                  else float(stepper.limit_activation))
+        flyers = FreeFlyers(stepper.world.model)
+        self._integrate = flyers._vector is not None  # else World.integrate_state after
+        vec = flyers._vector if self._integrate else (_NO_INDEX, _NO_INDEX)
+        self._integration = (self._integrate, *vec, flyers._iq, flyers._iv, flyers._c)
 
-    def step(self, q, v, v_free, K, limits, lookahead):
-        """The step from ``(q, v)`` given its free motion, joint-limit rows and lookahead
-        (as :meth:`Stepper.step` computes them), or None (the staged step must run).
+    def step(self, q, v, v_free, K, lookahead, prescribed):
+        """The step from ``(q, v)`` given its free motion ``v_free``, ``K`` and lookahead
+        (as :meth:`Stepper.step` computes them) and the prescribed velocity indices (or
+        None), or None (the staged step must run).
 
-        Returns ``(v_step, record fields)``: the velocity over the step (frames at its
-        start) and ``(contacts, impulse_C, limit_impulse, report, problem,
-        max_penetration)``.
+        Returns ``(q_next, v_next, v_step, record fields)``: the next state, the velocity
+        over the step (frames at its start) and ``(contacts, impulse_C, limit_impulse,
+        report, problem, max_penetration)``.
         """
         st = self.stepper
         warm = st.model.warm_inputs()
@@ -92,24 +106,29 @@ class HotStep:
             eps, self._r2, self._flat, self._interior, self._cap, pairs, self._first,
             self._second, self._joints, self._pair_mu, self._ng, _GROUND_FRAME,
             st.world.jacobian_data.J, self._support, v_free, K, st.h, st.activation,
-            st.max_contacts, limits.idx_v, limits.sign, limits.gap, st.gamma,
-            st.max_correction_speed, *warm, self._slip, self._period, self._d,
-            self._singular_tol, self._levers, lookahead, st.max_lookahead)
+            st.max_contacts, q, *self._limits, _NO_INDEX if prescribed is None else prescribed,
+            self._limit_activation, st.gamma, st.max_correction_speed, *warm, self._slip,
+            self._period, self._d, self._singular_tol, self._levers, lookahead,
+            st.max_lookahead, *self._integration)
         code = out[0]
         if code:
             self.misses[MISSES[code]] += 1
             return None
         (_, ints, P, R, dist, mu, J, G, u, bias, phi, f, nb, lcp_size, kept, basic_a,
-         basic_b, basic_lam, directions, v_next) = out
-        k, l = dist.shape[0], limits.idx_v.size
+         basic_b, basic_lam, directions, v_step, q_next, v_next) = out
+        k = dist.shape[0]
+        l = phi.shape[0] - k
         contacts = ContactSet(self._names, ints[0], ints[1], ints[2], ints[3], P, R, dist, mu)
         problem = ContactProblem(st.h, R, P, phi, mu, J, K, G, v, v_free, u, bias, l, ints[4])
         model = st.model
         model.adopt(problem, (basic_a, basic_b, basic_lam), directions)
         report = model.warm_report(nb, lcp_size, k - kept)
         self.hits += 1
+        if not self._integrate:
+            q_next, v_next = st.world.integrate_state(q, v_step, st.h, trusted=True)
         pen = float(max(0.0, -dist.min())) if k else 0.0
-        return v_next, (contacts, f[: 3 * k].reshape(k, 3), f[3 * k:], report, problem, pen)
+        return q_next, v_next, v_step, (contacts, f[: 3 * k].reshape(k, 3), f[3 * k:], report,
+                                         problem, pen)
 
 
 @njit(cache=True)
@@ -119,15 +138,17 @@ def _miss(code, nv, d):
             np.zeros(0), np.zeros(0), np.zeros((0, nv)), np.zeros((0, 0)), np.zeros(0),
             np.zeros(0), np.zeros(0), np.zeros(0), 0, 0, 0, np.zeros(0, dtype=np.bool_),
             np.zeros((0, d), dtype=np.bool_), np.zeros(0, dtype=np.bool_), np.zeros((0, 3)),
-            np.zeros(0))
+            np.zeros(0), np.zeros(0), np.zeros(0))
 
 
 @njit(cache=True)
 def _hot_step(verts, start, geoms, Xg, ground_h, eps, r2, flat, interior, cap, pairs, first,
               second, joints, pair_mu, ng, ground_frame, J_W, support, v_free, K, h,
-              activation, max_contacts, lim_idx, lim_sign, lim_gap, gamma, max_corr,
+              activation, max_contacts, q, limit_q, limit_v, lower, upper, prescribed,
+              limit_activation, gamma, max_corr,
               last_pair, last_limits, last_a, last_b, last_lam, last_keys, last_p, last_dir,
-              slip, period, d, singular_tol, levers, lookahead, max_lookahead):
+              slip, period, d, singular_tol, levers, lookahead, max_lookahead, integrate,
+              vec_q, vec_v, flyer_q, flyer_v, flyer_lever):
     """See :class:`HotStep`; returns ``(code, ...)``, code 0 when the step is solved (an
     index of ``MISSES`` otherwise, with placeholders)."""
     # collision: the compiled ground pass and its contact set (ContactDetector.detect)
@@ -149,6 +170,8 @@ def _hot_step(verts, start, geoms, Xg, ground_h, eps, r2, flat, interior, cap, p
     # the active set (as the staged step) and the problem's rows
     act = active_contacts(J_f, v_free, v_free, d_f, h, activation)
     k = act.shape[0]
+    lim_idx, lim_sign, lim_gap = _limit_rows(q, limit_q, limit_v, lower, upper, v_free, h,
+                                             limit_activation, prescribed)
     l = lim_idx.shape[0]
     if k + l == 0:
         return _miss(1, nv, d)
@@ -215,5 +238,11 @@ def _hot_step(verts, start, geoms, Xg, ground_h, eps, r2, flat, interior, cap, p
     if active_contacts(J_f, v_free, v_next, d_f, h, activation).shape[0] != k:
         return _miss(4, nv, d)
     basic_a, basic_b, basic_lam = basis_flags(z, k, l, d, keep)
+    # the configuration step (World.integrate_state) of worlds it covers
+    if integrate:
+        q_next, v_end = _integrate_vector(q, v_next, h, vec_q, vec_v, flyer_q, flyer_v,
+                                          flyer_lever)
+    else:
+        q_next, v_end = np.zeros(0), np.zeros(0)
     return (0, ints, P, R, dist, mu, J, G, u, bias, phi, f, nb, z.shape[0], keep.shape[0],
-            basic_a, basic_b, basic_lam, _friction_directions(f, R), v_next)
+            basic_a, basic_b, basic_lam, _friction_directions(f, R), v_next, q_next, v_end)

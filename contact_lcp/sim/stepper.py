@@ -166,23 +166,20 @@ class Stepper:
         v_free, K = self.free_motion(q, v, tau, h, armature, prescribed, v_prescribed)
         if self.loops is not None:  # the bilateral rows of the MLCP, by Schur complement
             v_free, K, _ = self.loops.project(world.jacobian_data, v_free, K, h)
-        limits = (no_limits() if self.limit_activation is None else
-                  self.limits.rows(q, prescribed, self.limit_activation, v_free, h))
         t1 = time.perf_counter()
         timings["dynamics"] = t1 - t0
         # how far each body may go: at v or at the free motion's v (gravity alone moves a
         # body resting on nothing h^2 g, 25 mm at h = 50 ms)
         lookahead = self.detector.reach(v, v_free, h, self.max_lookahead)
         if self.hot.enabled:  # the common case in one compiled call (hot_step.py)
-            hot = self.hot.step(q, v, v_free, K, limits, lookahead)
+            hot = self.hot.step(q, v, v_free, K, lookahead, prescribed)
             if hot is not None:
-                v_step, fields = hot
-                t2 = time.perf_counter()
-                timings["contact"] = t2 - t1
-                q_next, v_next = world.integrate_state(q, v_step, h, trusted=True)
+                q_next, v_next, v_step, fields = hot
                 self.detector.advance(q_next, v_step, h)
-                timings["integrate"] = time.perf_counter() - t2
+                timings["contact"] = time.perf_counter() - t1
                 return q_next, v_next, StepRecord(*fields, timings=timings, v_step=v_step)
+        limits = (no_limits() if self.limit_activation is None else
+                  self.limits.rows(q, prescribed, self.limit_activation, v_free, h))
         found = self.detector.detect(q, lookahead)
         self.check_contacts(found)
         extras = {} if self.facets is None else {"facet_sets": self.facets.find(q, lookahead)}
