@@ -275,6 +275,9 @@ def test_sleeping_broad_phase_finds_what_a_full_reading_finds(scene, skips):
 
     sim = Simulator.from_file(scene)
     det = sim.detector
+    # the reading path of worlds whose placements are not computed from q (joints the
+    # compiled recursion of dynamics/placements.py does not cover)
+    det._fk = None
     moving = int(det._is_moving.sum())
     skipped = 0
     for _ in range(300):

@@ -59,6 +59,7 @@ from contact_lcp.collision.support import (
     ray_interval,
     ray_intervals,
 )
+from contact_lcp.dynamics.placements import tree_placements
 from contact_lcp.dynamics.world import same_vector
 from contact_lcp.exceptions import SceneError
 
@@ -202,6 +203,9 @@ class ContactDetector:
         self._X = np.array([w.collision_data.oMg[g].homogeneous for g in range(ng)]).reshape(ng, 4, 4)
         self._c = np.einsum("kij,kj->ki", self._X[:, :3, :3], self._centers) + self._X[:, :3, 3]
         self._drift = np.zeros(ng)
+        # placements computed from q when the tree allows it (else read from Pinocchio)
+        self._fk = tree_placements(w.model, w.collision_model)
+        self._all_geoms = np.arange(ng)
         self._expect_q = None
         self._h = -np.inf if w.ground_height is None else float(w.ground_height)
         self._is_ground_pair = ground
@@ -285,16 +289,22 @@ class ContactDetector:
         Placements are then read only for geometries that such a bound cannot keep out
         of reach of anything (Python reads of placements cost ~0.5 us each: a robot has
         dozens of links, of which its feet touch the ground). Without this call, or at
-        any other ``q``, :meth:`detect` reads them all.
+        any other ``q``, :meth:`detect` reads them all. Worlds whose placements are
+        computed from ``q`` (:mod:`contact_lcp.dynamics.placements`) need none of this.
         """
-        if self._expect_q is None:
+        if self._expect_q is None or self._fk is not None:
             return
         lever_bound(self._levers, np.asarray(v, dtype=float), float(h), self._drift)
         self._expect_q = np.array(q_next, dtype=float)
 
     def _placements(self, q, lookahead):
         """(ngeoms, 4, 4) placements, exact for every geometry that may be near another,
-        and (ngeoms, 3) bounding-sphere centres; the others keep their last reading."""
+        and (ngeoms, 3) bounding-sphere centres; the others keep their last reading (all
+        exact when the placements are computed from ``q``)."""
+        if self._fk is not None:  # all of them, in one compiled call
+            self._X = X = self._fk(np.asarray(q, dtype=float))
+            update_centres(self._c, X, self._centers, self._all_geoms)
+            return X, self._c
         oMg = self.world.collision_data.oMg
         X, c, drift = self._X, self._c, self._drift
         if self._expect_q is None or not same_vector(np.asarray(q, dtype=float), self._expect_q):

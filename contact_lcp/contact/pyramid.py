@@ -173,11 +173,19 @@ class PyramidModel(ContactModel):
         return ContactSolution(f, self.warm_report(nb, z.shape[0], k - keep.size))
 
     def warm_report(self, pivots, lcp_size, dropped):
-        """The report of a step solved by the last step's basis (one compiled solve)."""
-        return SolveReport(Outcome.SOLVED, LCPStatus.SOLVED, self.name, self.settings.method,
+        """The report of a step solved by the last step's basis (one compiled solve); the
+        last one again when it says the same (reports are immutable: a standing robot's
+        steps share one)."""
+        key = (pivots, lcp_size, dropped)
+        last = self.__dict__.get("_warm_report")
+        if last is not None and last[0] == key:
+            return last[1]
+        report = SolveReport(Outcome.SOLVED, LCPStatus.SOLVED, self.name, self.settings.method,
                            True, pivots=int(pivots), solves=1, failures=0, warm_started=True,
                            info={"warm_source": "previous_step", "lcp_size": int(lcp_size),
                                  "dropped_contacts": int(dropped)})
+        self._warm_report = (key, report)
+        return report
 
     def warm_inputs(self):
         """What :meth:`solve` reads to try the last step's basis first: ``(pair keys,

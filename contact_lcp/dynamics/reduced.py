@@ -33,6 +33,7 @@ from numba import njit
 from scipy.linalg import cho_factor, cho_solve
 
 from contact_lcp.dynamics.free_flyer import FreeFlyers, _free_velocities
+from contact_lcp.dynamics.world import same_vector
 
 
 class FreeMotion:
@@ -47,6 +48,7 @@ class FreeMotion:
         self.model = pin.Model(world.model)
         self.data = self.model.createData()
         self.armature0 = np.array(self.model.armature, dtype=float)
+        self._armature = None  # the armature last set on ``model``
         self.flyers = FreeFlyers(self.model)
         self.gravity_W = np.array(self.model.gravity.linear)
 
@@ -80,7 +82,10 @@ class FreeMotion:
             Symmetric map from generalized impulse to velocity change [1/kg].
         """
         model, data = self.model, self.data
-        model.armature = self.armature0 if armature is None else self.armature0 + armature
+        arm = self.armature0 if armature is None else self.armature0 + armature
+        if self._armature is None or not same_vector(arm, self._armature):
+            model.armature = arm  # (a copy into Pinocchio: only when it changes)
+            self._armature = arm
         if prescribed is None or len(prescribed) == 0:
             # the ABA acceleration from the inverse already at hand (an RNEA is half an
             # ABA), and the free-flyers' correction, in one compiled call

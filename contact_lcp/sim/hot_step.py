@@ -100,10 +100,9 @@ class HotStep:
             self.misses[MISSES[8]] += 1
             return None
         X, geoms, pairs = found
-        eps = st.detector.activation_distance + lookahead[geoms]
         out = _hot_step(
-            self._verts, self._start, geoms, np.ascontiguousarray(X[geoms]), self._ground_h,
-            eps, self._r2, self._flat, self._interior, self._cap, pairs, self._first,
+            self._verts, self._start, geoms, X, self._ground_h,
+            st.detector.activation_distance, self._r2, self._flat, self._interior, self._cap, pairs, self._first,
             self._second, self._joints, self._pair_mu, self._ng, _GROUND_FRAME,
             st.world.jacobian_data.J, self._support, v_free, K, st.h, st.activation,
             st.max_contacts, q, *self._limits, _NO_INDEX if prescribed is None else prescribed,
@@ -115,7 +114,7 @@ class HotStep:
             self.misses[MISSES[code]] += 1
             return None
         (_, ints, P, R, dist, mu, J, G, u, bias, phi, f, nb, lcp_size, kept, basic_a,
-         basic_b, basic_lam, directions, v_step, q_next, v_next) = out
+         basic_b, basic_lam, directions, v_step, q_next, v_next, pen) = out
         k = dist.shape[0]
         l = phi.shape[0] - k
         contacts = ContactSet(self._names, ints[0], ints[1], ints[2], ints[3], P, R, dist, mu)
@@ -126,7 +125,6 @@ class HotStep:
         self.hits += 1
         if not self._integrate:
             q_next, v_next = st.world.integrate_state(q, v_step, st.h, trusted=True)
-        pen = float(max(0.0, -dist.min())) if k else 0.0
         return q_next, v_next, v_step, (contacts, f[: 3 * k].reshape(k, 3), f[3 * k:], report,
                                          problem, pen)
 
@@ -138,11 +136,11 @@ def _miss(code, nv, d):
             np.zeros(0), np.zeros(0), np.zeros((0, nv)), np.zeros((0, 0)), np.zeros(0),
             np.zeros(0), np.zeros(0), np.zeros(0), 0, 0, 0, np.zeros(0, dtype=np.bool_),
             np.zeros((0, d), dtype=np.bool_), np.zeros(0, dtype=np.bool_), np.zeros((0, 3)),
-            np.zeros(0), np.zeros(0), np.zeros(0))
+            np.zeros(0), np.zeros(0), np.zeros(0), 0.0)
 
 
 @njit(cache=True)
-def _hot_step(verts, start, geoms, Xg, ground_h, eps, r2, flat, interior, cap, pairs, first,
+def _hot_step(verts, start, geoms, X, ground_h, activation_distance, r2, flat, interior, cap, pairs, first,
               second, joints, pair_mu, ng, ground_frame, J_W, support, v_free, K, h,
               activation, max_contacts, q, limit_q, limit_v, lower, upper, prescribed,
               limit_activation, gamma, max_corr,
@@ -152,6 +150,11 @@ def _hot_step(verts, start, geoms, Xg, ground_h, eps, r2, flat, interior, cap, p
     """See :class:`HotStep`; returns ``(code, ...)``, code 0 when the step is solved (an
     index of ``MISSES`` otherwise, with placeholders)."""
     # collision: the compiled ground pass and its contact set (ContactDetector.detect)
+    Xg = np.empty((geoms.shape[0], 4, 4))
+    eps = np.empty(geoms.shape[0])
+    for a in range(geoms.shape[0]):
+        Xg[a] = X[geoms[a]]
+        eps[a] = activation_distance + lookahead[geoms[a]]
     P_f, d_f, owner = polytopes_on_ground(verts, start, geoms, Xg, ground_h, eps, r2, flat,
                                           interior, cap)
     kf = d_f.shape[0]
@@ -244,5 +247,8 @@ def _hot_step(verts, start, geoms, Xg, ground_h, eps, r2, flat, interior, cap, p
                                           flyer_lever)
     else:
         q_next, v_end = np.zeros(0), np.zeros(0)
+    pen = 0.0
+    for i in range(k):
+        pen = max(pen, -dist[i])
     return (0, ints, P, R, dist, mu, J, G, u, bias, phi, f, nb, z.shape[0], keep.shape[0],
-            basic_a, basic_b, basic_lam, _friction_directions(f, R), v_next, q_next, v_end)
+            basic_a, basic_b, basic_lam, _friction_directions(f, R), v_next, q_next, v_end, pen)
