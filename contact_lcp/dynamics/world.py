@@ -78,6 +78,19 @@ def same_vector(a, b):
     return True
 
 
+@njit(cache=True)
+def all_finite(a, b):
+    """Whether every entry of the 1-D float arrays ``a`` and ``b`` is finite (one
+    compiled call)."""
+    for x in a:
+        if not np.isfinite(x):
+            return False
+    for x in b:
+        if not np.isfinite(x):
+            return False
+    return True
+
+
 #: bytes a pinocchio.Data takes per cubed velocity dimension: Pinocchio 4 allocates and
 #: zero-fills eight (nv, nv, nv) tensors of second-order derivatives in every Data, whatever
 #: the joints (measured resident size: 60 free-flyers, nv = 360: 1.08 GB; 200 revolute

@@ -8,6 +8,7 @@ import numpy as np
 from contact_lcp.contact.models import make_model, model_class
 from contact_lcp.contact.report import Outcome, SolveReport
 from contact_lcp.dynamics.reduced import FreeMotion
+from contact_lcp.dynamics.world import all_finite
 from contact_lcp.exceptions import ContactLCPError, InvalidProblem, SceneError
 from contact_lcp.sim.control import CommandError, RobotControl
 from contact_lcp.sim.scene import model_settings
@@ -175,7 +176,7 @@ class Simulator(SimulatorViews):
         self.t = 0.0
         self._q = self.world.q0.copy()
         self._v = self.world.v0.copy()
-        self._tau = np.zeros(self.world.model.nv)
+        self._applied = None
         for c in self.controls:
             c.clear_commands()
         self.stats = SimStats()
@@ -202,28 +203,38 @@ class Simulator(SimulatorViews):
             When the next state would not be finite (the state is left unchanged).
         """
         tau, arm, pres_idx, pres_v = self._control()
-        message = (f"the state after t = {self.t:.4f} s would not be finite; the simulator "
-                   "keeps the last finite state")
         try:
             q1, v1, rec = self.stepper.step(self._q, self._v, tau, armature=arm,
                                             prescribed=pres_idx, v_prescribed=pres_v)
         except InvalidProblem as e:  # NaN or inf met inside the step: the numerics blew up
             self.world.forward(self._q, self._v)
-            raise SimulationError(f"{message} ({e})") from e
-        if not np.isfinite(np.dot(q1, q1) + np.dot(v1, v1)) and not (
-                np.all(np.isfinite(q1)) and np.all(np.isfinite(v1))):
+            raise SimulationError(f"{self._not_finite()} ({e})") from e
+        if not all_finite(q1, v1):
             self.world.forward(self._q, self._v)
-            raise SimulationError(message)
+            raise SimulationError(self._not_finite())
         self.stats.add(rec.report)
         if self.record_problems and rec.problem is not None:
             self.recorded_problems.append(rec.problem)
-        # Torque the implicit servos actually applied: evaluated at the end of the step.
-        applied = tau - arm / self.h * (v1 - self._v)
-        self._q, self._v, self._tau, self._last = q1, v1, applied, rec
+        # the torque the implicit servos applied (evaluated at the end of the step),
+        # computed when read (applied_torques)
+        self._applied = (tau, arm, v1, self._v)
+        self._q, self._v, self._last = q1, v1, rec
         self.t += self.h
         self.world.forward(self._q, self._v, trusted=True)  # checked above
         return StepInfo(self.t, len(rec.contacts), rec.num_active, rec.report,
                         rec.max_penetration, rec.timings)
+
+    def _not_finite(self):
+        return (f"the state after t = {self.t:.4f} s would not be finite; the simulator "
+                "keeps the last finite state")
+
+    def applied_torques(self):
+        """(nv,) generalized force the controllers applied over the last step [N.m or N]:
+        implicit servos evaluated at the end of the step (zero before the first step)."""
+        if self._applied is None:
+            return np.zeros(self.world.model.nv)
+        tau, arm, v1, v0 = self._applied
+        return tau - arm / self.h * (v1 - v0)
 
     def _control(self):
         if len(self.controls) == 1:  # one robot: its arrays as they are

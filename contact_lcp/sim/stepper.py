@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 
 from contact_lcp.collision.contact_set import ContactSet
 from contact_lcp.collision.detector import farther
@@ -61,7 +62,7 @@ class StepRecord:
     @property
     def num_active(self) -> int:
         """Contacts whose normal impulse is positive."""
-        return int(np.count_nonzero(self.impulse_C[:, 0] > 0.0))
+        return _loaded(self.impulse_C)
 
 
 class Stepper:
@@ -256,3 +257,13 @@ class Stepper:
         rec = StepRecord(contacts, sol.f[: 3 * k].reshape(k, 3), sol.f[3 * k:], sol.report,
                          problem, pen, timings, v_step)
         return q_next, v_next, rec
+
+
+@njit(cache=True)
+def _loaded(impulse_C):
+    """Rows of ``impulse_C`` (k, 3) with a positive normal impulse (one compiled call)."""
+    n = 0
+    for i in range(impulse_C.shape[0]):
+        if impulse_C[i, 0] > 0.0:
+            n += 1
+    return n

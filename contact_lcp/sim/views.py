@@ -70,7 +70,7 @@ class SimulatorViews:
         idx_q = np.concatenate([r.idx_q for r in self.world.robots]).astype(int) if self.world.robots else np.zeros(0, int)
         idx_v = np.concatenate([r.idx_v for r in self.world.robots]).astype(int) if self.world.robots else np.zeros(0, int)
         return JointState(list(self.joint_names), self._q[idx_q].copy(), self._v[idx_v].copy(),
-                          self._tau[idx_v].copy())
+                          self.applied_torques()[idx_v])
 
     def base_state(self, robot=0):
         """Floating-base pose and world-frame twist of ``robot``; None for a fixed base."""
