@@ -60,41 +60,63 @@ def disk_gaps(P, r, half_width=100.0, slope_deg=45.0):
     return np.concatenate([table, *walls]), pairs
 
 
-@pytest.mark.slow
 def test_disks_21_end_on_the_tabletop_without_failures():
-    # Anitescu & Hart: after 20 s (h = 0.05 s, mu = 0.2) every disk rests on the tabletop
-    # and all are separated. Ours: every disk rolls on the table or on a wall (gap below
-    # 1 cm, 0.3 % of the radius), none on another; at least 19 of 21 on the table (the
-    # run is chaotic: one or two may be on a wall's slope at t = 20 s, returning to the
-    # table; 20 and 21 measured in runs with different BLAS threads) and no overlap beyond
-    # 1 mm. Not all separated: the disks still roll at 1-3 m/s at t = 20 s, in rows that
-    # touch (no restitution, no rolling resistance: nothing pulls them apart) and now and
-    # then collide. The deepest penetration over the run, measured on the geometry (coal
-    # once reports a disk touching a wall as 8 deep with the normal reversed), stays below
-    # 0.1, a thirtieth of the radius (measured 0.002 with the default activation distance
-    # since the step re-solves with the gaps its impulses close; 0.88 at that distance
-    # without the re-solve, 0.001-0.017 with the distance raised to 1).
+    # Anitescu & Hart (S3 section 3): after 20 s (h = 0.05 s, mu = 0.2) "all disks are
+    # separated, and they are all in contact with the tabletop". Ours holds the second
+    # half up to the chaos of the run and not the first:
+    # - The pile comes apart: every disk ends on the table or rolling on a wall (gap below
+    #   1 cm, 0.3 % of the radius), none on another disk; at least 19 of 21 on the table
+    #   (19, one disk rolling on each wall, for the bundled pile and for each of ten seeds
+    #   of its 0.25 mm jitter; 19-21 with a 0.9 mm jitter: a disk rolling at ~2 m/s spends
+    #   ~0.9 s of each visit on a 45-degree wall).
+    # - GAP to the paper: not all separated. 10-15 pairs touch at t = 20 s (ten seeds) in
+    #   rows that roll at one speed. The paper's own model makes these rows: an impact is
+    #   plastic and a rolling disk meets no resistance, so a disk that catches up with
+    #   another stays against it (test_sim_disks: the pair rolls on together, forever).
+    #   Not the scene (the same rows with walls at 70-300, slopes 20-60 degrees, gapped or
+    #   jittered piles), not the stabilisation (gamma = 0, or uncapped as the paper's),
+    #   not the activation (the paper's epsilon = 0.3 without look-ahead or re-solve). Only
+    #   the relaxed model separates them (0-4 touching pairs): its -mu lambda coupling
+    #   opens a sliding contact, and two disks rolling side by side slide at 2 v where
+    #   they touch.
+    # Physics checked on every step: zero failures and fallbacks; the mechanical energy
+    # never grows (the scheme only dissipates: plastic impacts, sliding, and the
+    # first-order step loses m g^2 h^2 / 2 per step of free flight), up to round-off
+    # (1e-9 of the initial potential energy; measured 3e-16); the deepest overlap on the
+    # geometry stays below 0.05, a sixtieth of the radius (measured 0-0.01 over ten
+    # seeds). 1.4 s: the disks collide as spheres (exact), not as coal's cylinders.
     import numpy as np
 
     from contact_lcp.sim import Simulator
-    from contact_lcp.sim.disks import RADIUS
+    from contact_lcp.sim.disks import DENSITY, RADIUS
 
     sim = Simulator.from_file(bundled_scenes()["disks_21"])
     names = [f"disk_{k}/disk" for k in range(1, 22)]
+    m = DENSITY * np.pi * RADIUS ** 2  # unit thickness
+    g = -sim.scene.gravity[2]
 
     def centres():
         sim.world.forward(sim.q)
         return np.array([sim.world.frame_placement(n)[[0, 2], 3] for n in names])
 
+    def energy(P):
+        v = sim.v.reshape(21, 3)
+        return (0.5 * m * np.sum(v[:, :2] ** 2) + 0.25 * m * RADIUS ** 2 * np.sum(v[:, 2] ** 2)
+                + m * g * np.sum(P[:, 1] - RADIUS))
+
+    E = E0 = energy(centres())
     deepest = 0.0
     for _ in range(int(round(sim.scene.duration / sim.h))):
         info = sim.step()
         assert info.fallbacks == 0
-        walls, pairs = disk_gaps(centres(), RADIUS)
+        P = centres()
+        E, E_before = energy(P), E
+        assert E <= E_before + 1e-9 * E0, (sim.t, E - E_before)
+        walls, pairs = disk_gaps(P, RADIUS)
         deepest = max(deepest, -walls.min(), -pairs.min())
     assert sim.stats.lcp_failures == 0
-    assert deepest < 0.1
-    P = centres()
+    assert deepest < 0.05
+    assert E < 0.05 * E0  # measured 1.6-2.3 %: the rows still roll at ~2 m/s
     support, pairs = disk_gaps(P, RADIUS)
     on_support = support.reshape(3, 21).min(axis=0)  # the table's or a wall's gap per disk
     np.testing.assert_allclose(on_support, 0.0, atol=0.01)
