@@ -6,8 +6,8 @@ import pytest
 
 from contact_lcp.sim import Simulator, load_scene
 from contact_lcp.sim.disks import (
-    DISK_URDF, PILE_GAP, PILE_JITTER, PILE_SEED, RADIUS, cannonball, disk_urdf, scene_yaml,
-    walls_urdf)
+    DISK_URDF, PILE_GAP, PILE_JITTER, PILE_SEED, RADIUS, cannonball, disk_urdf, gaps,
+    scene_yaml, walls_urdf)
 from contact_lcp.sim.scene import ContactSettings, package_share_dir
 
 SHARE = package_share_dir()
@@ -34,6 +34,19 @@ def test_the_pile_is_at_rest_apart_and_not_symmetric():
     exact = cannonball()  # no gap, no jitter: the touching pile
     pairs = np.linalg.norm(exact[:, None] - exact[None], axis=2)[np.triu_indices(21, 1)]
     assert np.sum(np.isclose(pairs, 2 * RADIUS)) == 15 + 30  # row pairs, diagonal pairs
+
+
+def test_gaps_to_the_table_the_walls_and_each_other():
+    a = np.radians(45.0)
+    on_left_wall = np.array([-100.0, 0.0]) + 5.0 * np.array([-np.cos(a), np.sin(a)]) \
+        + (RADIUS + 0.25) * np.array([np.sin(a), np.cos(a)])
+    P = np.array([[0.0, RADIUS], [2 * RADIUS - 0.5, RADIUS], on_left_wall])
+    support, pairs = gaps(P)
+    assert support.shape == (3, 3) and pairs.shape == (3,)
+    np.testing.assert_allclose(support[0, :2], 0.0, atol=1e-12)  # on the table
+    assert support[1, 2] == pytest.approx(0.25)  # 0.25 off the left wall
+    assert support[2, 0] == pytest.approx((100.0 + RADIUS) * np.sin(a) - RADIUS)  # right wall
+    assert pairs[0] == pytest.approx(-0.5)  # disks 1 and 2 overlap by 0.5
 
 
 def test_bad_pile_and_shape_are_refused():

@@ -47,19 +47,6 @@ def test_every_bundled_scene_runs_a_few_steps_without_failures(name):
     assert row["frames"] == 5 and row["failure"] == 0 and row["fallbacks"] == 0
 
 
-def disk_gaps(P, r, half_width=100.0, slope_deg=45.0):
-    """Geometric gaps of disks of radius ``r`` centred at ``P`` (n, 2) (x, z) [m]: to the
-    table, to the slanted walls of :func:`contact_lcp.sim.disks.walls_urdf`, pairwise."""
-    import numpy as np
-
-    a = np.radians(slope_deg)
-    table = P[:, 1] - r
-    walls = [(-s * np.sin(a)) * (P[:, 0] - s * half_width) + np.cos(a) * P[:, 1] - r
-             for s in (-1, 1)]
-    pairs = np.linalg.norm(P[:, None] - P[None], axis=2)[np.triu_indices(len(P), 1)] - 2 * r
-    return np.concatenate([table, *walls]), pairs
-
-
 def test_disks_21_end_on_the_tabletop_without_failures():
     # Anitescu & Hart (S3 section 3): after 20 s (h = 0.05 s, mu = 0.2) "all disks are
     # separated, and they are all in contact with the tabletop". Ours holds the second
@@ -88,7 +75,7 @@ def test_disks_21_end_on_the_tabletop_without_failures():
     import numpy as np
 
     from contact_lcp.sim import Simulator
-    from contact_lcp.sim.disks import DENSITY, RADIUS
+    from contact_lcp.sim.disks import DENSITY, RADIUS, gaps
 
     sim = Simulator.from_file(bundled_scenes()["disks_21"])
     names = [f"disk_{k}/disk" for k in range(1, 22)]
@@ -112,13 +99,13 @@ def test_disks_21_end_on_the_tabletop_without_failures():
         P = centres()
         E, E_before = energy(P), E
         assert E <= E_before + 1e-9 * E0, (sim.t, E - E_before)
-        walls, pairs = disk_gaps(P, RADIUS)
-        deepest = max(deepest, -walls.min(), -pairs.min())
+        support, pairs = gaps(P)
+        deepest = max(deepest, -support.min(), -pairs.min())
     assert sim.stats.lcp_failures == 0
     assert deepest < 0.05
     assert E < 0.05 * E0  # measured 1.6-2.3 %: the rows still roll at ~2 m/s
-    support, pairs = disk_gaps(P, RADIUS)
-    on_support = support.reshape(3, 21).min(axis=0)  # the table's or a wall's gap per disk
+    support, pairs = gaps(P)
+    on_support = support.min(axis=0)  # the table's or a wall's gap per disk
     np.testing.assert_allclose(on_support, 0.0, atol=0.01)
     assert np.count_nonzero(np.abs(P[:, 1] - RADIUS) < 0.01) >= 19
     assert pairs.min() > -1e-3

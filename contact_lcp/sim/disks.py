@@ -25,6 +25,9 @@ import numpy as np
 
 RADIUS, DENSITY, THICKNESS = 3.0, 10.0, 1.0
 
+#: the walls' inner faces meet the table at x = +-HALF_WIDTH [m], leaning out at SLOPE_DEG
+HALF_WIDTH, SLOPE_DEG = 100.0, 45.0
+
 #: the pile of ``disks_21``: clearance between neighbours [m], bound of the seeded
 #: horizontal jitter of each centre [m] (below half the clearance: no overlap), seed.
 #: Every supporting gap stays within the default activation distance (1 mm), so the
@@ -77,8 +80,8 @@ def disk_urdf(radius=RADIUS, density=DENSITY, thickness=THICKNESS, name="disk",
         '  </link>', '</robot>', ''])
 
 
-def walls_urdf(half_width=100.0, slope_deg=45.0, length=40.0, thickness=2.0, depth=10.0,
-               name="walls"):
+def walls_urdf(half_width=HALF_WIDTH, slope_deg=SLOPE_DEG, length=40.0, thickness=2.0,
+               depth=10.0, name="walls"):
     """URDF of two slanted walls (boxes) rising from the tabletop at ``x = +-half_width``,
     leaning outwards by ``90 - slope_deg`` from vertical."""
     a = math.radians(slope_deg)
@@ -122,12 +125,26 @@ def cannonball(rows=6, radius=RADIUS, gap=0.0, jitter=0.0, seed=0):
     return centres
 
 
+def gaps(P, radius=RADIUS, half_width=HALF_WIDTH, slope_deg=SLOPE_DEG):
+    """Gaps [m] of disks centred at ``P`` (n, 2) (x, z), from the geometry (negative:
+    overlap): ``(support, pairs)`` with ``support`` (3, n) to the table, the left wall
+    and the right wall of :func:`walls_urdf` (its faces extended beyond their ends) and
+    ``pairs`` (n (n - 1) / 2,) between disks, in ``np.triu_indices(n, 1)`` order."""
+    P = np.asarray(P, dtype=float)
+    a = math.radians(slope_deg)
+    walls = [(-side * math.sin(a)) * (P[:, 0] - side * half_width) + math.cos(a) * P[:, 1]
+             for side in (-1, 1)]
+    support = np.array([P[:, 1], *walls]) - radius
+    d = np.linalg.norm(P[:, None] - P[None], axis=2)[np.triu_indices(len(P), 1)]
+    return support, d - 2 * radius
+
+
 #: the URDF of a ``disks_21`` disk (sphere collision), in the package's urdf/ folder
 DISK_URDF = "disks_21_disk.urdf"
 
 
-def scene_yaml(rows=6):
-    """The ``config/disks_21.yaml`` text."""
+def scene_yaml(rows=6, seed=PILE_SEED):
+    """The ``config/disks_21.yaml`` text (``seed``: of the pile's jitter)."""
     lines = [
         "# Anitescu & Hart's disks (S3, section 4): 21 disks of radius 3 and density 10 per",
         "# unit area start at rest as a cannonball pile (6 at the bottom) on a tabletop bounded",
@@ -142,7 +159,7 @@ def scene_yaml(rows=6):
         "ground: {height: 0.0, friction: 0.2}", "robots:",
         "  - {name: walls, urdf: ../urdf/disks_walls.urdf, floating_base: false,",
         "     controller: {type: effort}}"]
-    for k, (x, z) in enumerate(cannonball(rows, RADIUS, PILE_GAP, PILE_JITTER, PILE_SEED)):
+    for k, (x, z) in enumerate(cannonball(rows, RADIUS, PILE_GAP, PILE_JITTER, seed)):
         lines.append(f"  - {{name: disk_{k + 1}, urdf: ../urdf/{DISK_URDF}, floating_base: false, "
                      f"base_pose: [{x:.9g}, 0, {z:.9g}, 0, 0, 0, 1], "
                      "controller: {type: effort}}")
