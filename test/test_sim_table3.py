@@ -62,11 +62,12 @@ def test_disks_21_end_on_the_tabletop_without_failures():
     #   (8-15 touching pairs with the walls at 70-300 or 20-60 degrees; 9-12 with walls
     #   never reached, so the rows form in the collapse itself), not the stabilisation
     #   (gamma = 0, or uncapped as the paper's: the same rows at 45 degrees), not the
-    #   activation (the paper's epsilon = 0.3: 10-15). Only the relaxed model separates them (0-6 touching
-    #   pairs; all separated and on the table in 4 of 10 seeds at 45 degrees, at the cost
-    #   of overlaps of 0.08-0.29 and energy gains of up to 5e-5 per step): its -mu lambda
-    #   coupling opens a sliding contact, and two disks rolling side by side slide past
-    #   each other at 2 v where they touch. S3 ran this example with the LCP model.
+    #   activation (the paper's epsilon = 0.3: 10-15). Only the relaxed model separates
+    #   them (0-6 touching pairs; all separated and on the table in 4 of 10 seeds at 45
+    #   degrees, at the cost of overlaps of 0.08-0.29 and energy gains of up to 5e-5 per
+    #   step): its -mu lambda coupling opens a sliding contact, and two disks rolling side
+    #   by side slide past each other at 2 v where they touch. S3 ran this example with
+    #   the LCP model.
     # Physics checked on every step: zero failures and fallbacks; the mechanical energy
     # never grows (the scheme only dissipates: plastic impacts, sliding, and the
     # first-order step loses m g^2 h^2 / 2 per step of free flight), up to round-off
