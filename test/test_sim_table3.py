@@ -47,56 +47,65 @@ def test_every_bundled_scene_runs_a_few_steps_without_failures(name):
     assert row["frames"] == 5 and row["failure"] == 0 and row["fallbacks"] == 0
 
 
-def disk_gaps(P, r, half_width=100.0, slope_deg=45.0):
-    """Geometric gaps of disks of radius ``r`` centred at ``P`` (n, 2) (x, z) [m]: to the
-    table, to the slanted walls of :func:`contact_lcp.sim.disks.walls_urdf`, pairwise."""
-    import numpy as np
-
-    a = np.radians(slope_deg)
-    table = P[:, 1] - r
-    walls = [(-s * np.sin(a)) * (P[:, 0] - s * half_width) + np.cos(a) * P[:, 1] - r
-             for s in (-1, 1)]
-    pairs = np.linalg.norm(P[:, None] - P[None], axis=2)[np.triu_indices(len(P), 1)] - 2 * r
-    return np.concatenate([table, *walls]), pairs
-
-
-@pytest.mark.slow
 def test_disks_21_end_on_the_tabletop_without_failures():
-    # Anitescu & Hart: after 20 s (h = 0.05 s, mu = 0.2) every disk rests on the tabletop
-    # and all are separated. Ours: every disk rolls on the table or on a wall (gap below
-    # 1 cm, 0.3 % of the radius), none on another; at least 19 of 21 on the table (the
-    # run is chaotic: one or two may be on a wall's slope at t = 20 s, returning to the
-    # table; 20 and 21 measured in runs with different BLAS threads) and no overlap beyond
-    # 1 mm. Not all separated: the disks still roll at 1-3 m/s at t = 20 s, in rows that
-    # touch (no restitution, no rolling resistance: nothing pulls them apart) and now and
-    # then collide. The deepest penetration over the run, measured on the geometry (coal
-    # once reports a disk touching a wall as 8 deep with the normal reversed), stays below
-    # 0.1, a thirtieth of the radius (measured 0.002 with the default activation distance
-    # since the step re-solves with the gaps its impulses close; 0.88 at that distance
-    # without the re-solve, 0.001-0.017 with the distance raised to 1).
+    # Anitescu & Hart (S3 section 3): after 20 s (h = 0.05 s, mu = 0.2) "all disks are
+    # separated, and they are all in contact with the tabletop". Ours holds the second
+    # half and not the first (benchmarks/bench_disks_21.py --seeds 0 1 2 3 4 5 6 7 8 9):
+    # - All 21 disks end on the table (centre within 1 cm, 0.3 % of the radius, of its
+    #   height on the table), in each of ten seeds of the pile's 0.25 mm jitter, with the
+    #   walls at 60 degrees (the paper gives no slope; at 45 degrees one disk was rolling
+    #   up each wall at t = 20 s in each seed).
+    # - GAP to the paper: not all separated. 8-14 pairs touch at t = 20 s (ten seeds), in
+    #   rows that roll at one speed. The paper's own model makes these rows: an impact is
+    #   plastic and a rolling disk meets no resistance, so a disk that catches up with
+    #   another rolls on against it (test_sim_disks: the pair never parts). Not the scene
+    #   (8-15 touching pairs with the walls at 70-300 or 20-60 degrees; 9-12 with walls
+    #   never reached, so the rows form in the collapse itself), not the stabilisation
+    #   (gamma = 0, or uncapped as the paper's: the same rows at 45 degrees), not the
+    #   activation (the paper's epsilon = 0.3: 10-15). Only the relaxed model separates
+    #   them (0-6 touching pairs; all separated and on the table in 4 of 10 seeds at 45
+    #   degrees, at the cost of overlaps of 0.08-0.29 and energy gains of up to 5e-5 per
+    #   step): its -mu lambda coupling opens a sliding contact, and two disks rolling side
+    #   by side slide past each other at 2 v where they touch. S3 ran this example with
+    #   the LCP model.
+    # Physics checked on every step: zero failures and fallbacks; the mechanical energy
+    # never grows (the scheme only dissipates: plastic impacts, sliding, and the
+    # first-order step loses m g^2 h^2 / 2 per step of free flight), up to round-off
+    # (1e-9 of the initial potential energy; measured <= 5e-15); the deepest overlap on
+    # the geometry stays below 0.05, a sixtieth of the radius (measured 0-0.01 over ten
+    # seeds). ~2 s: the disks collide as spheres (exact), not as coal's cylinders.
     import numpy as np
 
     from contact_lcp.sim import Simulator
-    from contact_lcp.sim.disks import RADIUS
+    from contact_lcp.sim.disks import DENSITY, RADIUS, gaps
 
     sim = Simulator.from_file(bundled_scenes()["disks_21"])
     names = [f"disk_{k}/disk" for k in range(1, 22)]
+    m = DENSITY * np.pi * RADIUS ** 2  # unit thickness
+    g = -sim.scene.gravity[2]
 
     def centres():
         sim.world.forward(sim.q)
         return np.array([sim.world.frame_placement(n)[[0, 2], 3] for n in names])
 
+    def energy(P):
+        v = sim.v.reshape(21, 3)
+        return (0.5 * m * np.sum(v[:, :2] ** 2) + 0.25 * m * RADIUS ** 2 * np.sum(v[:, 2] ** 2)
+                + m * g * np.sum(P[:, 1] - RADIUS))
+
+    E = E0 = energy(centres())
     deepest = 0.0
     for _ in range(int(round(sim.scene.duration / sim.h))):
         info = sim.step()
         assert info.fallbacks == 0
-        walls, pairs = disk_gaps(centres(), RADIUS)
-        deepest = max(deepest, -walls.min(), -pairs.min())
+        P = centres()
+        E, E_before = energy(P), E
+        assert E <= E_before + 1e-9 * E0, (sim.t, E - E_before)
+        support, pairs = gaps(P)
+        deepest = max(deepest, -support.min(), -pairs.min())
     assert sim.stats.lcp_failures == 0
-    assert deepest < 0.1
-    P = centres()
-    support, pairs = disk_gaps(P, RADIUS)
-    on_support = support.reshape(3, 21).min(axis=0)  # the table's or a wall's gap per disk
-    np.testing.assert_allclose(on_support, 0.0, atol=0.01)
-    assert np.count_nonzero(np.abs(P[:, 1] - RADIUS) < 0.01) >= 19
+    assert deepest < 0.05
+    assert E < 0.05 * E0  # measured 1.4-1.6 %: the rows still roll at ~2 m/s
+    support, pairs = gaps(P)
+    np.testing.assert_allclose(support[0], 0.0, atol=0.01)  # every disk on the table
     assert pairs.min() > -1e-3
