@@ -5,7 +5,10 @@ container for 75 s (h = 0.1 s, mu = 0.5 at every contact, the convex relaxation)
 large body emerges on top. It gives neither sizes nor the shaking; ours are:
 
 - disks as in :mod:`contact_lcp.sim.disks`: each a robot on x, z and spin joints (motion
-  in the world x-z plane, 3 dof), a cylinder of unit thickness whose axis is world y;
+  in the world x-z plane, 3 dof), a cylinder of unit thickness whose axis is world y,
+  colliding as the sphere of its radius (the same contacts in the plane of motion, in
+  closed form; coal's cylinder contacts at gap 0 can come out metres deep: see
+  :mod:`contact_lcp.sim.disks`);
   grains of five radii (:data:`GRAIN_RADII`, 0.8 to 1.2), the nut of radius
   :data:`LARGE_RADIUS`, all of density 10 per unit area;
 - a container (robot ``shaker``, 20 wide): a floor and two vertical walls on prismatic
@@ -152,8 +155,10 @@ def write_files(root):
 
     root = Path(root)
     for r in GRAIN_RADII:
-        (root / "urdf" / grain_urdf_name(r)).write_text(disk_urdf(r, DENSITY, THICKNESS))
-    (root / "urdf" / "disk_3.urdf").write_text(disk_urdf(LARGE_RADIUS, DENSITY, THICKNESS))
+        (root / "urdf" / grain_urdf_name(r)).write_text(
+            disk_urdf(r, DENSITY, THICKNESS, collision="sphere"))
+    (root / "urdf" / "disk_3.urdf").write_text(
+        disk_urdf(LARGE_RADIUS, DENSITY, THICKNESS, collision="sphere"))
     (root / "urdf" / "brazil_shaker.urdf").write_text(shaker_urdf())
     for name, n in BUNDLED.items():
         (root / "config" / name).write_text(scene_yaml(n))
