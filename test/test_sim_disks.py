@@ -159,3 +159,16 @@ def test_a_disk_on_a_wall_touches_it(tmp_path, slope_deg):
                    "reversed or 1.8e308 deep (why disks_21 collides its disks as spheres)")
 def test_a_cylinder_disk_on_a_wall_touches_it(tmp_path):
     assert_touching_the_wall(wall_contacts(tmp_path, "cylinder", 45.0), 45.0)
+
+
+def test_coals_implausible_cylinder_contacts_are_left_out(tmp_path):
+    # Where coal's cylinder contact is garbage (see above) the detector leaves it out with
+    # a warning instead of applying it; no contact deeper than the disk is wide remains.
+    a = np.radians(45.0)
+    with pytest.warns(RuntimeWarning, match="implausible contact"):
+        contacts = wall_contacts(tmp_path, "cylinder", 45.0)
+    found = [(d, n) for d, n in contacts if np.isfinite(d)]
+    assert len(found) >= 40  # most places keep their (right) contact
+    for d, n in found:  # and none that is wrong is applied
+        assert abs(d) < 1e-6
+        np.testing.assert_allclose(n, [np.sin(a), 0.0, np.cos(a)], atol=1e-6)
