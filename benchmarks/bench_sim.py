@@ -56,7 +56,7 @@ BOX_MASS = 1.0
 COLUMNS = ("revision", "date", "load1", "load1_end", "section", "name", "status", "version", "time_step", "steps",
            "step_us", "step_mean_us", "steps_per_s", "rtf", "load_s", "points", "num_contacts", "num_active",
            "lcp_size", "lcp_solved", "lcp_method", "pivots", "fallbacks", "max_penetration",
-           "base_height", "stands", "force_ratio", "base_drift", "calls_per_step") + tuple(
+           "base_height", "stands", "force_ratio", "base_drift", "calls_per_step", "compiled_share") + tuple(
                s + "_us" for s in STAGES) + ("other_us", "notes")
 
 
@@ -114,6 +114,9 @@ def time_simulator(sim, *, steps, settle, chunks):
                      force_ratio=float(np.mean(fz)) / mg if mg else float("nan"),
                      base_drift=float(np.linalg.norm(sim.base_state(0).pose[:2] - p0[:2])))
     extra["calls_per_step"] = python_calls_per_step(sim)
+    # the share of the timed steps that took the compiled common step (sim/hot_step.py;
+    # it times its work as one stage, "contact")
+    extra["compiled_share"] = float(np.mean(["contact" in i.timings for i in infos]))
     return dict(
         status="ok", time_step=h, steps=per * chunks, step_us=1e6 * step, steps_per_s=1.0 / step,
         lcp_size=lcp_size,
@@ -272,10 +275,11 @@ def report(peers, ours, scaling, load1, load1_end):
     out += [] if not ours else ["", "Ours: standing, h = 1 ms",
             common.format_table(ours, ["name", "status", "steps_per_s", "rtf", "step_us", "load_s", "num_contacts",
                                        "num_active", "lcp_size", "lcp_solved", "pivots", "fallbacks", "max_penetration",
-                                       "base_height", "stands", "force_ratio", "base_drift", "calls_per_step"],
+                                       "base_height", "stands", "force_ratio", "base_drift", "calls_per_step",
+                                       "compiled_share"],
                                 ["scene", "status", "steps/s", "RTF", "step [us]", "load [s]", "contacts",
                                  "active", "LCP n", "LCP ok", "pivots", "fallbacks", "max pen [m]", "base z [m]",
-                                 "stands", "sum Fz / mg", "drift [m]", "py calls/step"])]
+                                 "stands", "sum Fz / mg", "drift [m]", "py calls/step", "compiled"])]
     ok = [r for r in ours if r.get("status") == "ok"]
     if ok:
         cols = [s + "_us" for s in STAGES] + ["other_us", "step_mean_us", "calls_per_step"]

@@ -14,7 +14,6 @@ against Pinocchio's ``updateGeometryPlacements`` on random configurations.
 """
 
 import numpy as np
-import pinocchio as pin
 from numba import njit
 
 # joint kinds of the compiled recursion

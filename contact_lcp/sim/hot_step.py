@@ -26,8 +26,15 @@ from contact_lcp.collision.contact_set import ContactSet
 from contact_lcp.collision.detector import _GROUND_FRAME, _reach, farther
 from contact_lcp.collision.ground import polytopes_on_ground
 from contact_lcp.contact.problem import ContactProblem, _rows_and_bias, active_contacts
-from contact_lcp.contact.pyramid import (ANGLE_SNAP, STICK_SPEED, WARM_FLIPS, PyramidModel,
-                                         _edge_angles, _friction_directions)
+from contact_lcp.contact.pyramid import (
+    ANGLE_SNAP,
+    STICK_SPEED,
+    WARM_FLIPS,
+    WARM_START_METHODS,
+    PyramidModel,
+    _edge_angles,
+    _friction_directions,
+)
 from contact_lcp.contact.pyramid_kernel import basis_flags, warm_pyramid
 from contact_lcp.dynamics.free_flyer import FreeFlyers, _integrate_vector
 from contact_lcp.dynamics.world import _fill_contact_rows
@@ -54,7 +61,8 @@ class HotStep:
         self.stepper = stepper
         model = stepper.model
         self.enabled = (isinstance(model, PyramidModel) and stepper.loops is None
-                        and stepper.facets is None and model.settings.warm_start)
+                        and stepper.facets is None and model.settings.warm_start
+                        and model.settings.method in WARM_START_METHODS)
         self.hits = 0
         self.misses = {m: 0 for m in MISSES[1:]}
         if not self.enabled:
@@ -101,8 +109,8 @@ class HotStep:
             return None
         X, geoms, pairs = found
         out = _hot_step(
-            self._verts, self._start, geoms, X, self._ground_h,
-            st.detector.activation_distance, self._r2, self._flat, self._interior, self._cap, pairs, self._first,
+            self._verts, self._start, geoms, X, self._ground_h, st.detector.activation_distance,
+            self._r2, self._flat, self._interior, self._cap, pairs, self._first,
             self._second, self._joints, self._pair_mu, self._ng, _GROUND_FRAME,
             st.world.jacobian_data.J, self._support, v_free, K, st.h, st.activation,
             st.max_contacts, q, *self._limits, _NO_INDEX if prescribed is None else prescribed,
@@ -228,7 +236,7 @@ def _hot_step(verts, start, geoms, X, ground_h, activation_distance, r2, flat, i
                              ANGLE_SNAP)
     else:
         angle = np.zeros(k)
-    code, f, z, w, err, tol, nb = warm_pyramid(G, u, mu, bias, l, d, angle, keep, last_a,
+    code, f, z, _, _, _, nb = warm_pyramid(G, u, mu, bias, l, d, angle, keep, last_a,
                                                last_b, last_lam, singular_tol,
                                                max(WARM_FLIPS, m // 8))
     if code:
