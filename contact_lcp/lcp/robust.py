@@ -49,6 +49,8 @@ cached ancestor (or the root) and is then cached, since it is a branch point (bo
 cache, round robin).
 """
 
+import functools
+
 import numpy as np
 from numba import njit
 
@@ -387,6 +389,7 @@ _REASONS = {
 }
 
 
+@functools.lru_cache(maxsize=256)
 def _cache_slots(n, cache_size):
     if cache_size is not None:
         return max(0, int(cache_size))
@@ -543,22 +546,24 @@ def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
         if out is not None:
             return out
 
+    options = (float(max_error), float(pivot_tol), float(tie_threshold))
+    rest = (_cache_slots(n, cache_size), bool(dive), float(cost_offset))
+
     def search(budget, from_slack, eps=epsilon):
         if from_slack:
             vec, state, warm = _NO_VECTOR, (_NO_MATRIX, _NO_VECTOR, _NO_INDEX, _NO_INDEX), 0
         else:
             vec, state, warm = c, (Binv.copy(), qbar.copy(), basis.copy(), where.copy()), kept.size
-        return _run(M, q, vec, *state, tb.zobrist_keys(n), warm, float(eps),
-                    float(max_error), float(pivot_tol), float(tie_threshold), int(budget),
-                    _cache_slots(n, cache_size), bool(dive), float(cost_offset), from_slack)
+        return _run(M, q, vec, *state, tb.zobrist_keys(n), warm, float(eps), *options,
+                    int(budget), *rest, from_slack)
 
     first = min(max_nodes, first_stage_nodes(n)) if lemke_fallback else max_nodes
     code, stats, z, res = search(first, cold)
     spent = int(stats[NODES])
-    if code == tb.SOLVED and stats[NODES] == 0:  # q >= 0
+    if code == tb.SOLVED and spent == 0:  # q >= 0
         return MethodOutput(z, LCPStatus.SOLVED, 0, {"nodes": 0, "max_nodes": max_nodes})
     if lemke_fallback and code != tb.SOLVED:
-        info["first_stage"] = f"{STATUS[code].name.lower()} after {int(stats[NODES])} nodes"
+        info["first_stage"] = f"{STATUS[code].name.lower()} after {spent} nodes"
         info["first_stage_pivots"] = int(stats[TOTAL_PIVOTS])
         out = lemke_paths(M, q, pivot_tol, info)
         if out is None and not cold:

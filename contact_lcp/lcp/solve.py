@@ -135,17 +135,19 @@ def solve(M, q, method="robust", *, tol=None, equilibrate=True, **options):
     finite, d1, d2, s, sweeps, Ms, qs = equilibrated(M, q, MAX_SWEEPS, bool(equilibrate))
     if not finite:
         _raise_non_finite(M, q)
-    scaling = Scaling(d1, d2, s, sweeps)
     if equilibrate:
-        out: MethodOutput = func(Ms, qs, **_scaled_options(method, options, scaling))
+        if options:
+            options = _scaled_options(method, options, Scaling(d1, d2, s, sweeps))
+        out: MethodOutput = func(Ms, qs, **options)
         zs = out.z
         if not (type(zs) is np.ndarray and zs.dtype == np.float64 and zs.shape == (n,)):
             zs = np.asarray(zs, dtype=float)
             if zs.shape != (n,):
-                return _non_finite(M, q, zs, out, method, scaling)
+                return _non_finite(M, q, zs, out, method, Scaling(d1, d2, s, sweeps))
         # z back in the caller's units and certified from the caller's data, in one call.
         finite, z, w, err, tol_default, W, Z = certify_scaled(M, q, zs, d1, d2, s)
     else:
+        scaling = Scaling(d1, d2, s, sweeps)
         out = func(M, q, **options)
         z = np.asarray(out.z, dtype=float)
         finite = z.shape == (n,) and bool(np.all(np.isfinite(z)))
@@ -153,7 +155,7 @@ def solve(M, q, method="robust", *, tol=None, equilibrate=True, **options):
             err, w, tol_default = certify(M, q, z, scaling)
             W, Z = float(np.max(scaling.w_unit)), float(np.max(scaling.z_unit))
     if not finite:
-        return _non_finite(M, q, z, out, method, scaling)
+        return _non_finite(M, q, z, out, method, Scaling(d1, d2, s, sweeps))
     info = dict(out.info)
     info["scale_sweeps"] = sweeps
     tol_used = tol_default if tol is None else float(tol)
