@@ -55,6 +55,7 @@ import numpy as np
 from numba import njit
 
 from contact_lcp.lcp import heap as hp
+from contact_lcp.lcp import search_nodes as sn
 from contact_lcp.lcp import tableau as tb
 from contact_lcp.lcp import warm_start as ws
 from contact_lcp.lcp.lemke import STATUS, lemke_paths
@@ -70,33 +71,6 @@ _STATS = ("nodes", "queued", "max_queue", "depth", "total_pivots", "replayed",
 
 
 @njit(cache=True)
-def _restore(p, root, slot_of, parent, prow, leave, MT, c, Binv, qbar, basis, where, d,
-             work, cB, cq, cb, cw, path):
-    """Rebuild node ``p``'s state: copy its nearest cached ancestor (or the root) and
-    replay the pivots down to ``p``. Returns ``(pivots replayed, path buffer)``."""
-    n = qbar.shape[0]
-    a, m = p, 0
-    while a != 0 and slot_of[a] < 0:
-        if m == path.shape[0]:
-            path = hp.grow(path)
-        path[m] = a
-        m += 1
-        a = parent[a]
-    rB, rq, rb, rw = root
-    s = slot_of[a]
-    Binv[:] = rB if a == 0 else cB[s]
-    qbar[:] = rq if a == 0 else cq[s]
-    basis[:] = rb if a == 0 else cb[s]
-    where[:] = rw if a == 0 else cw[s]
-    for k in range(m - 1, -1, -1):
-        y = path[k]
-        ey = tb.complement(leave[parent[y]], n)
-        tb.entering_column(Binv, MT, c, ey, d, where)
-        tb.pivot(Binv, qbar, basis, where, d, prow[y], ey, work)
-    return m, path
-
-
-@njit(cache=True)
 def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, eps,
             err_max, pivot_tol, tie_tol, max_nodes, n_slots, cert_a, cert_b, dive,
             cost_offset, cold_row):
@@ -104,7 +78,7 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
     exit. Returns ``(status, stats)`` with ``stats`` ordered as ``_STATS``.
 
     ``cold_row >= 0`` says that the root is the cold Step 0 in that row
-    (:func:`_cold_root`): it is then rebuilt at the first backtrack instead of copied on
+    (:func:`contact_lcp.lcp.search_nodes.cold_root`): it is then rebuilt at the first backtrack instead of copied on
     entry (most searches never backtrack). ``cold_row < 0``: the root is copied.
 
     Queue entries are nodes (a basis, reached by pivoting row ``prow`` of the parent) or,
@@ -159,9 +133,9 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
         p = parent[x]
         if x != 0 and cur != p:  # backtrack: rebuild the parent, then cache it
             if root[0].shape[0] != n:
-                B0, q0, b0, w0, _ = _cold_root(q, cold_row)
+                B0, q0, b0, w0, _ = sn.cold_root(q, cold_row)
                 root = (B0, q0, b0, w0)
-            m, path = _restore(p, root, slot_of, parent, prow, leave, MT, c, Binv, qbar,
+            m, path = sn.restore(p, root, slot_of, parent, prow, leave, MT, c, Binv, qbar,
                                basis, where, d, work, cB, cq, cb, cw, path)
             stats[TOTAL_PIVOTS] += m
             stats[REPLAYED] += m
@@ -333,20 +307,6 @@ def certification_coefficients(M, q):
 
 
 @njit(cache=True)
-def _cold_root(q, r):
-    """Step 0 from the slack basis (``B = I``, covering vector 1): ``z0`` enters in row
-    ``r``. Returns ``(Binv, qbar, basis, where, leaving)``."""
-    n = q.shape[0]
-    Binv = np.eye(n)
-    basis = np.arange(n)
-    where = -np.ones(2 * n + 1, dtype=np.int64)
-    where[:n] = basis
-    qbar = q.copy()
-    leaving = tb.pivot(Binv, qbar, basis, where, -np.ones(n), r, 2 * n, np.empty(n))
-    return Binv, qbar, basis, where, leaving
-
-
-@njit(cache=True)
 def _run(M, q, c, Binv, qbar, basis, where, keys, warm_pivots, eps, err_max, pivot_tol,
          tie_tol, max_nodes, n_slots, dive, cost_offset, cold):
     """Step 0, the search and a refinement of the answer in one call.
@@ -364,7 +324,7 @@ def _run(M, q, c, Binv, qbar, basis, where, keys, warm_pivots, eps, err_max, piv
     if cold:
         c = np.ones(n)
         cold_row = np.argmin(q)
-        Binv, qbar, basis, where, leaving = _cold_root(q, cold_row)
+        Binv, qbar, basis, where, leaving = sn.cold_root(q, cold_row)
     else:
         cold_row = -1
         d0 = -np.dot(Binv, c)  # the z0 column, -1 in the basis coordinates
