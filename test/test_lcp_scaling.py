@@ -12,8 +12,8 @@ from hypothesis import assume, example, given, settings, strategies as st
 
 from contact_lcp.contact.lcp_builder import build_contact_lcp
 from contact_lcp.lcp import METHODS, solve
-from contact_lcp.lcp.residual import certify
-from contact_lcp.lcp.scaling import equilibrate
+from contact_lcp.lcp.residual import certify, certify_scaled
+from contact_lcp.lcp.scaling import MAX_SWEEPS, all_finite, equilibrate, equilibrated
 
 SETTINGS = settings(max_examples=25, deadline=None)
 seeds = st.integers(0, 2**32 - 1)
@@ -52,6 +52,50 @@ def test_equilibration_is_exact_and_bounded():
     nz = np.abs(Ms).max(axis=1) > 0
     assert np.all(np.abs(Ms).max(axis=1)[nz] <= 2.0) and np.all(np.abs(Ms).max(axis=1)[nz] >= 0.5)
     assert 0.5 < np.abs(qs).max() <= 1.0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_one_call_preparation_and_certification_are_the_separate_steps(seed):
+    """solve() makes one compiled call for finiteness + Ruiz + the equilibrated problem
+    and one for mapping z back + certify: the same numbers, bit for bit, in any units."""
+    M, q = contact_problem(seed, k=5)
+    rng = np.random.default_rng(seed)
+    for A, b in ((M, q), (1e4 * M, 1e-3 * q), (diagonal(rng, q.size)[:, None] * M, q)):
+        A, b = np.ascontiguousarray(A), np.ascontiguousarray(b)
+        finite, d1, d2, s, sweeps, Ms, qs = equilibrated(A, b, MAX_SWEEPS, True)
+        sc = equilibrate(A, b)
+        assert finite and s == sc.s and sweeps == sc.sweeps
+        np.testing.assert_array_equal(d1, sc.d1)
+        np.testing.assert_array_equal(d2, sc.d2)
+        for got, want in zip((Ms, qs), sc.apply(A, b)):
+            np.testing.assert_array_equal(got, want)
+        zs = np.abs(rng.standard_normal(q.size)) * (rng.random(q.size) < 0.5)
+        finite, z, w, err, tol, W, Z = certify_scaled(A, b, zs, d1, d2, s)
+        z_ref = sc.z_from_scaled(zs)
+        err_ref, w_ref, tol_ref = certify(A, b, z_ref, sc)
+        assert finite and err == err_ref and tol == tol_ref
+        assert W == np.max(sc.w_unit) and Z == np.max(sc.z_unit)
+        np.testing.assert_array_equal(z, z_ref)
+        np.testing.assert_array_equal(w, w_ref)
+        zs[-1] = np.nan
+        assert not certify_scaled(A, b, zs, d1, d2, s)[0]
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_every_non_finite_entry_is_found(bad):
+    """all_finite checks without a branch per entry: every position of M and q counts
+    (n = 7 leaves a tail after any vector width)."""
+    n = 7
+    M, q = np.ones((n, n)), np.ones(n)
+    assert all_finite(M, q) and equilibrated(M, q, MAX_SWEEPS, True)[0]
+    for i in range(n):
+        for j in range(n):
+            M[i, j] = bad
+            assert not all_finite(M, q), (i, j)
+            M[i, j] = 1.0
+        q[i] = bad
+        assert not all_finite(M, q) and not equilibrated(M, q, MAX_SWEEPS, False)[0], i
+        q[i] = 1.0
 
 
 def test_symmetric_matrix_gets_symmetric_scaling():

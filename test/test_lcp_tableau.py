@@ -143,3 +143,25 @@ def test_lexicographic_row_prefers_z0_then_lexicographic_order():
     assert tb.lexicographic_row(qbar, d, Binv, basis, 0.0, 0.0, 2 * n, rows)[0] == 2
     basis = np.array([0, 2 * n, 2])
     assert tb.lexicographic_row(qbar, d, Binv, basis, 0.0, 0.0, 2 * n, rows)[0] == 1
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_ratio_test_gives_the_numbers_of_min_ratio_row(seed):
+    """The robust search reads its ratio tests off one ratio_test pass."""
+    rng = np.random.default_rng(seed)
+    n = 9
+    qbar = np.abs(rng.standard_normal(n)) * (rng.random(n) < 0.6)  # degenerate rows
+    qbar[0] = 1e-16  # round-off of a zero: clamped
+    d = rng.standard_normal(n)
+    d[1] = 1e-14  # blocks by sign, below the pivot tolerance
+    tol = 1e-9 * np.abs(d).max()
+    ratio = np.empty(n)
+    t_min, tiny = tb.ratio_test(qbar, d, tol, ratio)
+    row, t_ref, tiny_ref = tb.min_ratio_row(qbar, d, tol, np.arange(n), -1)
+    assert t_min == t_ref and tiny == tiny_ref and tiny
+    blocks = d > tol
+    assert np.all(np.isinf(ratio[~blocks]))
+    assert row >= 0 and ratio[row] == t_min and t_min == ratio.min()
+    zero = tb.DEGENERATE_TOL * (1.0 + np.abs(qbar).max())
+    np.testing.assert_array_equal(ratio[blocks], np.where(qbar > zero, qbar, 0.0)[blocks]
+                                  / d[blocks])

@@ -62,6 +62,32 @@ def _pass(M, q, z, d1, d2, s):
     return w, err, norm_M, norm_q, norm_z
 
 
+@njit(cache=True)
+def certify_scaled(M, q, zs, d1, d2, s):
+    """Map an equilibrated answer back and certify it, in one call (for ``solve``).
+
+    ``z = s d2 zs`` (units of ``z``), then the numbers of :func:`certify` for the scaling
+    ``(d1, d2, s)``, bit for bit. Returns ``(finite, z, w, error, tol, W, Z)`` with
+    ``W = max_i s / d1_i`` (the largest w-unit) and ``Z = max_j s d2_j`` (the largest
+    z-unit); when ``z`` is not finite only ``finite`` (False) and ``z`` are meaningful.
+    """
+    n = q.shape[0]
+    z = np.empty(n)
+    W = Z = 0.0
+    finite = True
+    for i in range(n):
+        unit = s * d2[i]
+        z[i] = zs[i] * unit
+        finite &= z[i] - z[i] == 0.0
+        Z = max(Z, unit)
+        W = max(W, s / d1[i])
+    if not finite:
+        return False, z, np.empty(0), np.nan, np.nan, W, Z
+    w, err, norm_M, norm_q, norm_z = _pass(M, q, z, d1, d2, s)
+    tol = CERT_FACTOR * n * _EPS * (norm_M * norm_z + norm_q)
+    return True, z, w, err * W, tol * W, W, Z
+
+
 def relative_tolerance(n, norm_M, norm_q, norm_z):
     """``CERT_FACTOR * n * eps * (norm_M * norm_z + norm_q)`` (dimensionless when the
     norms are those of an equilibrated problem)."""

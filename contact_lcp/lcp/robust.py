@@ -49,10 +49,13 @@ cached ancestor (or the root) and is then cached, since it is a branch point (bo
 cache, round robin).
 """
 
+import functools
+
 import numpy as np
 from numba import njit
 
 from contact_lcp.lcp import heap as hp
+from contact_lcp.lcp import search_nodes as sn
 from contact_lcp.lcp import tableau as tb
 from contact_lcp.lcp import warm_start as ws
 from contact_lcp.lcp.lemke import STATUS, lemke_paths
@@ -68,38 +71,15 @@ _STATS = ("nodes", "queued", "max_queue", "depth", "total_pivots", "replayed",
 
 
 @njit(cache=True)
-def _restore(p, root, slot_of, parent, prow, leave, MT, c, Binv, qbar, basis, where, d,
-             work, cB, cq, cb, cw, path):
-    """Rebuild node ``p``'s state: copy its nearest cached ancestor (or the root) and
-    replay the pivots down to ``p``. Returns ``(pivots replayed, path buffer)``."""
-    n = qbar.shape[0]
-    a, m = p, 0
-    while a != 0 and slot_of[a] < 0:
-        if m == path.shape[0]:
-            path = hp.grow(path)
-        path[m] = a
-        m += 1
-        a = parent[a]
-    rB, rq, rb, rw = root
-    s = slot_of[a]
-    Binv[:] = rB if a == 0 else cB[s]
-    qbar[:] = rq if a == 0 else cq[s]
-    basis[:] = rb if a == 0 else cb[s]
-    where[:] = rw if a == 0 else cw[s]
-    for k in range(m - 1, -1, -1):
-        y = path[k]
-        ey = tb.complement(leave[parent[y]], n)
-        tb.entering_column(Binv, MT, c, ey, d, where)
-        tb.pivot(Binv, qbar, basis, where, d, prow[y], ey, work)
-    return m, path
-
-
-@njit(cache=True)
 def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, eps,
             err_max, pivot_tol, tie_tol, max_nodes, n_slots, cert_a, cert_b, dive,
-            cost_offset):
+            cost_offset, cold_row):
     """The best-first search; the state arrays hold the root on entry, the end state on
     exit. Returns ``(status, stats)`` with ``stats`` ordered as ``_STATS``.
+
+    ``cold_row >= 0`` says that the root is the cold Step 0 in that row
+    (:func:`contact_lcp.lcp.search_nodes.cold_root`): it is then rebuilt at the first backtrack instead of copied on
+    entry (most searches never backtrack). ``cold_row < 0``: the root is copied.
 
     Queue entries are nodes (a basis, reached by pivoting row ``prow`` of the parent) or,
     when diving, *sibling groups*: the children of a node other than the one dived into,
@@ -119,7 +99,11 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
     parent[0], prow[0], leave[0], depth[0] = -1, -1, root_leave, root_depth
     cost[0], slot_of[0], nhash[0] = 0.0, -1, tb.basis_hash(basis, keys)
     count = 1
-    root = (Binv.copy(), qbar.copy(), basis.copy(), where.copy())
+    if cold_row < 0:
+        root = (Binv.copy(), qbar.copy(), basis.copy(), where.copy())
+    else:  # placeholders of the same types until the first backtrack
+        root = (np.empty((0, 0)), np.empty(0), np.empty(0, dtype=np.int64),
+                np.empty(0, dtype=np.int64))
     cB = np.empty((0, n, n))  # the cache is allocated on the first backtrack
     cq = np.empty((0, n))
     cb = np.empty((0, n), dtype=np.int64)
@@ -131,7 +115,7 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
     table, _ = tb.hash_insert(table, fill, nhash[0])
     heap = np.empty(64, dtype=np.int64)
     size = 0
-    d, qc, work, r_x = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+    d, qc, work, r_x, ratio = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n)
     rows = np.empty(n, dtype=np.int64)
     cand = np.empty(n, dtype=np.int64)
     kids = np.empty(n, dtype=np.int64)
@@ -148,7 +132,10 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
         group = leave[x] < 0
         p = parent[x]
         if x != 0 and cur != p:  # backtrack: rebuild the parent, then cache it
-            m, path = _restore(p, root, slot_of, parent, prow, leave, MT, c, Binv, qbar,
+            if root[0].shape[0] != n:
+                B0, q0, b0, w0, _ = sn.cold_root(q, cold_row)
+                root = (B0, q0, b0, w0)
+            m, path = sn.restore(p, root, slot_of, parent, prow, leave, MT, c, Binv, qbar,
                                basis, where, d, work, cB, cq, cb, cw, path)
             stats[TOTAL_PIVOTS] += m
             stats[REPLAYED] += m
@@ -188,21 +175,39 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
         if d_node != y:
             tb.entering_column(Binv, MT, c, e, d, where)
             d_node = y
+        # The ratios once; then the rows of min_ratio_row, of the epsilon slack and of
+        # lexicographic_row are read off them (the same tests on the same numbers).
         tol = pivot_tol * tb.norm_inf(d)
-        istar, t_min, tiny = tb.min_ratio_row(qbar, d, tol, basis, z0)
-        if istar < 0:
+        t_min, tiny = tb.ratio_test(qbar, d, tol, ratio)
+        if t_min == np.inf:
             stats[DEAD_SMALL_PIVOT if tiny else DEAD_RAY] += 1
             continue
+        tie = t_min * (1.0 + tb.RATIO_TIE)
+        istar = -1
+        for i in range(n):
+            if ratio[i] <= tie:
+                if basis[i] == z0:
+                    istar = i
+                    break
+                if istar < 0:
+                    istar = i
         limit = t_min + eps / d[istar]
-        m = 0
-        zero = tb.DEGENERATE_TOL * (1.0 + tb.norm_inf(qbar))
+        lex_limit = tie + tie_tol
+        lazy = dive and not group
+        m, ties, lex = 0, 0, -1
         for r in range(n):
-            if r != skip and d[r] > tol and (qbar[r] if qbar[r] > zero else 0.0) / d[r] <= limit:
+            if r != skip and ratio[r] <= limit:
                 cand[m] = r
                 m += 1
-        lazy = dive and not group
+            if lazy and lex < 0 and ratio[r] <= lex_limit:
+                if basis[r] == z0:
+                    lex = r
+                else:
+                    rows[ties] = r
+                    ties += 1
         if lazy:  # try the lexicographic child alone first
-            lex, _ = tb.lexicographic_row(qbar, d, Binv, basis, tol, tie_tol, z0, rows)
+            if lex < 0 and ties > 0:
+                lex = tb.lexicographic_narrow(d, Binv, rows, ties, tie_tol)
             lazy = False
             for a in range(m):
                 if cand[a] == lex:
@@ -317,19 +322,16 @@ def _run(M, q, c, Binv, qbar, basis, where, keys, warm_pivots, eps, err_max, piv
     cert_a, cert_b = certification_coefficients(M, q)
     MT = np.ascontiguousarray(M.T)
     if cold:
-        Binv = np.eye(n)
-        basis = np.arange(n)
-        where = -np.ones(2 * n + 1, dtype=np.int64)
-        where[:n] = basis
-        qbar = q.copy()
         c = np.ones(n)
-    r = np.argmin(qbar)
-    work = np.empty(n)
-    d0 = -c if cold else -np.dot(Binv, c)  # the z0 column, -1 in the basis coordinates
-    leaving = tb.pivot(Binv, qbar, basis, where, d0, r, 2 * n, work)
+        cold_row = np.argmin(q)
+        Binv, qbar, basis, where, leaving = sn.cold_root(q, cold_row)
+    else:
+        cold_row = -1
+        d0 = -np.dot(Binv, c)  # the z0 column, -1 in the basis coordinates
+        leaving = tb.pivot(Binv, qbar, basis, where, d0, np.argmin(qbar), 2 * n, np.empty(n))
     code, stats = _search(MT, q, c, Binv, qbar, basis, where, keys, leaving, warm_pivots + 1,
                           eps * scale, err_max * scale, pivot_tol, tie_tol, max_nodes, n_slots,
-                          cert_a, cert_b, dive, cost_offset)
+                          cert_a, cert_b, dive, cost_offset, cold_row)
     stats[TOTAL_PIVOTS] += warm_pivots + 1
     res = tb.refine(MT, q, c, Binv, qbar, basis) if code == tb.SOLVED else -1.0
     return code, stats, tb.extract_z(qbar, basis, n), res
@@ -347,6 +349,7 @@ _REASONS = {
 }
 
 
+@functools.lru_cache(maxsize=256)
 def _cache_slots(n, cache_size):
     if cache_size is not None:
         return max(0, int(cache_size))
@@ -503,22 +506,24 @@ def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
         if out is not None:
             return out
 
+    options = (float(max_error), float(pivot_tol), float(tie_threshold))
+    rest = (_cache_slots(n, cache_size), bool(dive), float(cost_offset))
+
     def search(budget, from_slack, eps=epsilon):
         if from_slack:
             vec, state, warm = _NO_VECTOR, (_NO_MATRIX, _NO_VECTOR, _NO_INDEX, _NO_INDEX), 0
         else:
             vec, state, warm = c, (Binv.copy(), qbar.copy(), basis.copy(), where.copy()), kept.size
-        return _run(M, q, vec, *state, tb.zobrist_keys(n), warm, float(eps),
-                    float(max_error), float(pivot_tol), float(tie_threshold), int(budget),
-                    _cache_slots(n, cache_size), bool(dive), float(cost_offset), from_slack)
+        return _run(M, q, vec, *state, tb.zobrist_keys(n), warm, float(eps), *options,
+                    int(budget), *rest, from_slack)
 
     first = min(max_nodes, first_stage_nodes(n)) if lemke_fallback else max_nodes
     code, stats, z, res = search(first, cold)
     spent = int(stats[NODES])
-    if code == tb.SOLVED and stats[NODES] == 0:  # q >= 0
+    if code == tb.SOLVED and spent == 0:  # q >= 0
         return MethodOutput(z, LCPStatus.SOLVED, 0, {"nodes": 0, "max_nodes": max_nodes})
     if lemke_fallback and code != tb.SOLVED:
-        info["first_stage"] = f"{STATUS[code].name.lower()} after {int(stats[NODES])} nodes"
+        info["first_stage"] = f"{STATUS[code].name.lower()} after {spent} nodes"
         info["first_stage_pivots"] = int(stats[TOTAL_PIVOTS])
         out = lemke_paths(M, q, pivot_tol, info)
         if out is None and not cold:

@@ -6,9 +6,9 @@ import inspect
 import numpy as np
 
 from contact_lcp.exceptions import InvalidProblem
-from contact_lcp.lcp.residual import certify
+from contact_lcp.lcp.residual import certify, certify_scaled
 from contact_lcp.lcp.result import LCPResult, LCPStatus, MethodOutput
-from contact_lcp.lcp.scaling import equilibrate as _equilibrate
+from contact_lcp.lcp.scaling import MAX_SWEEPS, Scaling, equilibrated
 from contact_lcp.lcp import lemke, lexicographic, murty, pgs, ppm, robust
 
 #: method name -> function(M, q, **options) -> MethodOutput
@@ -23,8 +23,10 @@ METHODS = {
 
 
 def _validate(M, q):
-    M = np.asarray(M, dtype=float)
-    q = np.asarray(q, dtype=float)
+    """``(M, q)`` as C-contiguous float arrays of shapes ``(n, n)`` and ``(n,)``; their
+    finiteness is checked by the caller (:func:`_raise_non_finite`)."""
+    M = np.ascontiguousarray(M, dtype=float)
+    q = np.ascontiguousarray(q, dtype=float)
     if q.ndim != 1:
         raise InvalidProblem(f"q must be a vector of shape (n,); received shape {q.shape}")
     n = q.shape[0]
@@ -33,15 +35,16 @@ def _validate(M, q):
             f"M must be square with shape ({n}, {n}) to match q of length {n}; "
             f"received shape {M.shape}"
         )
-    # A finite sum means finite entries; only a non-finite sum needs the entry-wise look
-    # (a sum can also overflow from huge finite entries, which are then accepted).
-    if not np.isfinite(M.sum()) and not np.all(np.isfinite(M)):
+    return M, q
+
+
+def _raise_non_finite(M, q):
+    """Raise InvalidProblem naming the first non-finite entry of ``M`` or ``q``."""
+    if not np.all(np.isfinite(M)):
         bad = np.argwhere(~np.isfinite(M))[0]
         raise InvalidProblem(f"M must be finite; M[{bad[0]}, {bad[1]}] = {M[tuple(bad)]}")
-    if not np.isfinite(q.sum()) and not np.all(np.isfinite(q)):
-        bad = int(np.flatnonzero(~np.isfinite(q))[0])
-        raise InvalidProblem(f"q must be finite; q[{bad}] = {q[bad]}")
-    return np.ascontiguousarray(M), np.ascontiguousarray(q)
+    bad = int(np.flatnonzero(~np.isfinite(q))[0])
+    raise InvalidProblem(f"q must be finite; q[{bad}] = {q[bad]}")
 
 
 @functools.lru_cache(maxsize=None)
@@ -118,38 +121,62 @@ def solve(M, q, method="robust", *, tol=None, equilibrate=True, **options):
     TypeError
         An option the method does not take.
     """
-    if method not in METHODS:
+    func = METHODS.get(method) if isinstance(method, str) else None
+    if func is None:
         raise InvalidProblem(f"unknown method {method!r}; valid methods: {sorted(METHODS)}")
-    func = METHODS[method]
-    _check_options(method, func, options)
+    if options:
+        _check_options(method, func, options)
     M, q = _validate(M, q)
     n = q.shape[0]
     if n == 0:
         return LCPResult(np.zeros(0), np.zeros(0), LCPStatus.SOLVED, method, 0, 0.0,
                          {"tol": 0.0, "tol_z": 0.0})
-    scaling = _equilibrate(M, q)
+    # One compiled call: finiteness, the Ruiz factors and the equilibrated problem.
+    finite, d1, d2, s, sweeps, Ms, qs = equilibrated(M, q, MAX_SWEEPS, bool(equilibrate))
+    if not finite:
+        _raise_non_finite(M, q)
     if equilibrate:
-        Ms, qs = scaling.apply(M, q)
-        out: MethodOutput = func(Ms, qs, **_scaled_options(method, options, scaling))
-        z = scaling.z_from_scaled(out.z) if np.shape(out.z) == (n,) else out.z
+        if options:
+            options = _scaled_options(method, options, Scaling(d1, d2, s, sweeps))
+        out: MethodOutput = func(Ms, qs, **options)
+        zs = out.z
+        if not (type(zs) is np.ndarray and zs.dtype == np.float64 and zs.shape == (n,)):
+            zs = np.asarray(zs, dtype=float)
+            if zs.shape != (n,):
+                return _non_finite(M, q, zs, out, method, Scaling(d1, d2, s, sweeps))
+        # z back in the caller's units and certified from the caller's data, in one call.
+        finite, z, w, err, tol_default, W, Z = certify_scaled(M, q, zs, d1, d2, s)
     else:
+        scaling = Scaling(d1, d2, s, sweeps)
         out = func(M, q, **options)
-        z = out.z
-    z = np.asarray(z, dtype=float)
+        z = np.asarray(out.z, dtype=float)
+        finite = z.shape == (n,) and bool(np.all(np.isfinite(z)))
+        if finite:
+            err, w, tol_default = certify(M, q, z, scaling)
+            W, Z = float(np.max(scaling.w_unit)), float(np.max(scaling.z_unit))
+    if not finite:
+        return _non_finite(M, q, z, out, method, Scaling(d1, d2, s, sweeps))
     info = dict(out.info)
-    info["scale_sweeps"] = scaling.sweeps
-    if z.shape != (n,) or not np.all(np.isfinite(z)):
-        status = LCPStatus.NUMERICAL_FAILURE if out.status is LCPStatus.SOLVED else out.status
-        z = np.where(np.isfinite(z), z, 0.0) if z.shape == (n,) else np.zeros(n)
-        err, w, _ = certify(M, q, z, scaling)
-        info["reason"] = "method returned a non-finite point"
-        return LCPResult(z, w, status, method, out.pivots, err, info)
-    err, w, tol_default = certify(M, q, z, scaling)
+    info["scale_sweeps"] = sweeps
     tol_used = tol_default if tol is None else float(tol)
     status = out.status
     info["tol"] = float(tol_used)
-    info["tol_z"] = float(tol_used / np.max(scaling.w_unit) * np.max(scaling.z_unit))
+    info["tol_z"] = float(tol_used / W * Z)
     if status is LCPStatus.SOLVED and not err <= tol_used:
         status = LCPStatus.ERROR
         info["claimed"] = LCPStatus.SOLVED.name
     return LCPResult(z, w, status, method, int(out.pivots), err, info)
+
+
+def _non_finite(M, q, z, out, method, scaling):
+    """The result of a method that returned a point of the wrong shape or not finite:
+    its finite components (zeros for a wrong shape), certified, and a failure status."""
+    n = q.shape[0]
+    z = np.asarray(z, dtype=float)
+    info = dict(out.info)
+    info["scale_sweeps"] = scaling.sweeps
+    status = LCPStatus.NUMERICAL_FAILURE if out.status is LCPStatus.SOLVED else out.status
+    z = np.where(np.isfinite(z), z, 0.0) if z.shape == (n,) else np.zeros(n)
+    err, w, _ = certify(M, q, z, scaling)
+    info["reason"] = "method returned a non-finite point"
+    return LCPResult(z, w, status, method, out.pivots, err, info)

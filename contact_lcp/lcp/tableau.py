@@ -277,6 +277,14 @@ def lexicographic_row(qbar, d, Binv, basis, tol, delta, z0, rows):
                 return i, tiny
             rows[m] = i
             m += 1
+    return lexicographic_narrow(d, Binv, rows, m, delta), tiny
+
+
+@njit(cache=True)
+def lexicographic_narrow(d, Binv, rows, m, delta):
+    """The row among the ``m`` tied ``rows[:m]`` (m >= 1) that is lexicographically least
+    in ``Binv[i, :] / d_i`` with tie threshold ``delta`` (see :func:`lexicographic_row`);
+    ``rows`` is overwritten."""
     n = Binv.shape[1]
     k = 0
     while m > 1 and k < n:
@@ -298,10 +306,32 @@ def lexicographic_row(qbar, d, Binv, basis, tol, delta, z0, rows):
                 i = rows[a]
                 if Binv[i, k] / d[i] < Binv[best, k] / d[best]:
                     best = i
-            return best, tiny
+            return best
         m = keep
         k += 1
-    return rows[0], tiny
+    return rows[0]
+
+
+@njit(cache=True)
+def ratio_test(qbar, d, tol, ratio):
+    """The ratios of :func:`min_ratio_row` computed once, for callers that scan them
+    several times (the robust search): ``ratio[i] = qbar_i / d_i`` for ``d_i > tol``
+    (numerators below ``DEGENERATE_TOL * (1 + ||qbar||_inf)`` clamped to 0), ``inf``
+    elsewhere. Returns ``(t_min, tiny)`` as :func:`min_ratio_row` does (``t_min = inf``
+    when no row blocks). ``ratio`` is an (n,) buffer."""
+    t_min, tiny = np.inf, False
+    zero = DEGENERATE_TOL * (1.0 + norm_inf(qbar))
+    for i in range(qbar.shape[0]):
+        if d[i] > tol:
+            t = (qbar[i] if qbar[i] > zero else 0.0) / d[i]
+            ratio[i] = t
+            if t < t_min:
+                t_min = t
+        else:
+            ratio[i] = np.inf
+            if d[i] > 0.0:
+                tiny = True
+    return t_min, tiny
 
 
 @njit(cache=True)

@@ -1,0 +1,53 @@
+"""Rebuilding states of the robust search (:mod:`contact_lcp.lcp.robust`).
+
+* :func:`cold_root`: the root of a cold search, Step 0 from the slack basis; the search
+  rebuilds it at its first backtrack rather than copying it on entry.
+* :func:`restore`: a node's state, replayed from its nearest cached ancestor.
+"""
+
+import numpy as np
+from numba import njit
+
+from contact_lcp.lcp import heap as hp
+from contact_lcp.lcp import tableau as tb
+
+
+@njit(cache=True)
+def cold_root(q, r):
+    """Step 0 from the slack basis (``B = I``, covering vector 1): ``z0`` enters in row
+    ``r``. Returns ``(Binv, qbar, basis, where, leaving)``."""
+    n = q.shape[0]
+    Binv = np.eye(n)
+    basis = np.arange(n)
+    where = -np.ones(2 * n + 1, dtype=np.int64)
+    where[:n] = basis
+    qbar = q.copy()
+    leaving = tb.pivot(Binv, qbar, basis, where, -np.ones(n), r, 2 * n, np.empty(n))
+    return Binv, qbar, basis, where, leaving
+
+
+@njit(cache=True)
+def restore(p, root, slot_of, parent, prow, leave, MT, c, Binv, qbar, basis, where, d,
+            work, cB, cq, cb, cw, path):
+    """Rebuild node ``p``'s state: copy its nearest cached ancestor (or the root) and
+    replay the pivots down to ``p``. Returns ``(pivots replayed, path buffer)``."""
+    n = qbar.shape[0]
+    a, m = p, 0
+    while a != 0 and slot_of[a] < 0:
+        if m == path.shape[0]:
+            path = hp.grow(path)
+        path[m] = a
+        m += 1
+        a = parent[a]
+    rB, rq, rb, rw = root
+    s = slot_of[a]
+    Binv[:] = rB if a == 0 else cB[s]
+    qbar[:] = rq if a == 0 else cq[s]
+    basis[:] = rb if a == 0 else cb[s]
+    where[:] = rw if a == 0 else cw[s]
+    for k in range(m - 1, -1, -1):
+        y = path[k]
+        ey = tb.complement(leave[parent[y]], n)
+        tb.entering_column(Binv, MT, c, ey, d, where)
+        tb.pivot(Binv, qbar, basis, where, d, prow[y], ey, work)
+    return m, path
