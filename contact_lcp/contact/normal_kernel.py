@@ -28,7 +28,7 @@ from contact_lcp.contact.tangential import cholesky_lower, schur, tangent_impuls
 from contact_lcp.contact.viscous_dofs import viscous_dofs, viscous_dofs_impulse
 from contact_lcp.lcp.ppm import _kernel as _ppm_kernel
 from contact_lcp.lcp.residual import CERT_FACTOR, _pass
-from contact_lcp.lcp.scaling import MAX_SWEEPS, _apply, _pow2_sqrt, inf_norms, q_scale
+from contact_lcp.lcp.scaling import MAX_SWEEPS, _apply, _first_factor, _pow2_sqrt, inf_norms, q_scale
 
 _EPS = float(np.finfo(float).eps)
 
@@ -43,12 +43,14 @@ REASONS = {PPM_FAILED: "the PPM ended without an answer", NOT_CERTIFIED: "not ce
 def symmetric_ruiz(A, c, max_sweeps):
     """:func:`contact_lcp.lcp.scaling._ruiz` of a symmetric ``A``, on its upper triangle.
 
-    The row and column factors of a symmetric matrix stay equal (every factor is a power
-    of two, so ``(|a_ij| d_i) d_j`` and ``(|a_ij| d_j) d_i`` are the same number): the same
-    ``(d1, d2, s, sweeps)``, bit for bit, for half the reads.
+    The column factors of a symmetric matrix stay its row factors times the uniform
+    starting factor ``2^-E`` (every factor is a power of two, so ``(|a_ij| d_i) d_j`` and
+    ``(|a_ij| d_j) d_i`` are the same number): the same ``(d1, d2, s, sweeps)``, bit for
+    bit, for half the reads.
     """
     n = c.shape[0]
     d = np.ones(n)
+    first = _first_factor(A)
     row = np.empty(n)
     sweeps = 0
     for _ in range(max_sweeps):
@@ -56,7 +58,7 @@ def symmetric_ruiz(A, c, max_sweeps):
         for i in range(n):
             di = d[i]
             for j in range(i, n):
-                a = abs(A[i, j]) * di * d[j]
+                a = abs(A[i, j]) * di * (first * d[j])
                 if a > row[i]:
                     row[i] = a
                 if a > row[j]:
@@ -71,7 +73,7 @@ def symmetric_ruiz(A, c, max_sweeps):
         for i in range(n):
             d[i] /= _pow2_sqrt(row[i])
     s = q_scale(c, d)
-    return d, d.copy(), s, sweeps
+    return d, first * d, s, sweeps
 
 
 @njit(cache=True)

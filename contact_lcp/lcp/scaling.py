@@ -10,7 +10,8 @@ change of units
 because the sign conditions and ``z_i w_i = 0`` hold component by component. ``D1`` and
 ``D2`` come from Ruiz's iteration (each row and column of ``Ms`` divided by the square
 root of its largest entry until every row and column has an infinity norm in
-``[1/2, 2]``), ``s`` makes ``||qs||_inf`` lie in ``(1/2, 1]``.
+``[1/2, 2]``), started from ``M / 2^E`` (its largest entry in ``[1, 2)``, a uniform
+factor in ``D2``); ``s`` makes ``||qs||_inf`` lie in ``(1/2, 1]``.
 
 Every factor is rounded to a power of two, so the change of units is exact in floating
 point: ``Ms`` and ``qs`` are the caller's data bit for bit in other units, and scaling the
@@ -18,7 +19,7 @@ caller's problem by ``(alpha M, beta q)`` with powers of two gives bit-identical
 equilibrated problems. For other factors the equilibrated problems differ by powers of
 two (at most 2 per row and column), which the relative tolerances of the methods absorb.
 
-A symmetric ``M`` gets ``D1 = D2`` (the iteration treats rows and columns alike), so
+A symmetric ``M`` gets ``D2 = 2^-E D1`` (the iteration treats rows and columns alike), so
 symmetric methods such as PGS keep a symmetric matrix.
 """
 
@@ -64,7 +65,11 @@ def _ruiz(M, q, max_sweeps):
     """``(d1, d2, s, sweeps)`` of the module notes; O(n^2) per sweep."""
     n = q.shape[0]
     d1 = np.ones(n)
-    d2 = np.ones(n)
+    # the sweeps start from M / 2^E, its largest entry in [1, 2): (alpha M) for any
+    # power of two alpha then starts, and ends, bit for bit where M does (the square
+    # roots of the sweeps alone halve odd exponents differently: 2 M once failed where
+    # M and 4 M solved)
+    d2 = np.full(n, _first_factor(M))
     row = np.empty(n)
     col = np.empty(n)
     a = np.empty(n)
@@ -90,6 +95,19 @@ def _ruiz(M, q, max_sweeps):
             d1[i] /= _pow2_sqrt(row[i])
             d2[i] /= _pow2_sqrt(col[i])
     return d1, d2, q_scale(q, d1), sweeps
+
+
+@njit(cache=True)
+def _first_factor(M):
+    """``2^-E``: the power of two that puts the largest ``|M_ij|`` in ``[1, 2)`` (1 for a
+    zero or non-finite ``M``)."""
+    mx = 0.0
+    for i in range(M.shape[0]):
+        for j in range(M.shape[1]):
+            mx = max(mx, abs(M[i, j]))
+    if mx == 0.0 or not np.isfinite(mx):
+        return 1.0
+    return math.ldexp(1.0, 1 - math.frexp(mx)[1])
 
 
 @njit(cache=True)
