@@ -7,7 +7,9 @@ each geometry's look-ahead ``la``), touch; only near pairs go to the narrow phas
 Reading a placement from Pinocchio costs a Python call, so the detector keeps each
 geometry's last reading and a bound ``drift[g]`` on how far any of its points moved since
 (see :meth:`ContactDetector.advance`): a geometry whose sphere grown by its drift cannot
-reach anything is not read again. Both tests are compiled here.
+reach anything is not read again. Both tests are compiled here, with the levers that
+bound each geometry's speed (:func:`lever_matrix`) and the look-ahead kernels of the
+step (:func:`_reach`, :func:`farther`).
 """
 
 import numpy as np
@@ -104,3 +106,69 @@ def lever_bound(L, v, h, out):
         for c in range(L.shape[1]):
             acc += L[g, c] * abs(v[c])
         out[g] += h * acc
+
+
+def lever_matrix(model, objs, centers, radii):
+    """(ngeoms, nv) levers ``L``: the speed of any point of geometry g is at most
+    ``sum_c L[g, c] |v_c|`` for every configuration.
+
+    A joint's translational velocity coordinates (prismatic, the free-flyer's linear
+    part) move every point at their own rate (lever 1); its rotational ones move a point
+    at most at the distance from the joint to the point, bounded over all configurations
+    by the lengths of the joint placements down the chain, plus the geometry's offset and
+    bounding radius. Unknown joint types get ``max(1, lever)`` on every coordinate.
+    """
+    L = np.zeros((len(objs), model.nv))
+    for g, o in enumerate(objs):
+        j = int(o.parentJoint)
+        if j == 0 or not np.isfinite(radii[g]):
+            continue
+        reach = float(np.linalg.norm(o.placement.act(centers[g]))) + float(radii[g])
+        while j > 0:
+            kind = model.joints[j].shortname()
+            cols = list(range(model.idx_vs[j], model.idx_vs[j] + model.nvs[j]))
+            if "FreeFlyer" in kind:
+                L[g, cols[:3]] = 1.0
+                L[g, cols[3:]] = reach
+            elif "Planar" in kind or "Composite" in kind:
+                L[g, cols] = max(1.0, reach)
+            elif "Prismatic" in kind or kind.startswith("JointModelP"):
+                L[g, cols] = 1.0
+            elif "Revolute" in kind or "Spherical" in kind or kind.startswith(("JointModelR",)):
+                L[g, cols] = reach
+            else:
+                L[g, cols] = max(1.0, reach)
+            reach += float(np.linalg.norm(model.jointPlacements[j].translation))
+            j = int(model.parents[j])
+    return L
+
+
+@njit(cache=True)
+def _reach(L, v_a, v_b, h, cap):
+    """(G,) ``min(h L max(|v_a|, |v_b|), cap)``: see :meth:`ContactDetector.reach`."""
+    out = np.empty(L.shape[0])
+    for g in range(L.shape[0]):
+        acc = 0.0
+        for c in range(L.shape[1]):
+            acc += L[g, c] * max(abs(v_a[c]), abs(v_b[c]))
+        out[g] = min(h * acc, cap)
+    return out
+
+
+@njit(cache=True)
+def farther(wider, lookahead, activation):
+    """Whether some geometry may travel farther than the search looked (``wider`` (G,)
+    beyond ``lookahead`` (G,) by more than ``activation``) [m]."""
+    for g in range(wider.shape[0]):
+        if wider[g] > lookahead[g] + activation:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _all_of(flags, idx):
+    """Whether ``flags[idx]`` are all True (one compiled call, no temporary)."""
+    for i in idx:
+        if not flags[i]:
+            return False
+    return True

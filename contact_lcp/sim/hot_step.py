@@ -22,8 +22,9 @@ never a different model). ``test/test_hot_step.py`` compares both step by step.
 import numpy as np
 from numba import njit
 
+from contact_lcp.collision.broadphase import _reach, farther
 from contact_lcp.collision.contact_set import ContactSet
-from contact_lcp.collision.detector import _GROUND_FRAME, _reach, farther
+from contact_lcp.collision.detector import _GROUND_FRAME
 from contact_lcp.collision.ground import polytopes_on_ground
 from contact_lcp.contact.problem import ContactProblem, _rows_and_bias, active_contacts
 from contact_lcp.contact.pyramid import (

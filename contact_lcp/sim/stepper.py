@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
+from contact_lcp.collision.broadphase import farther
 from contact_lcp.collision.contact_set import ContactSet
-from contact_lcp.collision.detector import farther
 from contact_lcp.contact.problem import ContactProblem, active_contacts, build_problem
 from contact_lcp.contact.report import NO_CONTACT, SolveReport
 from contact_lcp.exceptions import InvalidProblem
