@@ -3,13 +3,16 @@
 import numpy as np
 import pytest
 
-from contact_lcp.lcp import LCPStatus, solve
-from contact_lcp.lcp.residual import raw_tolerance
 from contact_lcp.contact.reference import (
-    box_on_plane, legged_frame, lexicographic_ray_example, murty_exponential,
-    planted_p_matrix, rigid_box_contact,
+    box_on_plane,
+    legged_frame,
+    lexicographic_ray_example,
+    murty_exponential,
+    planted_p_matrix,
+    rigid_box_contact,
 )
-from contact_lcp.lcp.robust import certification_coefficients
+from contact_lcp.lcp import LCPStatus, solve
+from contact_lcp.lcp.residual import certification_coefficients, raw_tolerance
 
 STATS = ("nodes", "queued", "max_queue", "depth", "total_pivots", "replayed")
 

@@ -31,7 +31,7 @@ LCPs) and ``error <= tol`` is the same test. ``tol`` is thus also a bound, in th
 import numpy as np
 from numba import njit
 
-from contact_lcp.lcp.scaling import Scaling, equilibrate
+from contact_lcp.lcp.scaling import Scaling, equilibrate, inf_norms
 
 _EPS = float(np.finfo(float).eps)
 
@@ -164,3 +164,16 @@ def default_tolerance(M, q, z):
 
 __all__ = ["CERT_FACTOR", "Scaling", "certify", "default_tolerance", "lcp_error",
            "raw_tolerance", "relative_tolerance"]
+
+
+@njit(cache=True)
+def certification_coefficients(M, q):
+    """``(a, b)`` with ``raw_tolerance(M, q, z) == a * ||z||_inf + b``.
+
+    The same formula as :func:`raw_tolerance`, evaluated in numba to spare two numpy
+    passes per solve of the robust search; ``test_lcp_robust.py`` pins the two together.
+    """
+    n = q.shape[0]
+    norm_M, norm_q = inf_norms(M, q)
+    k = 1e4 * n * np.finfo(np.float64).eps
+    return k * norm_M, k * norm_q

@@ -59,9 +59,9 @@ from contact_lcp.lcp import search_nodes as sn
 from contact_lcp.lcp import tableau as tb
 from contact_lcp.lcp import warm_start as ws
 from contact_lcp.lcp.lemke import STATUS, lemke_paths
-from contact_lcp.lcp.residual import raw_tolerance
-from contact_lcp.lcp.scaling import inf_norms
+from contact_lcp.lcp.residual import certification_coefficients, raw_tolerance
 from contact_lcp.lcp.result import LCPStatus, MethodOutput
+from contact_lcp.lcp.symmetric import symmetric_path
 
 _STATS = ("nodes", "queued", "max_queue", "depth", "total_pivots", "replayed",
           "dead_ray", "dead_small_pivot", "dead_revisit", "dead_error")
@@ -293,20 +293,6 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
 
 
 @njit(cache=True)
-def certification_coefficients(M, q):
-    """``(a, b)`` with ``raw_tolerance(M, q, z) == a * ||z||_inf + b``.
-
-    The same formula as :func:`contact_lcp.lcp.residual.raw_tolerance`, evaluated in
-    numba to spare two numpy passes per solve; ``test_lcp_robust.py`` pins the two
-    together.
-    """
-    n = q.shape[0]
-    norm_M, norm_q = inf_norms(M, q)
-    k = 1e4 * n * np.finfo(np.float64).eps
-    return k * norm_M, k * norm_q
-
-
-@njit(cache=True)
 def _run(M, q, c, Binv, qbar, basis, where, keys, warm_pivots, eps, err_max, pivot_tol,
          tie_tol, max_nodes, n_slots, dive, cost_offset, cold):
     """Step 0, the search and a refinement of the answer in one call.
@@ -364,45 +350,6 @@ def first_stage_nodes(n):
 def default_max_nodes(n):
     """``max(10000, 40 n)``: the search budget grows with the problem."""
     return max(10000, 40 * n)
-
-
-@njit(cache=True)
-def _is_symmetric(M):
-    """``M == M'`` exactly, stopping at the first pair that differs (a frictional LCP's
-    friction rows differ at once)."""
-    n = M.shape[0]
-    for i in range(n):
-        for j in range(i + 1, n):
-            if M[i, j] != M[j, i]:
-                return False
-    return True
-
-
-def symmetric_path(M, q, singular_tol, info, key="paths"):
-    """For a symmetric ``M`` (a frictionless contact LCP: positive semidefinite, and
-    degenerate when contacts are redundant), the modified principal pivoting method
-    (:mod:`contact_lcp.lcp.ppm`), which keeps its principal blocks nonsingular where
-    Lemke's paths cycle on ties (a 4-3-2-1 box pyramid's frictionless LCP, n = 68 of
-    rank 30: both Lemke variants cycle, the search spends 3300 nodes, the PPM certifies
-    in 36 pivots). Returns its certified answer or None; appends ``'ppm:<status>'`` to
-    ``info[key]`` and adds its pivots to ``info[key + '_pivots']`` (``'path_pivots'`` for
-    the default key). None at once for a matrix that is not symmetric."""
-    if not _is_symmetric(M):
-        return None
-    from contact_lcp.lcp.ppm import _run as ppm_run  # ppm falls back on this module
-
-    n = q.shape[0]
-    z, status, pivots, _ = ppm_run(M, q, [], max(100, 10 * n), singular_tol)
-    if status is LCPStatus.SOLVED:
-        w = M @ z + q
-        if not np.max(np.abs(np.minimum(z, w))) <= raw_tolerance(M, q, z):
-            status = LCPStatus.ERROR
-    info.setdefault(key, []).append(f"ppm:{status.name.lower()}")
-    count = "path_pivots" if key == "paths" else key + "_pivots"
-    info[count] = info.get(count, 0) + pivots
-    if status is not LCPStatus.SOLVED:
-        return None
-    return MethodOutput(z, LCPStatus.SOLVED, pivots, dict(info, nodes=0))
 
 
 def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
