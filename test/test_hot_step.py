@@ -10,9 +10,12 @@ from contact_lcp.sim import Simulator
 # (scene, steps, whether most steps must take the compiled path): a standing humanoid
 # (8 contacts, two limit-free feet), a box resting on the ground, a box sliding down an
 # incline (its pyramids turned to the slip each step), the humanoid squatting on
-# prescribed joints
+# prescribed joints, a tower of 5 boxes (box-box pairs), 21 spheres settling in a walled
+# box (sphere-sphere and sphere-box pairs) and a falling box stack
 SCENES = [("config/humanoid_stand.yaml", 300, True), ("config/box_on_plane.yaml", 200, True),
-          ("config/incline.yaml", 200, False), ("config/humanoid_squat.yaml", 200, True)]
+          ("config/incline.yaml", 200, False), ("config/humanoid_squat.yaml", 200, True),
+          ("config/tower_5.yaml", 300, True), ("config/spheres_21.yaml", 150, False),
+          ("config/box_stack.yaml", 300, False)]
 
 
 def _run(path, steps, compiled):

@@ -163,12 +163,3 @@ def farther(wider, lookahead, activation):
         if wider[g] > lookahead[g] + activation:
             return True
     return False
-
-
-@njit(cache=True)
-def _all_of(flags, idx):
-    """Whether ``flags[idx]`` are all True (one compiled call, no temporary)."""
-    for i in idx:
-        if not flags[i]:
-            return False
-    return True

@@ -33,7 +33,6 @@ import numpy as np
 
 from contact_lcp.collision.boxes import box_contacts
 from contact_lcp.collision.broadphase import (
-    _all_of,
     _reach,
     lever_bound,
     lever_matrix,
@@ -383,30 +382,36 @@ class ContactDetector(GeneralPairs):
             return ContactSet.empty(self._names_t)
         return self._merge(parts)
 
-    def ground_only(self, q, lookahead):
-        """The broad phase of :meth:`detect` at ``q`` when every near pair is a polytope on
-        the ground (the compiled pass's pairs): ``(X, geoms, pairs)``, the placements
-        (ngeoms, 4, 4), the pairs' geometries and their positions in
-        :attr:`candidate_pairs`; None when some near pair needs another path."""
+    def compiled_broad(self, q, lookahead):
+        """The broad phase of :meth:`detect` at ``q``: ``(X, near)``, the placements
+        (ngeoms, 4, 4) and the near pairs' positions in :attr:`candidate_pairs`, for a
+        compiled narrow phase (:attr:`compiled_pass`)."""
         self.world.ensure_forward(q)
         X, centers = self._placements(q, lookahead)
         near = near_pairs(centers, lookahead, self._radii, self._first, self._second,
                           self._is_ground_pair, self._h, self.activation_distance)
         self._broad = (np.array(q, dtype=float), lookahead, X, near)
-        if not _all_of(self._compiled_pair, near):
-            return None
-        return X, self._second[near], near
+        return X, near
 
     @property
-    def ground_pass(self):
-        """The compiled ground pass's fixed inputs: ``(vertices, start, ground height,
-        squared reduction distance, flat tolerance, remove_interior, cap, first, second,
-        joint of each geometry, pair friction, surface names)`` (see
-        :func:`contact_lcp.collision.ground.polytopes_on_ground`)."""
-        return (self._vall, self._vstart, self._h, self.reduction_distance ** 2,
-                self.flat_tolerance, bool(self.remove_interior),
+    def compiled_pass(self):
+        """The closed-form narrow phases' fixed inputs, in the order
+        :func:`contact_lcp.sim.hot_step._narrow` takes them: vertices and their starts,
+        ground height, activation distance, squared reduction distance, flat tolerance,
+        remove_interior, cap; per pair: first and second geometry, polytope on the
+        ground, sphere kind, box-box; per geometry: joint, sphere radius, box half
+        sizes; per pair: friction."""
+        return (self._vall, self._vstart, self._h, float(self.activation_distance),
+                self.reduction_distance ** 2, self.flat_tolerance, bool(self.remove_interior),
                 int(self.max_points_per_pair or 0), self._first, self._second,
-                self._joints_arr, self._pair_mu, self._names_t)
+                self._compiled_pair, self._sphere_kind, self._box_pair, self._joints_arr,
+                self._sphere_r, self._box_half, self._pair_mu)
+
+    @property
+    def surface_names(self):
+        """Names of the surfaces (link, body or ``"ground"``) of every geometry, the
+        ``names`` of the :class:`ContactSet` s it returns."""
+        return self._names_t
 
     def _array_set(self, pair, P, R, d):
         """A ContactSet of contacts given by their pair positions ``pair`` (n,)."""

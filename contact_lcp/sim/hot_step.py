@@ -1,31 +1,36 @@
-"""The step's common case in one compiled call: robots on the ground, solved by the last
-step's basis.
+"""The step's common case in one compiled call: the contacts of the last step, solved by
+its basis.
 
-A robot standing or walking on flat ground spends most steps in one situation: every
-collision pair within reach is a foot (a polytope) against the ground, the contacts are
-those of the last step, and the pyramid model's last basis solves the new LCP (no pivot
-of the search). The staged step (:class:`contact_lcp.sim.stepper.Stepper`) then runs a
-dozen compiled kernels with Python in between: about 200 Python-level calls, which
-cost more than the physics (Talos: ~60 us of kernels and Pinocchio in a 260 us step).
+A robot standing or walking on flat ground, a tower or a resting box pyramid spend most
+steps in one situation: every collision pair within reach has a closed form (a polytope
+on the ground, spheres against the ground, spheres and boxes, boxes against boxes), the
+contacts are those of the last step, and the pyramid model's last basis solves the new
+LCP (no pivot of the search). The staged step (:class:`contact_lcp.sim.stepper.Stepper`)
+then runs a dozen compiled kernels with Python in between: about 200 Python-level calls,
+which cost more than the physics (Talos: ~60 us of kernels and Pinocchio in a 260 us
+step).
 
 :meth:`HotStep.step` runs the same kernels on the same inputs in one compiled call, in
-the staged step's order: the ground pass (:func:`~contact_lcp.collision.ground.
-polytopes_on_ground`), the contact rows, the active set, the joint-limit rows, the
-problem's ``G``, ``u`` and bias, the friction pyramids' orientation, the last basis
-(:func:`~contact_lcp.contact.pyramid_kernel.warm_pyramid`), ``v+ = v_free + K J' f`` and
-the active-set test of the step's re-solve. It commits nothing unless all of them give
-the answer the staged step would apply; otherwise it returns None and the staged step
-runs from the start (the same inputs, so the same answer: the hot step is a shortcut,
-never a different model). ``test/test_hot_step.py`` compares both step by step.
+the staged step's order: the closed forms of the detector merged in pair order
+(:func:`_narrow`), the contact rows, the active set, the joint-limit rows, the problem's
+``G``, ``u`` and bias, the friction pyramids' orientation, the last basis
+(:func:`~contact_lcp.contact.pyramid_kernel.warm_pyramid`), ``v+ = v_free + K J' f``, the
+active-set test of the step's re-solve and the configuration step. It commits nothing
+unless all of them give the answer the staged step would apply; otherwise it returns
+None and the staged step runs from the start (the same inputs, so the same answer: the
+hot step is a shortcut, never a different model). ``test/test_hot_step.py`` compares
+both step by step on standing robots, boxes, a tower and a settling sphere pile.
 """
 
 import numpy as np
 from numba import njit
 
+from contact_lcp.collision.boxes import box_contacts
 from contact_lcp.collision.broadphase import _reach, farther
 from contact_lcp.collision.contact_set import ContactSet
 from contact_lcp.collision.detector import _GROUND_FRAME
 from contact_lcp.collision.ground import polytopes_on_ground
+from contact_lcp.collision.spheres import sphere_contacts
 from contact_lcp.contact.problem import ContactProblem, _rows_and_bias, active_contacts
 from contact_lcp.contact.pyramid import (
     ANGLE_SNAP,
@@ -46,7 +51,12 @@ from contact_lcp.sim.limits import _rows as _limit_rows
 MISSES = ("", "no contact or limit row", "other contacts than the last step's",
           "the last basis does not solve it", "the impulses close or reach other contacts",
           "more contacts than max_contacts", "NaN or inf in the rows", "no last basis",
-          "a near pair is not a polytope on the ground")
+          "a near pair without a closed form")
+
+
+#: steps without an attempt after consecutive misses at most (the misses' cost is the
+#: closed forms, G and the warm solve done twice: 10 % of a settling pile's step)
+MAX_BACKOFF = 32
 
 
 class HotStep:
@@ -54,8 +64,9 @@ class HotStep:
     world and model allow it (:attr:`enabled`).
 
     It needs the pyramid model (with warm start and the robust method), no loop closure
-    and no facet set; each step it also needs every near pair to be a polytope on the
-    ground. ``hits`` counts the steps it took, ``misses[reason]`` the others.
+    and no facet set; each step it also needs a closed form for every near pair. ``hits`` counts the steps it took, ``misses[reason]`` the others; after a
+    miss the next attempt waits 1, 3, 7 ... up to :data:`MAX_BACKOFF` - 1 steps
+    (``skipped``), so that a pile whose contacts change every step does not pay for it.
     """
 
     def __init__(self, stepper):
@@ -66,6 +77,8 @@ class HotStep:
                         and model.settings.method in WARM_START_METHODS)
         self.hits = 0
         self.misses = {m: 0 for m in MISSES[1:]}
+        self.skipped = 0  # steps not tried after misses
+        self._skip, self._backoff = 0, 1
         if not self.enabled:
             return
         d = model.settings.friction_directions
@@ -73,9 +86,8 @@ class HotStep:
         self._slip = model.settings.friction_frame != "fixed"
         self._period = 2.0 * np.pi / d
         self._singular_tol = float(model.settings.solver_options.get("singular_tol", 1e-10))
-        (self._verts, self._start, self._ground_h, self._r2, self._flat, self._interior,
-         self._cap, self._first, self._second, self._joints, self._pair_mu,
-         self._names) = stepper.detector.ground_pass
+        self._narrow = stepper.detector.compiled_pass
+        self._names = stepper.detector.surface_names
         self._ng = stepper.num_geometries
         self._levers = stepper.detector._levers
         self._support = stepper.world._support
@@ -99,25 +111,32 @@ class HotStep:
         over the step (frames at its start) and ``(contacts, impulse_C, limit_impulse,
         report, problem, max_penetration)``.
         """
+        if self._skip:  # missed lately (a settling pile): the staged step, no attempt
+            self._skip -= 1
+            self.skipped += 1
+            return None
+        out = self._attempt(q, v, v_free, K, lookahead, prescribed)
+        if out is None:  # back off: 1, 3, 7 ... 31 steps without an attempt
+            self._backoff = min(2 * self._backoff, MAX_BACKOFF)
+            self._skip = self._backoff - 1
+        else:
+            self._backoff = 1
+        return out
+
+    def _attempt(self, q, v, v_free, K, lookahead, prescribed):
         st = self.stepper
         warm = st.model.warm_inputs()
         if warm is None:
             self.misses[MISSES[7]] += 1
             return None
-        found = st.detector.ground_only(q, lookahead)
-        if found is None:
-            self.misses[MISSES[8]] += 1
-            return None
-        X, geoms, pairs = found
+        X, near = st.detector.compiled_broad(q, lookahead)
         out = _hot_step(
-            self._verts, self._start, geoms, X, self._ground_h, st.detector.activation_distance,
-            self._r2, self._flat, self._interior, self._cap, pairs, self._first,
-            self._second, self._joints, self._pair_mu, self._ng, _GROUND_FRAME,
+            X, near, lookahead, *self._narrow, self._ng, _GROUND_FRAME,
             st.world.jacobian_data.J, self._support, v_free, K, st.h, st.activation,
             st.max_contacts, q, *self._limits, _NO_INDEX if prescribed is None else prescribed,
             self._limit_activation, st.gamma, st.max_correction_speed, *warm, self._slip,
-            self._period, self._d, self._singular_tol, self._levers, lookahead,
-            st.max_lookahead, *self._integration)
+            self._period, self._d, self._singular_tol, self._levers, st.max_lookahead,
+            *self._integration)
         code = out[0]
         if code:
             self.misses[MISSES[code]] += 1
@@ -149,32 +168,28 @@ def _miss(code, nv, d):
 
 
 @njit(cache=True)
-def _hot_step(verts, start, geoms, X, ground_h, activation_distance, r2, flat, interior, cap, pairs, first,
-              second, joints, pair_mu, ng, ground_frame, J_W, support, v_free, K, h,
+def _hot_step(X, near, lookahead, verts, start, ground_h, activation_distance, r2, flat,
+              interior, cap, first, second, on_ground, sphere_kind, box_pair, joints,
+              sphere_r, box_half, pair_mu, ng, ground_frame, J_W, support, v_free, K, h,
               activation, max_contacts, q, limit_q, limit_v, lower, upper, prescribed,
               limit_activation, gamma, max_corr,
               last_pair, last_limits, last_a, last_b, last_lam, last_keys, last_p, last_dir,
-              slip, period, d, singular_tol, levers, lookahead, max_lookahead, integrate,
+              slip, period, d, singular_tol, levers, max_lookahead, integrate,
               vec_q, vec_v, flyer_q, flyer_v, flyer_lever):
     """See :class:`HotStep`; returns ``(code, ...)``, code 0 when the step is solved (an
     index of ``MISSES`` otherwise, with placeholders)."""
-    # collision: the compiled ground pass and its contact set (ContactDetector.detect)
-    Xg = np.empty((geoms.shape[0], 4, 4))
-    eps = np.empty(geoms.shape[0])
-    for a in range(geoms.shape[0]):
-        Xg[a] = X[geoms[a]]
-        eps[a] = activation_distance + lookahead[geoms[a]]
-    P_f, d_f, owner = polytopes_on_ground(verts, start, geoms, Xg, ground_h, eps, r2, flat,
-                                          interior, cap)
-    kf = d_f.shape[0]
+    # collision: the closed forms of ContactDetector.detect, merged in pair order
     nv = v_free.shape[0]
+    ok, P_f, R_f, d_f, pair_f = _narrow(
+        X, near, lookahead, verts, start, ground_h, activation_distance, r2, flat, interior,
+        cap, first, second, on_ground, sphere_kind, box_pair, sphere_r, box_half,
+        ground_frame)
+    if not ok:
+        return _miss(8, nv, d)
+    kf = d_f.shape[0]
     if kf > max_contacts:
         return _miss(5, nv, d)
-    pair_f = pairs[owner]
     # contact rows of every contact found (World.contact_jacobian)
-    R_f = np.empty((kf, 3, 3))
-    for i in range(kf):
-        R_f[i] = ground_frame
     a_f = first[pair_f]
     b_f = second[pair_f]
     J_f = np.zeros((3 * kf, nv))
@@ -261,3 +276,64 @@ def _hot_step(verts, start, geoms, X, ground_h, activation_distance, r2, flat, i
         pen = max(pen, -dist[i])
     return (0, ints, P, R, dist, mu, J, G, u, bias, phi, f, nb, z.shape[0], keep.shape[0],
             basic_a, basic_b, basic_lam, _friction_directions(f, R), v_next, q_next, v_end, pen)
+
+
+@njit(cache=True)
+def _narrow(X, near, la, verts, start, ground_h, eps0, r2, flat, interior, cap, first, second,
+            on_ground, sphere_kind, box_pair, sphere_r, box_half, ground_frame):
+    """The closed forms of :meth:`ContactDetector.detect` on the near pairs: polytopes on
+    the ground, spheres (against the ground, spheres and boxes), boxes against boxes, each
+    as the staged detector runs it, then merged in pair order as its ``_merge`` does.
+    Returns ``(ok, P, R, d, pair)``; ``ok`` False when a near pair has no closed form or
+    its closed form declines it (a sphere's centre inside a box): the staged step then
+    takes it to coal."""
+    m = near.shape[0]
+    ground = np.zeros(m, dtype=np.bool_)
+    for a in range(m):
+        p = near[a]
+        ground[a] = on_ground[p]
+        if not (on_ground[p] or sphere_kind[p] > 0 or box_pair[p]):
+            return False, np.zeros((0, 3)), np.zeros((0, 3, 3)), np.zeros(0), near[:0]
+    g_pairs = near[ground]
+    rest = near[~ground] if g_pairs.shape[0] else near
+    geoms = second[g_pairs]
+    Xg = np.empty((geoms.shape[0], 4, 4))
+    eps = np.empty(geoms.shape[0])
+    for a in range(geoms.shape[0]):
+        Xg[a] = X[geoms[a]]
+        eps[a] = eps0 + la[geoms[a]]
+    P1, d1, own1 = polytopes_on_ground(verts, start, geoms, Xg, ground_h, eps, r2, flat,
+                                       interior, cap)
+    ana = rest[sphere_kind[rest] > 0]
+    done2, P2, R2, d2, own2 = sphere_contacts(ana, sphere_kind, first, second, X, sphere_r,
+                                              box_half, la, eps0, ground_h)
+    bb = rest[box_pair[rest]]
+    done3, P3, R3, d3, own3 = box_contacts(bb, first, second, X, box_half, la, eps0, r2,
+                                           flat, interior, cap)
+    if not (np.all(done2) and np.all(done3)):
+        return False, np.zeros((0, 3)), np.zeros((0, 3, 3)), np.zeros(0), near[:0]
+    n1, n2, n3 = d1.shape[0], d2.shape[0], d3.shape[0]
+    n = n1 + n2 + n3
+    pair = np.empty(n, dtype=np.int64)
+    P = np.empty((n, 3))
+    R = np.empty((n, 3, 3))
+    d = np.empty(n)
+    for i in range(n1):
+        pair[i] = g_pairs[own1[i]]
+        P[i] = P1[i]
+        R[i] = ground_frame
+        d[i] = d1[i]
+    for i in range(n2):
+        pair[n1 + i] = own2[i]
+        P[n1 + i] = P2[i]
+        R[n1 + i] = R2[i]
+        d[n1 + i] = d2[i]
+    for i in range(n3):
+        pair[n1 + n2 + i] = own3[i]
+        P[n1 + n2 + i] = P3[i]
+        R[n1 + n2 + i] = R3[i]
+        d[n1 + n2 + i] = d3[i]
+    if n2 + n3 == 0 or n1 + n2 == 0 or n1 + n3 == 0:  # one part: already in pair order
+        return True, P, R, d, pair
+    order = np.argsort(pair, kind="mergesort")  # stable, as the staged _merge
+    return True, P[order], R[order], d[order], pair[order]
