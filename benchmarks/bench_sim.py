@@ -69,7 +69,7 @@ def simulator_class():
     return Simulator
 
 
-def python_calls_per_step(sim, steps=50):
+def python_calls_per_step(sim, steps=500):
     """Python-level function calls per ``sim.step()`` (cProfile's count, C calls included)."""
     import cProfile
     import pstats
