@@ -137,9 +137,8 @@ def main(argv=None):
                   f"{r['touching_pairs']:9d} {r['min_pair_gap']:+8.4f} {r['energy_left']:12.4f} "
                   f"{r['max_step_gain']:9.1e} {r['deepest']:8.4f} {r['failures']:5d} "
                   f"{r['fallbacks']:3d} {r['step_ms']:8.2f}", flush=True)
-    path = common.results_path("bench_disks_21", revision, stamp, args.results_dir)
-    common.write_csv(path, rows, COLUMNS)
-    print(f"wrote {path}")
+    print("wrote " + common.write_csv(
+        common.results_path("bench_disks_21", revision, stamp, args.results_dir), rows, COLUMNS))
     return 0
 
 
