@@ -64,9 +64,10 @@ class HotStep:
     world and model allow it (:attr:`enabled`).
 
     It needs the pyramid model (with warm start and the robust method), no loop closure
-    and no facet set; each step it also needs a closed form for every near pair. ``hits`` counts the steps it took, ``misses[reason]`` the others; after a
-    miss the next attempt waits 1, 3, 7 ... up to :data:`MAX_BACKOFF` - 1 steps
-    (``skipped``), so that a pile whose contacts change every step does not pay for it.
+    and no facet set; each step it also needs a closed form for every near pair.
+    ``hits`` counts the steps it took, ``misses[reason]`` the others; after a miss the
+    next attempt waits 1, 3, 7 ... up to :data:`MAX_BACKOFF` - 1 steps (``skipped``), so
+    that a pile whose contacts change every step does not pay for it.
     """
 
     def __init__(self, stepper):
