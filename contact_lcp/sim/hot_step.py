@@ -71,7 +71,12 @@ class HotStep:
     """
 
     def __init__(self, stepper):
-        self.stepper = stepper
+        # what the step reads, not the stepper itself (it holds this object: a cycle
+        # would keep a replaced simulator's world alive until a full garbage collection)
+        self._model, self._detector, self._world = stepper.model, stepper.detector, stepper.world
+        self._params = (stepper.h, stepper.activation, stepper.max_contacts)
+        self._bias = (stepper.gamma, stepper.max_correction_speed)
+        self._max_lookahead = stepper.max_lookahead
         model = stepper.model
         self.enabled = (isinstance(model, PyramidModel) and stepper.loops is None
                         and stepper.facets is None and model.settings.warm_start
@@ -125,19 +130,19 @@ class HotStep:
         return out
 
     def _attempt(self, q, v, v_free, K, lookahead, prescribed):
-        st = self.stepper
-        warm = st.model.warm_inputs()
+        model = self._model
+        warm = model.warm_inputs()
         if warm is None:
             self.misses[MISSES[7]] += 1
             return None
-        X, near = st.detector.compiled_broad(q, lookahead)
+        X, near = self._detector.compiled_broad(q, lookahead)
+        h = self._params[0]
         out = _hot_step(
             X, near, lookahead, *self._narrow, self._ng, _GROUND_FRAME,
-            st.world.jacobian_data.J, self._support, v_free, K, st.h, st.activation,
-            st.max_contacts, q, *self._limits, _NO_INDEX if prescribed is None else prescribed,
-            self._limit_activation, st.gamma, st.max_correction_speed, *warm, self._slip,
-            self._period, self._d, self._singular_tol, self._levers, st.max_lookahead,
-            *self._integration)
+            self._world.jacobian_data.J, self._support, v_free, K, *self._params, q,
+            *self._limits, _NO_INDEX if prescribed is None else prescribed,
+            self._limit_activation, *self._bias, *warm, self._slip, self._period, self._d,
+            self._singular_tol, self._levers, self._max_lookahead, *self._integration)
         code = out[0]
         if code:
             self.misses[MISSES[code]] += 1
@@ -147,13 +152,12 @@ class HotStep:
         k = dist.shape[0]
         l = phi.shape[0] - k
         contacts = ContactSet(self._names, ints[0], ints[1], ints[2], ints[3], P, R, dist, mu)
-        problem = ContactProblem(st.h, R, P, phi, mu, J, K, G, v, v_free, u, bias, l, ints[4])
-        model = st.model
+        problem = ContactProblem(h, R, P, phi, mu, J, K, G, v, v_free, u, bias, l, ints[4])
         model.adopt(problem, (basic_a, basic_b, basic_lam), directions)
         report = model.warm_report(nb, lcp_size, k - kept)
         self.hits += 1
         if not self._integrate:
-            q_next, v_next = st.world.integrate_state(q, v_step, st.h, trusted=True)
+            q_next, v_next = self._world.integrate_state(q, v_step, h, trusted=True)
         return q_next, v_next, v_step, (contacts, f[: 3 * k].reshape(k, 3), f[3 * k:], report,
                                          problem, pen)
 
