@@ -42,7 +42,7 @@ from contact_lcp.contact.pyramid import (
     _friction_directions,
 )
 from contact_lcp.contact.pyramid_kernel import basis_flags, warm_pyramid
-from contact_lcp.dynamics.free_flyer import FreeFlyers, _integrate_vector
+from contact_lcp.dynamics.free_flyer import _integrate_vector
 from contact_lcp.dynamics.world import _fill_contact_rows
 from contact_lcp.sim.limits import _NO_INDEX
 from contact_lcp.sim.limits import _rows as _limit_rows
@@ -103,7 +103,7 @@ class HotStep:
                         (_NO_INDEX, _NO_INDEX, np.zeros(0), np.zeros(0)))
         self._limit_activation = (-np.inf if stepper.limit_activation is None
                                   else float(stepper.limit_activation))
-        flyers = FreeFlyers(stepper.world.model)
+        flyers = stepper.free_motion.flyers  # the world's free flyers, already gathered
         self._integrate = flyers._vector is not None  # else World.integrate_state after
         vec = flyers._vector if self._integrate else (_NO_INDEX, _NO_INDEX)
         self._integration = (self._integrate, *vec, flyers._iq, flyers._iv, flyers._c)
