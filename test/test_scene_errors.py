@@ -86,32 +86,3 @@ def test_talos_starts_at_the_srdf_base_pose():
     sim = Simulator(talos_scene())
     assert sim.base_state(0).pose[2] == pytest.approx(1.01927, abs=1e-9)
     assert math.isclose(sim.base_state(0).pose[6], 1.0)
-
-
-def test_a_world_too_large_for_pinocchio_data_is_refused_with_the_numbers():
-    # 200 free spheres: Pinocchio's Data grows as nv^3 (~60 GB each); the system used to
-    # kill the process. A clear SceneError names the size instead.
-    bodies = [{"name": f"s{i}", "shape": "sphere", "size": [0.02], "mass": 0.05,
-               "pose": [0.05 * (i % 10), 0.05 * (i // 10), 0.1, 0, 0, 0, 1]} for i in range(200)]
-    with pytest.raises(SceneError, match=r"200 joints and nv = 1200 \(200 free bodies\).*GB"):
-        Simulator(scene_from_dict({"bodies": bodies}))
-
-
-def test_data_size_estimate_grows_as_nv_cubed():
-    # The estimate follows the measured nv^3 growth: 100 planar disks on three joints each
-    # (nv = 300, njoints = 301) pass, 201 of them (nv = 603) are refused; the old
-    # joints x nv^2 rule refused the first and let wide, shallow worlds through.
-    import pinocchio as pin
-
-    from contact_lcp.dynamics.world import check_data_size
-
-    def model(n):
-        m = pin.Model()
-        for i in range(3 * n):
-            kind = (pin.JointModelPX, pin.JointModelPZ, pin.JointModelRY)[i % 3]()
-            m.addJoint(0 if i % 3 == 0 else m.njoints - 1, kind, pin.SE3.Identity(), f"j{i}")
-        return m
-
-    check_data_size(model(100), 0)
-    with pytest.raises(SceneError, match=r"603 joints and nv = 603 .*nv\^3"):
-        check_data_size(model(201), 0)

@@ -193,7 +193,7 @@ class ContactDetector(GeneralPairs):
         ng = len(objs)
         self._is_moving = np.array([j != 0 for j in self._joints], dtype=bool)
         self._moving = np.flatnonzero(self._is_moving)
-        self._X = np.array([w.collision_data.oMg[g].homogeneous for g in range(ng)]).reshape(ng, 4, 4)
+        self._X = w.geometry_placements()
         self._c = np.einsum("kij,kj->ki", self._X[:, :3, :3], self._centers) + self._X[:, :3, 3]
         self._drift = np.zeros(ng)
         # placements computed from q when the tree allows it (else read from Pinocchio)

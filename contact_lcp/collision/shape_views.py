@@ -48,14 +48,11 @@ def shape_views(world):
     -------
     list of ShapeView
     """
-    import pinocchio as pin
-
-    gm, gd = world.collision_model, world.collision_data
-    pin.updateGeometryPlacements(world.model, world.data, gm, gd)
+    gm, X = world.collision_model, world.geometry_placements()
     out = []
     for i, go in enumerate(gm.geometryObjects):
         kind, size = _describe(go.geometry)
         frame = world.model.frames[go.parentFrame].name if go.parentFrame < len(world.model.frames) else "world"
-        out.append(ShapeView(go.name, frame, kind, size, gd.oMg[i].homogeneous.copy(),
+        out.append(ShapeView(go.name, frame, kind, size, X[i],
                              go.meshPath or None if kind == "mesh" else None))
     return out

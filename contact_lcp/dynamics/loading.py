@@ -11,7 +11,7 @@ import coal
 import numpy as np
 import pinocchio as pin
 
-from contact_lcp.dynamics.specs import check_body, check_pose
+from contact_lcp.dynamics.specs import RobotInfo, check_body, check_pose
 from contact_lcp.exceptions import FrameNotFound, SceneError
 
 MESH_MODES = ("convex", "exact")
@@ -322,3 +322,37 @@ def prefix_names(part, prefix):
             m.frames[i].name = prefix + m.frames[i].name
     for obj in part.geom.geometryObjects:
         obj.name = prefix + obj.name
+
+
+def _finite_or_inf(x):
+    """Pinocchio's 'no limit' (+-max double) and a 0 velocity/effort limit as inf."""
+    x = np.asarray(x, dtype=float).copy()
+    x[np.abs(x) >= 1e300] = np.inf * np.sign(x[np.abs(x) >= 1e300])
+    return x
+
+
+def robot_info(model, spec, part, first_joint, qs, vs):
+    """The RobotInfo of ``part`` (spec ``spec``) once appended to the world ``model`` from
+    joint ``first_joint`` on, with its ``q``/``v`` slices ``qs``/``vs``."""
+    joints = range(first_joint, model.njoints)
+    one_dof = [j for j in joints if model.nvs[j] == 1]
+    idx_q = np.array([model.idx_qs[j] for j in one_dof], dtype=int)
+    idx_v = np.array([model.idx_vs[j] for j in one_dof], dtype=int)
+    continuous = np.array([model.nqs[j] == 2 for j in one_dof], dtype=bool)
+    lower = _finite_or_inf(model.lowerPositionLimit[idx_q])
+    upper = _finite_or_inf(model.upperPositionLimit[idx_q])
+    lower[continuous], upper[continuous] = -np.inf, np.inf
+    vel = _finite_or_inf(model.velocityLimit[idx_v])
+    eff = _finite_or_inf(model.effortLimit[idx_v])
+    vel[vel == 0], eff[eff == 0] = np.inf, np.inf
+    pm = part.model
+    links = [f.name for f in pm.frames if f.type == pin.FrameType.BODY]
+    mass = float(sum(pm.inertias[j].mass for j in range(pm.njoints)))
+    return RobotInfo(
+        name=spec.name, urdf_xml=part.xml, floating_base=bool(spec.floating_base),
+        root_joint=first_joint if spec.floating_base else 0,
+        joint_names=[model.names[j] for j in one_dof], idx_q=idx_q, idx_v=idx_v,
+        lower=lower, upper=upper, velocity_limit=vel, effort_limit=eff,
+        q_slice=qs, v_slice=vs, link_names=links, mass=mass,
+        base_link=links[0] if links else "",
+    )

@@ -93,6 +93,9 @@ class LoopClosures:
     def __init__(self, world, specs, q0, *, gamma=1.0, rank_tol=1e-9):
         self.world, self.specs = world, tuple(specs)
         self.gamma, self.rank_tol = float(gamma), float(rank_tol)
+        if len(world.groups) > 1:
+            raise SceneError("loop closures need the world in one Pinocchio model; build it "
+                             "with World(..., whole=True)")
         model = world.model
         data = model.createData()
         pin.forwardKinematics(model, data, q0)

@@ -46,15 +46,56 @@ class FreeMotion:
 
     def __init__(self, world):
         self.model = pin.Model(world.model)
-        self.data = self.model.createData()
         self.armature0 = np.array(self.model.armature, dtype=float)
-        self._armature = None  # the armature last set on ``model``
+        self._armature = None  # the armature last set on the models
         self.flyers = FreeFlyers(self.model)
         self.gravity_W = np.array(self.model.gravity.linear)
+        # one (model copy, Data) per group of the world (contact_lcp.dynamics.groups)
+        if len(world.groups) == 1:
+            self.data = self.model.createData()
+            self._parts = [(self.model, self.data, slice(0, self.model.nq),
+                            slice(0, self.model.nv))]
+        else:
+            self.data = None
+            self._parts = []
+            for g in world.groups:
+                m = pin.Model(g.model)
+                self._parts.append((m, m.createData(), g.qs, g.vs))
+            self._nv = self.model.nv
 
     def gravity(self, q):
         """Gravity torques ``g(q)`` (nv,) [N.m or N] of the whole world."""
-        return pin.computeGeneralizedGravity(self.model, self.data, q).copy()
+        return np.concatenate([pin.computeGeneralizedGravity(m, d, q[qs])
+                               for m, d, qs, _ in self._parts])
+
+    def _set_armature(self, arm):
+        """Give the model copies the armature ``arm`` (nv,) (a copy into Pinocchio: only
+        when it changes)."""
+        if self._armature is None or not same_vector(arm, self._armature):
+            for m, _, _, vs in self._parts:
+                m.armature = arm[vs]
+            self._armature = arm
+
+    def _minverse_and_bias(self, q, v):
+        """Pinocchio's upper-triangular ``M^-1`` (nv, nv) and ``b(q, v)`` (nv,)."""
+        if self.data is not None:
+            return (pin.computeMinverse(self.model, self.data, q),
+                    pin.nonLinearEffects(self.model, self.data, q, v))
+        Minv, b = np.zeros((self._nv, self._nv)), np.empty(self._nv)
+        for m, d, qs, vs in self._parts:
+            Minv[vs, vs] = pin.computeMinverse(m, d, q[qs])
+            b[vs] = pin.nonLinearEffects(m, d, q[qs], v[vs])
+        return Minv, b
+
+    def _mass_and_bias(self, q, v):
+        """``M(q)`` (nv, nv) (upper triangle at least) and ``b(q, v)`` (nv,)."""
+        if self.data is not None:
+            return pin.crba(self.model, self.data, q), pin.nle(self.model, self.data, q, v)
+        M, b = np.zeros((self._nv, self._nv)), np.empty(self._nv)
+        for m, d, qs, vs in self._parts:
+            M[vs, vs] = pin.crba(m, d, q[qs])
+            b[vs] = pin.nle(m, d, q[qs], v[vs])
+        return M, b
 
     def __call__(self, q, v, tau, h, armature=None, prescribed=None, v_prescribed=None):
         """Velocity after one step without contact, and the impulse-to-velocity map.
@@ -81,16 +122,11 @@ class FreeMotion:
         K : (nv, nv) ndarray
             Symmetric map from generalized impulse to velocity change [1/kg].
         """
-        model, data = self.model, self.data
-        arm = self.armature0 if armature is None else self.armature0 + armature
-        if self._armature is None or not same_vector(arm, self._armature):
-            model.armature = arm  # (a copy into Pinocchio: only when it changes)
-            self._armature = arm
+        self._set_armature(self.armature0 if armature is None else self.armature0 + armature)
         if prescribed is None or len(prescribed) == 0:
             # the ABA acceleration from the inverse already at hand (an RNEA is half an
             # ABA), and the free-flyers' correction, in one compiled call
-            Minv = pin.computeMinverse(model, data, q)
-            b = pin.nonLinearEffects(model, data, q, v)
+            Minv, b = self._minverse_and_bias(q, v)
             fl = self.flyers
             return _unconstrained(Minv, b, q, v, tau, float(h), self.gravity_W, fl._iq, fl._iv,
                                   fl._single, fl._c, fl._mass, fl._I, fl._no_prescribed,
@@ -98,9 +134,8 @@ class FreeMotion:
         nv = v.shape[0]
         P = np.asarray(prescribed, dtype=int)
         D = np.setdiff1d(np.arange(nv), P)
-        M = pin.crba(model, data, q)
+        M, b = self._mass_and_bias(q, v)
         M = np.triu(M) + np.triu(M, 1).T
-        b = pin.nle(model, data, q, v)
         a_P = (np.asarray(v_prescribed, dtype=float) - v[P]) / h
         v_free = v.copy()
         v_free[P] = v_prescribed

@@ -21,18 +21,14 @@ import pinocchio as pin
 from numba import njit
 
 from contact_lcp.dynamics.free_flyer import FreeFlyers
-from contact_lcp.dynamics.loading import load_body, load_robot, names_of, prefix_names
-from contact_lcp.dynamics.specs import BodyInfo, RobotInfo, check_pose
+from contact_lcp.dynamics.groups import block_diagonal, split_world
+from contact_lcp.dynamics.placements import tree_placements
+from contact_lcp.dynamics.loading import (load_body, load_robot, names_of, prefix_names,
+                                          robot_info)
+from contact_lcp.dynamics.specs import BodyInfo, check_pose
 from contact_lcp.exceptions import FrameNotFound, InvalidProblem, SceneError
 
 GROUND = "ground"
-
-
-def _finite_or_inf(x):
-    """Pinocchio's 'no limit' (+-max double) and a 0 velocity/effort limit as inf."""
-    x = np.asarray(x, dtype=float).copy()
-    x[np.abs(x) >= 1e300] = np.inf * np.sign(x[np.abs(x) >= 1e300])
-    return x
 
 
 @njit(cache=True)
@@ -91,33 +87,6 @@ def all_finite(a, b):
     return True
 
 
-#: bytes a pinocchio.Data takes per cubed velocity dimension: Pinocchio 4 allocates and
-#: zero-fills eight (nv, nv, nv) tensors of second-order derivatives in every Data, whatever
-#: the joints (measured resident size: 60 free-flyers, nv = 360: 1.08 GB; 200 revolute
-#: joints, nv = 200: 0.28 GB; 80 planar joints, nv = 240: 0.46 GB)
-DATA_BYTES_PER_NV3 = 35.0
-#: the Data objects one world creates (kinematics, dynamics, Jacobians, free motion)
-DATA_PER_WORLD = 4
-#: refuse worlds whose Data would take more than this [bytes]
-MAX_DATA_BYTES = 8e9
-
-
-def check_data_size(model, num_bodies):
-    """Refuse a world whose Pinocchio Data objects would not fit in memory.
-
-    Pinocchio's Data grows as nv^3 (see :data:`DATA_BYTES_PER_NV3`): every free body adds 6
-    to nv, so 200 free bodies (nv = 1200) would take about 60 GB per Data. The message
-    names the numbers instead of dying with MemoryError or being killed by the system.
-    """
-    need = DATA_BYTES_PER_NV3 * float(model.nv) ** 3 * DATA_PER_WORLD
-    if need > MAX_DATA_BYTES:
-        raise SceneError(
-            f"the world has {model.njoints - 1} joints and nv = {model.nv} ({num_bodies} free "
-            f"bodies); Pinocchio's dynamics data would take about {need / 1e9:.0f} GB "
-            f"(limit {MAX_DATA_BYTES / 1e9:.0f} GB; it grows as nv^3): use fewer degrees of "
-            "freedom (about 100 free bodies, or 100 planar ones, at most)")
-
-
 class World:
     """Robots, free bodies and the ground in one Pinocchio model.
 
@@ -132,10 +101,20 @@ class World:
     mesh_mode : {'convex', 'exact'}
         'convex' replaces every collision mesh by its convex hull (qhull); 'exact' keeps
         the triangle BVHs.
+    whole : bool
+        Keep the world one Pinocchio model even when large (loop closures couple its
+        trees; see :mod:`contact_lcp.dynamics.groups`).
 
     Attributes
     ----------
-    model, data : pin.Model, pin.Data
+    model : pin.Model
+        The whole world (names, joint indices, frames).
+    groups : list of contact_lcp.dynamics.groups.Group
+        The Pinocchio models the dynamics run on: one (``model`` itself) unless the
+        world is too large for one Data.
+    data : pin.Data or None
+        Kinematics and frame placements of :meth:`forward` for a one-group world; None
+        for a split one (use :meth:`frame_placement`, :meth:`geometry_placements`).
     collision_model, collision_data : pin.GeometryModel, pin.GeometryData
         Every collision geometry; the ground (if any) is the last one, on the universe.
         The GeometryModel holds no collision pairs (Pinocchio would allocate collision
@@ -155,7 +134,7 @@ class World:
     """
 
     def __init__(self, robots, bodies=(), *, gravity=(0.0, 0.0, -9.81), ground_height=0.0,
-                 mesh_mode="convex"):
+                 mesh_mode="convex", whole=False):
         robots, bodies = list(robots), list(bodies)
         names = [r.name for r in robots] + [b.name for b in bodies]
         if len(set(names)) != len(names) or GROUND in names:
@@ -184,7 +163,7 @@ class World:
             v0.append(part.v)
             qs, vs = slice(nq, model.nq), slice(nv, model.nv)
             if k < len(robots):
-                self.robots.append(self._robot_info(model, robots[k], part, njoints, qs, vs))
+                self.robots.append(robot_info(model, robots[k], part, njoints, qs, vs))
             else:
                 b = bodies[k - len(robots)]
                 self.bodies.append(
@@ -202,10 +181,26 @@ class World:
         self.geometry_owner = owners
         self.self_pairs = self_pairs
         self._add_pairs()
-        check_data_size(model, len(self.bodies))
-        self.data = model.createData()
-        self._data_dyn = model.createData()
-        self._data_jac = model.createData()
+        self.groups = split_world(model, whole=whole)
+        if len(self.groups) == 1:
+            self.data = model.createData()
+            self._data_dyn = model.createData()
+            self._data_jac = model.createData()
+            self._geom_fk = None
+        else:  # see contact_lcp.dynamics.groups: Data per group, placements from q
+            self.data = None
+            self._geom_fk = tree_placements(model, geom)
+            if self._geom_fk is None:
+                kinds = sorted({model.joints[j].shortname() for j in range(1, model.njoints)})
+                raise SceneError(
+                    f"the world (nv = {model.nv}) is too large for one Pinocchio model and "
+                    f"its joints ({kinds}) include a type whose placements are not computed "
+                    "from q (free flyers, revolute and prismatic joints are)")
+            for g in self.groups:
+                g.data, g.data_dyn, g.data_jac = (g.model.createData() for _ in range(3))
+            self._joint_group = np.zeros(model.njoints, dtype=np.int64)
+            for k, g in enumerate(self.groups):
+                self._joint_group[g.j0:g.j1] = k
         self.collision_data = pin.GeometryData(geom)
         self.q0 = np.concatenate(q0) if q0 else np.zeros(0)
         self.v0 = np.concatenate(v0) if v0 else np.zeros(0)
@@ -225,30 +220,6 @@ class World:
             others = set().union(*(s for i, s in enumerate(sets) if i != k))
             if sets[k] & others:
                 prefix_names(part, part.name + "/")
-
-    def _robot_info(self, model, spec, part, first_joint, qs, vs):
-        joints = range(first_joint, model.njoints)
-        one_dof = [j for j in joints if model.nvs[j] == 1]
-        idx_q = np.array([model.idx_qs[j] for j in one_dof], dtype=int)
-        idx_v = np.array([model.idx_vs[j] for j in one_dof], dtype=int)
-        continuous = np.array([model.nqs[j] == 2 for j in one_dof], dtype=bool)
-        lower = _finite_or_inf(model.lowerPositionLimit[idx_q])
-        upper = _finite_or_inf(model.upperPositionLimit[idx_q])
-        lower[continuous], upper[continuous] = -np.inf, np.inf
-        vel = _finite_or_inf(model.velocityLimit[idx_v])
-        eff = _finite_or_inf(model.effortLimit[idx_v])
-        vel[vel == 0], eff[eff == 0] = np.inf, np.inf
-        pm = part.model
-        links = [f.name for f in pm.frames if f.type == pin.FrameType.BODY]
-        mass = float(sum(pm.inertias[j].mass for j in range(pm.njoints)))
-        return RobotInfo(
-            name=spec.name, urdf_xml=part.xml, floating_base=bool(spec.floating_base),
-            root_joint=first_joint if spec.floating_base else 0,
-            joint_names=[model.names[j] for j in one_dof], idx_q=idx_q, idx_v=idx_v,
-            lower=lower, upper=upper, velocity_limit=vel, effort_limit=eff,
-            q_slice=qs, v_slice=vs, link_names=links, mass=mass,
-            base_link=links[0] if links else "",
-        )
 
     def _add_pairs(self):
         """Candidate pairs: geometries of different owners (robots, bodies, ground) that
@@ -292,6 +263,9 @@ class World:
         if not trusted:
             q = self._check_q(q)
             v = None if v is None else self._check_vector(v, "v", m.nv)
+        if d is None:
+            self._forward_groups(q, v)
+            return
         if v is None:
             pin.forwardKinematics(m, d, q)
         else:
@@ -301,11 +275,46 @@ class World:
         pin.computeJointJacobians(m, self._data_jac, q)
         self._q_kin = q.copy()
 
+    def _forward_groups(self, q, v):
+        """:meth:`forward` of a split world: each group's kinematics and Jacobians on its
+        own Data; frame and geometry placements are computed when asked for."""
+        for g in self.groups:
+            if v is None:
+                pin.forwardKinematics(g.model, g.data, q[g.qs])
+            else:
+                pin.forwardKinematics(g.model, g.data, q[g.qs], v[g.vs])
+            pin.computeJointJacobians(g.model, g.data_jac, q[g.qs])
+        self._J_W = np.concatenate([g.data_jac.J for g in self.groups], axis=1)
+        self._q_kin = q.copy()
+        self._X_geom = None
+
     @property
     def jacobian_data(self):
         """The ``pin.Data`` with the joint placements and joint Jacobians of the last
-        :meth:`forward` (read it; do not run algorithms on it)."""
+        :meth:`forward` (read it; do not run algorithms on it); one-group worlds only
+        (loop closures keep a world whole)."""
+        if self.data is None:
+            raise InvalidProblem(f"this world is split into {len(self.groups)} Pinocchio "
+                                 "models; read joint_jacobians instead of jacobian_data")
         return self._data_jac
+
+    @property
+    def joint_jacobians(self):
+        """(6, nv) ndarray: every joint's world-frame Jacobian at the last :meth:`forward`
+        (Pinocchio's ``data.J``, WORLD convention), whatever the world's groups."""
+        return self._data_jac.J if self.data is not None else self._J_W
+
+    def geometry_placements(self):
+        """(ngeoms, 4, 4) ndarray: every collision geometry's placement in W at the last
+        :meth:`forward`."""
+        if self.data is not None:
+            oMg = self.collision_data.oMg
+            return np.array([oMg[g].homogeneous for g in range(len(oMg))]).reshape(-1, 4, 4)
+        if self._q_kin is None:
+            self.forward(self.q0)
+        if getattr(self, "_X_geom", None) is None:
+            self._X_geom = self._geom_fk(self._q_kin)
+        return self._X_geom.copy()
 
     def ensure_forward(self, q):
         """:meth:`forward` at ``q`` unless ``q`` was the last configuration forwarded."""
@@ -325,12 +334,31 @@ class World:
 
     def frame_placement(self, name):
         """(4, 4) ndarray ``X_WF`` of frame ``name`` at the last :meth:`forward`."""
-        return self.data.oMf[self.frame_id(name)].homogeneous.copy()
+        fid = self.frame_id(name)
+        if self.data is not None:
+            return self.data.oMf[fid].homogeneous.copy()
+        return self._frame_se3(fid)[0].homogeneous.copy()
+
+    def _frame_se3(self, fid):
+        """(X_WF, joint, group) of frame ``fid`` in a split world."""
+        frame = self.model.frames[fid]
+        j = int(frame.parentJoint)
+        if j == 0:
+            return frame.placement, 0, None
+        g = self.groups[self._joint_group[j]]
+        return g.data.oMi[g.local(j)] * frame.placement, j, g
 
     def frame_velocity(self, name):
         """(6,) ``[v w]`` of frame ``name``'s origin in W [m/s, rad/s] at the last
         :meth:`forward` given a velocity."""
-        nu = pin.getFrameVelocity(self.model, self.data, self.frame_id(name),
+        fid = self.frame_id(name)
+        if self.data is None:
+            X_WF, j, g = self._frame_se3(fid)
+            if j == 0:
+                return np.zeros(6)
+            nu = self.model.frames[fid].placement.actInv(g.data.v[g.local(j)])  # in F
+            return np.concatenate([X_WF.rotation @ nu.linear, X_WF.rotation @ nu.angular])
+        nu = pin.getFrameVelocity(self.model, self.data, fid,
                                   pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
         return np.concatenate([nu.linear, nu.angular])
 
@@ -381,23 +409,35 @@ class World:
     # ------------------------------------------------------------------- dynamics
     def mechanical_energy(self, q, v):
         """``(kinetic, potential)`` energy of the whole world at ``(q, v)`` [J] (potential
-        of gravity, zero at z = 0), on a private Data."""
-        m = self.model
-        d = self.__dict__.setdefault("_data_energy", m.createData())
-        q, v = self._check_q(q), self._check_vector(v, "v", m.nv)
-        return float(pin.computeKineticEnergy(m, d, q, v)), float(pin.computePotentialEnergy(m, d, q))
+        of gravity, zero at z = 0), on private Data."""
+        q, v = self._check_q(q), self._check_vector(v, "v", self.model.nv)
+        kinetic = potential = 0.0
+        for g in self.groups:
+            d = g.__dict__.setdefault("data_energy", g.model.createData())
+            kinetic += float(pin.computeKineticEnergy(g.model, d, q[g.qs], v[g.vs]))
+            potential += float(pin.computePotentialEnergy(g.model, d, q[g.qs]))
+        return kinetic, potential
 
     def free_acceleration(self, q, v, tau):
         """``M^-1 (tau - b(q, v))`` with gravity (ABA) [m/s^2, rad/s^2], shape (nv,)."""
         nv = self.model.nv
-        return pin.aba(self.model, self._data_dyn, self._check_q(q),
-                       self._check_vector(v, "v", nv), self._check_vector(tau, "tau", nv)).copy()
+        q, v = self._check_q(q), self._check_vector(v, "v", nv)
+        tau = self._check_vector(tau, "tau", nv)
+        if self.data is not None:
+            return pin.aba(self.model, self._data_dyn, q, v, tau).copy()
+        return np.concatenate([pin.aba(g.model, g.data_dyn, q[g.qs], v[g.vs], tau[g.vs])
+                               for g in self.groups])
 
     def minverse(self, q):
-        """(nv, nv) ``M(q)^-1`` [1/kg], both triangles filled (Pinocchio's ABA-based inverse)."""
+        """(nv, nv) ``M(q)^-1`` [1/kg], both triangles filled (Pinocchio's ABA-based inverse;
+        block diagonal over the groups of a split world)."""
         q = self._check_q(q)
         if self._q_minv is None or not same_vector(self._q_minv, q):
-            Minv = np.array(pin.computeMinverse(self.model, self._data_dyn, q))
+            if self.data is not None:
+                Minv = np.array(pin.computeMinverse(self.model, self._data_dyn, q))
+            else:
+                Minv = block_diagonal([pin.computeMinverse(g.model, g.data_dyn, q[g.qs])
+                                       for g in self.groups], self.groups, self.model.nv)
             Minv = np.triu(Minv) + np.triu(Minv, 1).T
             self._q_minv, self._minv = q.copy(), Minv
         return self._minv.copy()
@@ -430,5 +470,5 @@ class World:
                            np.ascontiguousarray(contacts.p_W, dtype=float),
                            np.asarray(contacts.joint_b, dtype=np.int64),
                            np.asarray(contacts.joint_a, dtype=np.int64),
-                           self._data_jac.J, self._support)
+                           self.joint_jacobians, self._support)
         return J

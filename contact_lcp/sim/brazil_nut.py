@@ -30,7 +30,6 @@ world keeps four; so the bundled scene has :data:`BUNDLED_SMALL` grains (``nv = 
 about 0.9 GB per Data, 3.6 GB in all). Generate other sizes with :func:`scene_yaml`.
 """
 
-import math
 
 import numpy as np
 

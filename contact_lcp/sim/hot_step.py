@@ -139,7 +139,7 @@ class HotStep:
         h = self._params[0]
         out = _hot_step(
             X, near, lookahead, *self._narrow, self._ng, _GROUND_FRAME,
-            self._world.jacobian_data.J, self._support, v_free, K, *self._params, q,
+            self._world.joint_jacobians, self._support, v_free, K, *self._params, q,
             *self._limits, _NO_INDEX if prescribed is None else prescribed,
             self._limit_activation, *self._bias, *warm, self._slip, self._period, self._d,
             self._singular_tol, self._levers, self._max_lookahead, *self._integration)

@@ -111,8 +111,10 @@ class ContactSettings:
     ``max_initial_penetration`` [m]: a scene whose bodies start deeper than this in each
     other is refused with the pairs and depths (2 cm: a robot placed at z = 0 instead of on
     its feet, not a small overlap that stabilization removes).
-    ``max_contacts``: a step that finds more contact points than this stops with an error
-    naming the pairs (the LCP would be ~10x this size; dense, it would not fit in memory).
+    ``max_contacts``: a step whose LCP would hold more contact points than this stops with
+    an error naming the pairs (the LCP would be ~10x this size; dense, it would not fit in
+    memory). Points found only because of the look-ahead and left out of the LCP do not
+    count.
     """
 
     model: str = "pyramid"

@@ -109,7 +109,7 @@ class Simulator(SimulatorViews):
         self.world = World(
             [r.robot for r in scene.robots], scene.bodies, gravity=scene.gravity,
             ground_height=None if scene.ground is None else scene.ground.height,
-            mesh_mode=scene.contact.meshes)
+            mesh_mode=scene.contact.meshes, whole=bool(scene.loops))
         c = scene.contact
         self.detector = ContactDetector(
             self.world, activation_distance=c.activation(self.h),

@@ -182,7 +182,6 @@ class Stepper:
         limits = (no_limits() if self.limit_activation is None else
                   self.limits.rows(q, prescribed, self.limit_activation, v_free, h))
         found = self.detector.detect(q, lookahead)
-        self.check_contacts(found)
         extras = {} if self.facets is None else {"facet_sets": self.facets.find(q, lookahead)}
         t2 = time.perf_counter()
         timings["collision"] = t2 - t1
@@ -190,6 +189,8 @@ class Stepper:
         active = active_contacts(J_found, v_free, v_free, found.distance, h, self.activation)
         rounds, spent = 0, []
         while True:
+            if active.size > self.max_contacts:  # (the candidates may be many more)
+                self.check_contacts(found.select(active))
             contacts, J_c = found, J_found
             if active.size < len(found):
                 contacts = found.select(active)
@@ -239,7 +240,6 @@ class Stepper:
             if redo:
                 lookahead = np.maximum(lookahead, wider)
                 found = self.detector.detect(q, lookahead)
-                self.check_contacts(found)
                 J_found = world.contact_jacobian(q, found)
             more = active_contacts(J_found, v_free, v_next, found.distance, h, self.activation)
             if not redo and more.size == active.size:  # (a superset of active: the same)
