@@ -1,0 +1,106 @@
+"""Large scenes: what one step costs as a pile grows to hundreds of contacts.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_large.py                 # spheres_200 (0.34 s), brazil_nut (2 s)
+    .venv/bin/python benchmarks/bench_large.py spheres_200.yaml:0.5
+
+Each scene (a bundled name or a path, ``:seconds`` of simulated time) is loaded with its
+defaults and stepped; every step's wall time, contacts found and in the LCP, pivots, the
+solve's outcome and the process's peak resident memory go to one CSV row
+(``benchmarks/results/bench_large_<date>_<revision>.csv``). The table printed groups the
+steps by the number of contacts in the LCP: the cost of the robust pivot search on a
+dense tableau grows with the cube of the problem (pivots x n^2), which is what keeps the
+200-body scenes of issues 10 and 11 from being run to the end.
+"""
+
+import argparse
+import os
+import resource
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import one_thread  # noqa: E402,F401  (before numpy: one BLAS thread)
+
+import common  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+
+from contact_lcp.sim import Simulator  # noqa: E402
+
+COLUMNS = ("scene", "step", "t", "ms", "contacts", "active", "pivots", "status", "groups",
+           "peak_rss_mb", "load_s", "revision", "date")
+DEFAULT = ("spheres_200.yaml:0.34", "brazil_nut.yaml:2.0")
+
+
+def peak_rss_mb():
+    """Peak resident memory of this process so far [MB] (Linux: ru_maxrss in kB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def run(spec, revision, date):
+    """Rows (dicts of :data:`COLUMNS`) of one ``name[:seconds]`` scene."""
+    name, _, seconds = spec.partition(":")
+    path = name if os.path.sep in name else os.path.join(ROOT, "config", name)
+    t0 = time.perf_counter()
+    sim = Simulator.from_file(path)
+    load = time.perf_counter() - t0
+    steps = int(round((float(seconds) if seconds else sim.scene.duration) / sim.h))
+    rows = []
+    for k in range(1, steps + 1):
+        t0 = time.perf_counter()
+        info = sim.step()
+        ms = 1e3 * (time.perf_counter() - t0)
+        rows.append({"scene": os.path.basename(name), "step": k, "t": round(sim.t, 6), "ms": ms,
+                     "contacts": info.num_contacts, "active": info.num_active,
+                     "pivots": info.pivots, "status": info.lcp_status,
+                     "groups": len(sim.world.groups), "peak_rss_mb": peak_rss_mb(),
+                     "load_s": load, "revision": revision, "date": date})
+        print(f"{rows[-1]['scene']} t = {sim.t:.2f} s: {ms:9.1f} ms, {info.num_active:4d} of "
+              f"{info.num_contacts:4d} contacts, {info.pivots:6d} pivots, {info.lcp_status}",
+              flush=True)
+    return rows
+
+
+def summary(rows):
+    """Per scene and band of active contacts: steps, median ms and pivots."""
+    out = []
+    for scene in dict.fromkeys(r["scene"] for r in rows):
+        mine = [r for r in rows if r["scene"] == scene and r["step"] > 1]  # (first: compiles)
+        for lo, hi in ((0, 1), (1, 50), (50, 100), (100, 200), (200, 300), (300, 10 ** 6)):
+            band = [r for r in mine if lo <= r["active"] < hi]
+            if band:
+                out.append({"scene": scene, "active": f"{lo}-{hi - 1}" if hi < 10 ** 6 else f">={lo}",
+                            "steps": len(band), "median_ms": common.median([r["ms"] for r in band]),
+                            "median_pivots": common.median([r["pivots"] for r in band]),
+                            "not_solved": sum(r["status"] not in ("SOLVED", "NO_CONTACT")
+                                              for r in band)})
+    return out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("scenes", nargs="*", default=list(DEFAULT),
+                        help="bundled scene names or paths, each optionally :seconds")
+    parser.add_argument("--results-dir", default=None)
+    args = parser.parse_args(argv)
+    revision = common.git_revision(ROOT)
+    date, stamp = common.utc_stamp()
+    rows = []
+    for spec in args.scenes:
+        rows += run(spec, revision, date)
+    table = summary(rows)
+    print(common.format_table(table, ("scene", "active", "steps", "median_ms", "median_pivots",
+                                      "not_solved")))
+    print(f"peak resident memory {peak_rss_mb():.0f} MB")
+    path = common.results_path("bench_large", revision, stamp, args.results_dir)
+    common.write_csv(path, rows, COLUMNS)
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
