@@ -109,3 +109,14 @@ def test_disks_21_end_on_the_tabletop_without_failures():
     support, pairs = gaps(P)
     np.testing.assert_allclose(support[0], 0.0, atol=0.01)  # every disk on the table
     assert pairs.min() > -1e-3
+
+
+def test_table3_runs_the_chain_scenes_by_default_not_the_hours_long_brazil_nut(monkeypatch):
+    from contact_lcp.sim import table3
+
+    ran = []
+    monkeypatch.setattr(table3, "run_scene", lambda path, **kw: ran.append(path) or {
+        "scene": path, "failure": 0, "fallbacks": 0})
+    monkeypatch.setattr(table3, "format_rows", lambda rows: "")
+    assert main(["table3"]) == 0
+    assert [p.rsplit("/", 1)[-1] for p in ran] == [f"{n}.yaml" for n in table3.DEFAULT_SCENES]
