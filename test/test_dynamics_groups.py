@@ -13,18 +13,16 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 import pytest
+from test_dynamics_world import mixed_world  # (a humanoid, a fixed arm, three bodies)
 
-from contact_lcp.dynamics import groups
 from contact_lcp.collision import ContactPoint
-from contact_lcp.dynamics import BodySpec, RobotSpec, World
+from contact_lcp.dynamics import groups
 from contact_lcp.dynamics.reduced import FreeMotion
 from contact_lcp.exceptions import SceneError
 from contact_lcp.sim.scene_loader import load_scene
 from contact_lcp.sim.simulator import Simulator
 
 ROOT = Path(__file__).resolve().parents[1]
-HUMANOID = str(ROOT / "urdf" / "humanoid.urdf")
-ARM = str(ROOT / "test" / "data" / "two_link_arm.urdf")
 # round-off of the same sums taken in another order (frame velocities: Pinocchio's
 # getFrameVelocity against our joint-to-frame transform)
 TOL = 1e-12
@@ -35,16 +33,6 @@ def force_split(monkeypatch):
     """Split every world with two trees or more into groups of one tree each."""
     monkeypatch.setattr(groups, "SINGLE_MODEL_BYTES", 0.0)
     monkeypatch.setattr(groups, "SPLIT_BUDGET_BYTES", 1.0)
-
-
-def mixed_world(whole):
-    return World(
-        [RobotSpec("humanoid", urdf=HUMANOID, base_pose=(0, 0, 0.74, 0, 0, 0, 1)),
-         RobotSpec("arm", urdf=ARM, floating_base=False, base_pose=(1, 0, 0, 0, 0, 0, 1))],
-        [BodySpec("box", "box", (0.3, 0.2, 0.1), 2.0, (2, 0, 0.05, 0, 0, 0.3826834, 0.9238795)),
-         BodySpec("ball", "sphere", (0.1,), 0.5, (3, 0, 0.1, 0, 0, 0, 1)),
-         BodySpec("pill", "capsule", (0.05, 0.2), 0.4, (4, 0, 0.3, 0, 0, 0, 1))],
-        whole=whole)
 
 
 def test_groups_cover_the_world_in_order(force_split):

@@ -20,14 +20,15 @@ ARM = str(ROOT / "test" / "data" / "two_link_arm.urdf")
 MALFORMED = str(ROOT / "test" / "data" / "malformed.urdf")
 
 
-def mixed_world():
+def mixed_world(whole=False):
+    """The worlds of this file (``whole``: one Pinocchio model whatever its size)."""
     return World(
         [RobotSpec("humanoid", urdf=HUMANOID, base_pose=(0, 0, 0.74, 0, 0, 0, 1)),
          RobotSpec("arm", urdf=ARM, floating_base=False, base_pose=(1, 0, 0, 0, 0, 0, 1))],
         [BodySpec("box", "box", (0.3, 0.2, 0.1), 2.0, (2, 0, 0.05, 0, 0, 0.3826834, 0.9238795)),
          BodySpec("ball", "sphere", (0.1,), 0.5, (3, 0, 0.1, 0, 0, 0, 1)),
          BodySpec("pill", "capsule", (0.05, 0.2), 0.4, (4, 0, 0.3, 0, 0, 0, 1))],
-    )
+        whole=whole)
 
 
 @pytest.fixture(scope="module")
