@@ -69,18 +69,14 @@ class FreeMotion:
                                for m, d, qs, _ in self._parts])
 
     def _set_armature(self, arm):
-        """Give the model copies the armature ``arm`` (nv,) (a copy into Pinocchio: only
-        when it changes)."""
-        if self._armature is None or not same_vector(arm, self._armature):
-            for m, _, _, vs in self._parts:
-                m.armature = arm[vs]
-            self._armature = arm
+        """Give the model copies the armature ``arm`` (nv,) (a copy into Pinocchio)."""
+        for m, _, _, vs in self._parts:
+            m.armature = arm[vs]
+        self._armature = arm
 
     def _minverse_and_bias(self, q, v):
-        """Pinocchio's upper-triangular ``M^-1`` (nv, nv) and ``b(q, v)`` (nv,)."""
-        if self.data is not None:
-            return (pin.computeMinverse(self.model, self.data, q),
-                    pin.nonLinearEffects(self.model, self.data, q, v))
+        """Pinocchio's upper-triangular ``M^-1`` (nv, nv) and ``b(q, v)`` (nv,) of a split
+        world, block by block."""
         Minv, b = np.zeros((self._nv, self._nv)), np.empty(self._nv)
         for m, d, qs, vs in self._parts:
             Minv[vs, vs] = pin.computeMinverse(m, d, q[qs])
@@ -122,11 +118,17 @@ class FreeMotion:
         K : (nv, nv) ndarray
             Symmetric map from generalized impulse to velocity change [1/kg].
         """
-        self._set_armature(self.armature0 if armature is None else self.armature0 + armature)
+        arm = self.armature0 if armature is None else self.armature0 + armature
+        if self._armature is None or not same_vector(arm, self._armature):
+            self._set_armature(arm)  # (only when it changes: one copy per model)
         if prescribed is None or len(prescribed) == 0:
             # the ABA acceleration from the inverse already at hand (an RNEA is half an
             # ABA), and the free-flyers' correction, in one compiled call
-            Minv, b = self._minverse_and_bias(q, v)
+            if self.data is not None:
+                Minv = pin.computeMinverse(self.model, self.data, q)
+                b = pin.nonLinearEffects(self.model, self.data, q, v)
+            else:
+                Minv, b = self._minverse_and_bias(q, v)
             fl = self.flyers
             return _unconstrained(Minv, b, q, v, tau, float(h), self.gravity_W, fl._iq, fl._iv,
                                   fl._single, fl._c, fl._mass, fl._I, fl._no_prescribed,
