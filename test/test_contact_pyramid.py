@@ -226,3 +226,63 @@ def test_round_off_pyramid_turns_are_snapped_to_the_contact_frame():
     angle = _edge_angles(np.zeros(6), R, problem.p_W, problem.pair, problem.p_W, problem.pair,
                          last_dir, 1e-6, period, ANGLE_SNAP)
     assert angle[1] == np.round(angle[1] / period) * period and abs(angle[1] - period) < 1e-8
+
+
+def particle_on_incline(tilt, azimuth, mass=1.0):
+    """One contact of a point mass on the plane z = 0 under gravity tilted by ``tilt`` from
+    -z towards ``azimuth`` in that plane [rad]: as on an incline of slope ``tilt``."""
+    R = np.array([[[0, 1, 0], [0, 0, 1], [1, 0, 0]]], dtype=float)  # n = z, t1 = x, t2 = y
+    J = R[0].T.copy()  # rows n, t1, t2
+    Minv = np.eye(3) / mass
+    g = G_ACC * np.array([np.sin(tilt) * np.cos(azimuth), np.sin(tilt) * np.sin(azimuth),
+                          -np.cos(tilt)])
+    v = np.zeros(3)
+    return build_problem(H, R, np.zeros((1, 3)), np.zeros(1), np.array([0.0]), J, Minv, v,
+                         v + H * g, pair=np.zeros(1, dtype=np.int64))
+
+
+@pytest.mark.parametrize("ratio, kept", [(0.25, True), (0.9, False)])
+def test_a_contact_sticking_well_inside_its_cone_keeps_its_pyramid(ratio, kept):
+    # A held particle whose load turns by 20 degrees. Friction at most KEEP_INSIDE
+    # cos(pi / 8) = 0.83 of the cone's keeps the pyramid it had (its friction then lies
+    # inside a facet, and the next step's basis is the last one); nearer the threshold
+    # the pyramid turns to the friction impulse as before (the cone's full threshold in
+    # that direction). 0.9 < cos(22.5 deg) / cos(2.5 deg) = 0.925, the turned-away
+    # pyramid's support 20 degrees off an edge: the particle is held either way.
+    tilt, turn, m = np.radians(10.0), np.radians(20.0), 1.0
+    mu = np.tan(tilt) / ratio
+    model = make_model("pyramid", ModelSettings())
+    angles = []
+    for azimuth in (0.0, turn, turn):
+        problem = particle_on_incline(tilt, azimuth, m)
+        problem.mu[:] = mu
+        sol = model.solve(problem)
+        angles.append(model._used_angle[0])
+        assert sol.report.certified and sol.report.applied == "pyramid"
+        # held: no velocity after the impulse, friction m g h sin(tilt) against the load
+        v_next = problem.v_free + problem.K @ problem.J.T @ sol.f
+        np.testing.assert_allclose(v_next, 0.0, atol=1e-12)
+        load = m * G_ACC * H * np.sin(tilt)  # (certified to round-off of the impulses)
+        np.testing.assert_allclose(sol.f[1:], -load * np.array([np.cos(azimuth),
+                                                                np.sin(azimuth)]),
+                                   rtol=1e-9, atol=1e-12 * load)
+    # the first pyramid's edge 0 is against the free motion's slip: uphill
+    assert np.cos(angles[0] - np.pi) == pytest.approx(1.0)
+    assert np.cos(angles[1] - angles[0]) == pytest.approx(1.0)  # the last friction: uphill
+    expected = angles[0] if kept else angles[0] + turn
+    assert np.cos(angles[2] - expected) == pytest.approx(1.0, abs=1e-12)
+    assert sol.report.info["warm_source"] == "previous_step" and "warm_miss" not in sol.report.info
+
+
+def test_friction_directions_keep_the_edges_of_contacts_inside_the_cone():
+    from contact_lcp.contact.pyramid import _friction_directions, keep_inside
+
+    R = np.tile(np.array([[0, 1, 0], [0, 0, 1], [1, 0, 0]], dtype=float), (3, 1, 1))
+    mu = np.full(3, 0.5)
+    # normal 1 N.s each: friction 0.1 (inside), 0.5 (on the cone), 0 (none)
+    f = np.array([1.0, 0.0, 0.1, 1.0, 0.3, 0.4, 1.0, 0.0, 0.0])
+    angle = np.array([0.3, 1.0, 2.0])
+    out = _friction_directions(f, R, mu, angle, keep_inside(2 * np.pi / 8))
+    np.testing.assert_allclose(out[0], [np.cos(0.3), np.sin(0.3), 0.0], atol=1e-15)  # kept
+    np.testing.assert_allclose(out[1], [0.6, 0.8, 0.0], atol=1e-15)  # along its friction
+    np.testing.assert_array_equal(out[2], 0.0)

@@ -23,6 +23,15 @@ on an incline) has the cone's threshold, whatever the direction. A new contact's
 points against its tangential velocity after the free motion, or along t1. (Following
 the free velocity every step instead makes a rolling, sliding ellipsoid's friction
 chatter out of its plane: the impulse itself turns the slip.) ``"fixed"`` keeps every pyramid on the contact frame (the seeds' form).
+
+A contact that sticks well inside its cone (``|f_t| <= KEEP_INSIDE cos(pi / d) mu f_n``,
+where the pyramid holds at least ``cos(pi / d) mu f_n`` in every direction) keeps its
+pyramid instead. Turned to its impulse, such a contact's friction lies exactly on an
+edge, a degenerate vertex: the next step's impulse falls on either side of it and needs
+the other neighbouring edge in the basis. In a redundant pile (21 spheres, 45 contacts)
+the statically indeterminate friction also turns by 10 degrees a step (median), so the
+last basis missed on almost every step (with the pyramids kept, a settled pile is solved
+by it); the turn still serves a sliding contact and one near its threshold.
 """
 
 import numpy as np
@@ -40,6 +49,8 @@ WARM_START_METHODS = ("robust",)
 #: principal pivots the last step's basis may take before the general strategy runs, at
 #: least (and one per 8 rows of G: a settling pile changes many contacts per step)
 WARM_FLIPS = 4
+#: rows of G per principal pivot of the last basis (``max(WARM_FLIPS, rows // this)``)
+WARM_ROWS_PER_FLIP = 8
 #: friction impulse below this fraction of the normal one has no direction (round-off)
 NEGLIGIBLE_FRICTION = 1e-9
 #: slip speed below which a contact counts as sticking [m/s]
@@ -50,6 +61,10 @@ STICK_SPEED = 1e-6
 #: two contacts on a rod, rank 4 of 6) into nearly dependent ones, and every pivoting
 #: method then ends on tiny pivots (recorded in config/hoist.yaml at t = 2.729 s)
 ANGLE_SNAP = 1e-6
+#: a friction impulse at most this fraction of the cone's inscribed circle
+#: (``|f_t| <= KEEP_INSIDE cos(pi / d) mu f_n``) sticks well inside the pyramid: its
+#: contact keeps its pyramid in the next step instead of turning it to the impulse
+KEEP_INSIDE = 0.9
 
 
 class PyramidModel(ContactModel):
@@ -78,18 +93,23 @@ class PyramidModel(ContactModel):
         The direction of the contact's last friction impulse (the LCP's own answer: for a
         sliding contact, opposite to the slip after the impulse; for a held one, against
         the load), matched to the nearest point of the same surface pair in the last
-        step; else against the tangential velocity after the free motion; else t1.
+        step; else against the tangential velocity after the free motion; else t1. A
+        contact that stuck well inside its cone keeps its last pyramid (``KEEP_INSIDE``).
+        The angles are kept for :meth:`_remember` (None: every pyramid on its contact
+        frame).
         """
         k = problem.num_contacts
+        self._used_angle = None
         if self.settings.friction_frame == "fixed" or k == 0:
             return None
         if self._last_dir is None:
             last_p, last_keys, last_dir = np.zeros((0, 3)), np.zeros(0, np.int64), np.zeros((0, 3))
         else:
             last_p, last_keys, last_dir = self._last_p, self._last_keys, self._last_dir
-        return _edge_angles(problem.u, problem.R_WC, problem.p_W, problem.pair, last_p,
-                            last_keys, last_dir, STICK_SPEED,
-                            2.0 * np.pi / self.settings.friction_directions, ANGLE_SNAP)
+        self._used_angle = _edge_angles(problem.u, problem.R_WC, problem.p_W, problem.pair,
+                                        last_p, last_keys, last_dir, STICK_SPEED,
+                                        self._period(), ANGLE_SNAP)
+        return self._used_angle
 
     def _done(self, problem, results, res, f, warm, info, keep=None):
         """The certified frictional answer ``f``: remembered for the next step, reported.
@@ -100,6 +120,14 @@ class PyramidModel(ContactModel):
             Outcome.SOLVED, res.status, self.name, self.settings.method, True, pivots=pivots,
             solves=solves, failures=failures, warm_started=warm, info=info))
 
+    def _period(self):
+        return 2.0 * np.pi / self.settings.friction_directions
+
+    def _angle(self, problem):
+        """(k,) first-edge angles of the pyramids of the answer being remembered [rad]."""
+        used = self.__dict__.get("_used_angle")
+        return np.zeros(problem.num_contacts) if used is None else used
+
     def _remember(self, problem, res, f, keep=None):
         k, l, d = problem.num_contacts, problem.num_limits, self.settings.friction_directions
         keep = np.arange(k) if keep is None else np.asarray(keep, dtype=np.int64)
@@ -108,7 +136,8 @@ class PyramidModel(ContactModel):
         self._last_keys = problem.pair.copy()
         self._last_limits = problem.J[3 * k:].copy()
         self._last_p = problem.p_W.copy()
-        self._last_dir = _friction_directions(f, problem.R_WC)
+        self._last_dir = _friction_directions(f, problem.R_WC, problem.mu, self._angle(problem),
+                                             keep_inside(self._period()))
 
     # --------------------------------------------------------------------- solve
     def _frictional(self, problem, angle, basis):
@@ -162,7 +191,7 @@ class PyramidModel(ContactModel):
             problem.G, problem.u, problem.mu, problem.bias, l, s.friction_directions,
             np.zeros(k) if angle is None else angle, keep, basic_a, basic_b, basic_lam,
             float(s.solver_options.get("singular_tol", 1e-10)),
-            max(WARM_FLIPS, problem.num_rows // 8))
+            max(WARM_FLIPS, problem.num_rows // WARM_ROWS_PER_FLIP))
         if code:
             self._miss_reason = MISS_REASONS[code]
             if code in (2, 3):  # the search starts where the pivots got to
@@ -259,6 +288,7 @@ class PyramidModel(ContactModel):
                 # dependent contacts on a rod, turned differently: every method ends on
                 # tiny pivots); the contact frames' pyramids keep the friction.
                 lcp, res = self._frictional(problem, None, basis)
+                self._used_angle = None
                 results.append(res)
                 info["edge_frame"] = "contact frame (retry)"
         info["lcp_size"] = lcp.q.shape[0]
@@ -312,20 +342,30 @@ def _edge_angles(u, R, p, pair, last_p, last_keys, last_dir, stick_speed, period
     return angle
 
 
+def keep_inside(period):
+    """``KEEP_INSIDE cos(period / 2)``: the friction ratio ``|f_t| / (mu f_n)`` below
+    which a contact keeps its pyramid."""
+    return KEEP_INSIDE * np.cos(0.5 * period)
+
+
 @njit(cache=True)
-def _friction_directions(f, R):
-    """(k, 3) unit direction in W of each contact's friction impulse; 0 when there is
-    none or it is round-off (below ``NEGLIGIBLE_FRICTION`` times the normal impulse: a
-    body resting on a level surface, whose pyramid then stays on t1 instead of turning
-    with the noise from step to step, which changed the basis of a resting stack)."""
+def _friction_directions(f, R, mu, angle, inside):
+    """(k, 3) unit direction in W of each contact's next first pyramid edge: its friction
+    impulse's direction; 0 when there is none or it is round-off (below
+    ``NEGLIGIBLE_FRICTION`` times the normal impulse: a body resting on a level surface,
+    whose pyramid then stays on t1 instead of turning with the noise from step to step,
+    which changed the basis of a resting stack). A contact whose friction impulse sticks
+    well inside the cone (``|f_t| <= inside mu f_n``) keeps the first edge of its pyramid,
+    at ``angle`` (k,) [rad] from its t1 axis (see ``KEEP_INSIDE``)."""
     k = R.shape[0]
     out = np.zeros((k, 3))
     for i in range(k):
+        t1, t2 = f[3 * i + 1], f[3 * i + 2]
+        n = np.hypot(t1, t2)
+        if not (f[3 * i] > 0.0 and n > NEGLIGIBLE_FRICTION * f[3 * i]):  # unloaded: noise
+            continue
+        if n <= inside * mu[i] * f[3 * i]:
+            t1, t2, n = np.cos(angle[i]), np.sin(angle[i]), 1.0
         for a in range(3):
-            out[i, a] = R[i, a, 1] * f[3 * i + 1] + R[i, a, 2] * f[3 * i + 2]
-        n = np.sqrt(out[i, 0] ** 2 + out[i, 1] ** 2 + out[i, 2] ** 2)
-        if f[3 * i] > 0.0 and n > NEGLIGIBLE_FRICTION * f[3 * i]:  # an unloaded one: noise
-            out[i] /= n
-        else:
-            out[i] = 0.0
+            out[i, a] = (R[i, a, 1] * t1 + R[i, a, 2] * t2) / n
     return out
