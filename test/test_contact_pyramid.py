@@ -286,3 +286,41 @@ def test_friction_directions_keep_the_edges_of_contacts_inside_the_cone():
     np.testing.assert_allclose(out[0], [np.cos(0.3), np.sin(0.3), 0.0], atol=1e-15)  # kept
     np.testing.assert_allclose(out[1], [0.6, 0.8, 0.0], atol=1e-15)  # along its friction
     np.testing.assert_array_equal(out[2], 0.0)
+
+
+def test_a_missed_last_basis_is_searched_on_the_contacts_it_loaded(monkeypatch):
+    # A particle on the ground slides at 0.1 m/s towards a wall 5 mm away (a contact it
+    # does not load: it would take 50 ms to get there). With no principal pivot allowed
+    # the last (resting) basis misses; the search then runs on the LCP of the contacts
+    # the last step loaded (the ground: 10 variables instead of 20), and its answer is
+    # accepted since the wall's contact does not close. Coulomb: v_x = v0 - mu g h
+    # exactly (the pyramid's first edge is against the slip).
+    import contact_lcp.contact.pyramid as pyramid
+
+    m, mu, v0 = 1.0, 0.5, 0.1
+    R = np.array([[[0, 1, 0], [0, 0, 1], [1, 0, 0]],      # ground: n = z, t1 = x, t2 = y
+                  [[-1, 0, 0], [0, 1, 0], [0, 0, -1]]], dtype=float)  # wall ahead: n = -x
+    J = np.vstack([R[0].T, R[1].T])
+    Minv = np.eye(3) / m
+
+    def problem(v):
+        v = np.asarray(v, dtype=float)
+        return build_problem(H, R, np.zeros((2, 3)), np.array([0.0, 0.005]), np.full(2, mu),
+                             J, Minv, v, v + H * np.array([0.0, 0.0, -G_ACC]),
+                             pair=np.arange(2, dtype=np.int64))
+
+    model = make_model("pyramid", ModelSettings())
+    model.solve(problem([0.0, 0.0, 0.0]))  # at rest: the ground loaded, the wall not
+    monkeypatch.setattr(pyramid, "WARM_FLIPS", 0)
+    monkeypatch.setattr(pyramid, "WARM_ROWS_PER_FLIP", 10**9)
+    p = problem([v0, 0.0, 0.0])
+    sol = model.solve(p)
+    info = sol.report.info
+    assert info["warm_miss"] == "negative slack" and info["dropped_contacts"] == 1
+    assert info["lcp_size"] == 10 and sol.report.certified and sol.report.solves == 1
+    np.testing.assert_array_equal(sol.f[3:], 0.0)  # nothing at the wall
+    v_next = p.v_free + Minv @ J.T @ sol.f
+    np.testing.assert_allclose(v_next, [v0 - mu * G_ACC * H, 0.0, 0.0], atol=1e-12)
+    # (cold, on both contacts, the same answer)
+    cold = make_model("pyramid", ModelSettings(warm_start=False)).solve(p)
+    np.testing.assert_allclose(cold.f, sol.f, atol=1e-12)

@@ -40,7 +40,13 @@ from numba import njit
 from contact_lcp.contact.base import ContactModel
 from contact_lcp.contact.frictionless import frictionless_impulse, safe_stop, solve_frictionless
 from contact_lcp.contact.lcp_builder import build_contact_lcp
-from contact_lcp.contact.pyramid_kernel import MISS_REASONS, basis_flags, full_basis, warm_pyramid
+from contact_lcp.contact.pyramid_kernel import (
+    MISS_REASONS,
+    basis_flags,
+    full_basis,
+    reduced_basis,
+    warm_pyramid,
+)
 from contact_lcp.contact.report import ContactSolution, Outcome, SolveReport, tally
 from contact_lcp.lcp import LCPResult, LCPStatus, solve
 
@@ -151,11 +157,11 @@ class PyramidModel(ContactModel):
             opts["initial_basis"] = basis
         return lcp, solve(lcp.M, lcp.q, s.method, **opts)
 
-    def _loaded_only(self, problem, angle, a, info):
-        """The frictional LCP on the contacts the frictionless answer ``a`` (k + l,) loaded;
-        accepted only when every dropped contact ends without approaching (w_n >= -tol)."""
+    def _loaded_only(self, problem, angle, keep, basis, info):
+        """The frictional LCP on the contacts ``keep`` (increasing), warm-started on
+        ``basis`` (indices in its layout); accepted only when every dropped contact ends
+        without approaching (w_n >= -tol). Returns ``(result, f or None, keep)``."""
         k, l = problem.num_contacts, problem.num_limits
-        keep = np.flatnonzero(a[:k] > 0.0)
         rows = np.concatenate([(3 * keep[:, None] + np.arange(3)).ravel(), 3 * k + np.arange(l)])
         normals = np.concatenate([keep, k + np.arange(l)])
         s = self.settings
@@ -165,7 +171,7 @@ class PyramidModel(ContactModel):
                                 edge_angle=None if angle is None else angle[keep])
         opts = dict(s.solver_options)
         if s.method in WARM_START_METHODS:
-            opts["initial_basis"] = np.flatnonzero(a[normals] > 0.0)
+            opts["initial_basis"] = basis
         res = solve(lcp.M, lcp.q, s.method, **opts)
         if not res.success:
             return res, None, keep
@@ -196,6 +202,9 @@ class PyramidModel(ContactModel):
             self._miss_reason = MISS_REASONS[code]
             if code in (2, 3):  # the search starts where the pivots got to
                 self._miss_basis = full_basis(*basis_flags(z, k, l, s.friction_directions, keep))
+                self._miss_start = keep, np.flatnonzero(z > 0.0)
+            elif code != 5:  # (5: a dropped contact approaches: it must be in the LCP)
+                self._miss_start = keep, reduced_basis(basic_a, basic_b, basic_lam, keep)
             return None
         res = LCPResult(z, w, LCPStatus.SOLVED, s.method, nb, err, {"nodes": 0, "tol": tol})
         self._remember(problem, res, f, keep)
@@ -252,10 +261,18 @@ class PyramidModel(ContactModel):
         warm = False
         if same:
             self._miss_basis, self._miss_reason = None, "no loaded contact"
+            self._miss_start = None
             done = self._warm(problem, angle)
             if done is not None:
                 return done
             info["warm_miss"] = self._miss_reason  # why the last basis did not solve it
+            info["warm_source"] = "previous_step"
+            if self._miss_start is not None:  # the search on the last loaded contacts
+                sub, f, keep = self._loaded_only(problem, angle, *self._miss_start, info)
+                results.append(sub)
+                if f is not None:
+                    info["lcp_size"] = sub.z.shape[0]
+                    return self._done(problem, results, sub, f, True, info, keep)
             start = self._miss_basis
             lcp, res = self._frictional(problem, angle, full_basis(*self._last_flags)
                                         if start is None else start)
@@ -271,7 +288,10 @@ class PyramidModel(ContactModel):
                 if fl.success:
                     basis = np.flatnonzero(fl.z > 0.0)
             if s.drop_unloaded and basis is not None and problem.num_contacts:
-                sub, f, keep = self._loaded_only(problem, angle, fl.z, info)
+                keep = np.flatnonzero(fl.z[:k] > 0.0)
+                normals = np.concatenate([keep, k + np.arange(problem.num_limits)])
+                sub, f, keep = self._loaded_only(problem, angle, keep,
+                                                 np.flatnonzero(fl.z[normals] > 0.0), info)
                 results.append(sub)
                 if f is not None:
                     return self._done(problem, results, sub, f, True, info, keep)

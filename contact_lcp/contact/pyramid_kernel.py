@@ -462,3 +462,14 @@ def full_basis(basic_a, basic_b, basic_lam):
     nn = basic_a.shape[0]
     return np.concatenate([np.flatnonzero(basic_a), nn + np.flatnonzero(basic_b.ravel()),
                            nn + k * d + np.flatnonzero(basic_lam)])
+
+
+def reduced_basis(basic_a, basic_b, basic_lam, keep):
+    """Indices of the basic variables in the LCP of the contacts ``keep`` (increasing)
+    and every unilateral row (the layout of :func:`warm_pyramid`'s reduced LCP)."""
+    k, d = basic_b.shape
+    m, l = keep.shape[0], basic_a.shape[0] - k
+    nn = m + l
+    return np.concatenate([np.flatnonzero(basic_a[keep]), m + np.flatnonzero(basic_a[k:]),
+                           nn + np.flatnonzero(basic_b[keep].ravel()),
+                           nn + m * d + np.flatnonzero(basic_lam[keep])])
