@@ -324,3 +324,39 @@ def test_a_missed_last_basis_is_searched_on_the_contacts_it_loaded(monkeypatch):
     # (cold, on both contacts, the same answer)
     cold = make_model("pyramid", ModelSettings(warm_start=False)).solve(p)
     np.testing.assert_allclose(cold.f, sol.f, atol=1e-12)
+
+
+def test_the_last_basis_follows_its_contacts_when_others_come_or_go():
+    from contact_lcp.contact.pyramid import _mapped_flags
+
+    # last step: contacts of pairs 5, 5, 7 (and one unilateral row); this step: 7, 5, 9
+    last_keys = np.array([5, 5, 7])
+    last_p = np.array([[0.0, 0, 0], [1.0, 0, 0], [0.0, 2, 0]])
+    last_a = np.array([True, False, True, True])
+    last_b = np.array([[1, 0, 0, 0], [0, 0, 0, 0], [0, 1, 1, 0]], dtype=bool)
+    last_lam = np.array([False, False, True])
+    pair = np.array([7, 5, 9])
+    p = np.array([[0.0, 2.1, 0], [0.9, 0, 0], [0.0, 0, 0]])
+    a, b, lam = _mapped_flags(pair, p, last_keys, last_p, last_a, last_b, last_lam)
+    np.testing.assert_array_equal(a, [True, False, False, True])  # nearest of pair 5: the 2nd
+    np.testing.assert_array_equal(b, [[0, 1, 1, 0], [0, 0, 0, 0], [0, 0, 0, 0]])
+    np.testing.assert_array_equal(lam, [True, False, False])
+
+    # A particle resting on the ground; then a wall's contact 5 mm away joins the step:
+    # the last basis, moved onto the new contacts, still solves it (no search), the wall
+    # carries nothing and the particle stays at rest.
+    R = np.array([[[0, 1, 0], [0, 0, 1], [1, 0, 0]],
+                  [[-1, 0, 0], [0, 1, 0], [0, 0, -1]]], dtype=float)
+    v = np.zeros(3)
+    v_free = v + H * np.array([0.0, 0.0, -G_ACC])
+    ground = build_problem(H, R[:1], np.zeros((1, 3)), np.zeros(1), np.full(1, 0.5),
+                           R[0].T.copy(), np.eye(3), v, v_free, pair=np.array([0]))
+    both = build_problem(H, R, np.array([[0.0, 0, 0], [0.05, 0, 0.05]]), np.array([0.0, 0.005]),
+                         np.full(2, 0.5), np.vstack([R[0].T, R[1].T]), np.eye(3), v, v_free,
+                         pair=np.array([0, 1]))
+    model = make_model("pyramid", ModelSettings())
+    model.solve(ground)
+    sol = model.solve(both)
+    assert sol.report.info["warm_source"] == "previous_step" and sol.report.solves == 1
+    assert sol.report.info["dropped_contacts"] == 1 and sol.report.certified
+    np.testing.assert_allclose(sol.f, [G_ACC * H, 0, 0, 0, 0, 0], rtol=1e-12, atol=1e-15)

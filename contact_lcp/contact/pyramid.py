@@ -3,12 +3,16 @@
 Each contact's Coulomb cone is replaced by a ``d``-sided pyramid inscribed in it (8 sides by
 default). Solve strategy, in order, each answer applied only when certified:
 
-1. **Previous basis.** When the step has the same contacts as the last one (same surface
-   pairs in the same order), the last step's basis is tried first on the contacts that
-   carried load (one compiled call, :mod:`contact_lcp.contact.pyramid_kernel`; accepted
-   only when certified and no dropped contact approaches); if it does not solve the
-   step, the frictional LCP of all the contacts starts from it (robust method only). A
-   standing robot or a tower then needs no pivot of the search, or a handful.
+1. **Previous basis.** The last step's basis is tried first on the contacts that carried
+   load (one compiled call, :mod:`contact_lcp.contact.pyramid_kernel`; accepted only
+   when certified and no dropped contact approaches). When contacts came or went (other
+   surface pairs, or in another order), each contact takes the basis of the nearest last
+   contact of its surface pair (``info['mapped_contacts']``). If it does not solve the
+   step, the robust search runs on the LCP of those loaded contacts from where the
+   compiled call's principal pivots got to (accepted likewise), then on the frictional
+   LCP of all the contacts (robust method only). A standing robot or a tower then needs
+   no pivot of the search, or a handful; a settling pile a search on its loaded
+   contacts (21 spheres: 8 ms instead of 29).
 2. **Two-step** (the seed's): the frictionless LCP first, then the frictional one
    warm-started on the contacts it loaded. With ``two_step=False`` the frictional LCP is
    solved cold.
@@ -185,11 +189,11 @@ class PyramidModel(ContactModel):
         info["dropped_contacts"] = int(dropped.size)
         return res, f, keep
 
-    def _warm(self, problem, angle):
-        """The last step's basis on the contacts it loaded (module notes, step 1): the
-        solution, or None when it does not certify."""
+    def _warm(self, problem, angle, flags):
+        """The last step's basis ``flags`` on the contacts it loaded (module notes, step
+        1): the solution, or None when it does not certify."""
         k, l, s = problem.num_contacts, problem.num_limits, self.settings
-        basic_a, basic_b, basic_lam = self._last_flags
+        basic_a, basic_b, basic_lam = flags
         keep = np.flatnonzero(basic_a[:k])
         if keep.size + l == 0:
             return None
@@ -252,17 +256,26 @@ class PyramidModel(ContactModel):
         angle = self.edge_angles(problem)
         results, info = [], {}
         k = problem.num_contacts
-        same = (s.warm_start and self._last_pair is not None and s.method in WARM_START_METHODS
-                and self._last_pair.shape == problem.pair.shape
-                and (self._last_pair == problem.pair).all()
-                and self._last_limits.shape == problem.J[3 * k:].shape
-                and (self._last_limits == problem.J[3 * k:]).all())
+        limits = (s.warm_start and self._last_pair is not None
+                  and s.method in WARM_START_METHODS
+                  and self._last_limits.shape == problem.J[3 * k:].shape
+                  and (self._last_limits == problem.J[3 * k:]).all())
+        same = (limits and self._last_pair.shape == problem.pair.shape
+                and (self._last_pair == problem.pair).all())
+        flags = self._last_flags if same else None
+        if limits and not same and k:  # contacts came or went
+            flags = _mapped_flags(problem.pair, problem.p_W, self._last_keys, self._last_p,
+                                  *self._last_flags)
+            if flags[0].any():
+                info["mapped_contacts"] = True
+            else:  # nothing to start from
+                flags = None
         lcp = res = None
         warm = False
-        if same:
+        if flags is not None:
             self._miss_basis, self._miss_reason = None, "no loaded contact"
             self._miss_start = None
-            done = self._warm(problem, angle)
+            done = self._warm(problem, angle, flags)
             if done is not None:
                 return done
             info["warm_miss"] = self._miss_reason  # why the last basis did not solve it
@@ -274,7 +287,7 @@ class PyramidModel(ContactModel):
                     info["lcp_size"] = sub.z.shape[0]
                     return self._done(problem, results, sub, f, True, info, keep)
             start = self._miss_basis
-            lcp, res = self._frictional(problem, angle, full_basis(*self._last_flags)
+            lcp, res = self._frictional(problem, angle, full_basis(*flags)
                                         if start is None else start)
             results.append(res)
             warm = True
@@ -389,3 +402,32 @@ def _friction_directions(f, R, mu, angle, inside):
         for a in range(3):
             out[i, a] = (R[i, a, 1] * t1 + R[i, a, 2] * t2) / n
     return out
+
+
+@njit(cache=True)
+def _mapped_flags(pair, p, last_keys, last_p, last_a, last_b, last_lam):
+    """The last basis's flags (``basis_flags``) moved onto this step's contacts: each
+    contact takes those of the nearest last contact of its surface pair (none: not
+    basic); unilateral rows keep theirs."""
+    k = pair.shape[0]
+    k_last = last_keys.shape[0]
+    l = last_a.shape[0] - k_last
+    basic_a = np.zeros(k + l, dtype=np.bool_)
+    basic_b = np.zeros((k, last_b.shape[1]), dtype=np.bool_)
+    basic_lam = np.zeros(k, dtype=np.bool_)
+    for i in range(k):
+        best, nearest = np.inf, -1
+        for j in range(k_last):
+            if last_keys[j] != pair[i]:
+                continue
+            d2 = ((p[i, 0] - last_p[j, 0]) ** 2 + (p[i, 1] - last_p[j, 1]) ** 2
+                  + (p[i, 2] - last_p[j, 2]) ** 2)
+            if d2 < best:
+                best, nearest = d2, j
+        if nearest >= 0:
+            basic_a[i] = last_a[nearest]
+            basic_b[i] = last_b[nearest]
+            basic_lam[i] = last_lam[nearest]
+    for j in range(l):
+        basic_a[k + j] = last_a[k_last + j]
+    return basic_a, basic_b, basic_lam
