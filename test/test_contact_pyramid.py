@@ -325,6 +325,27 @@ def test_a_missed_last_basis_is_searched_on_the_contacts_it_loaded(monkeypatch):
     cold = make_model("pyramid", ModelSettings(warm_start=False)).solve(p)
     np.testing.assert_allclose(cold.f, sol.f, atol=1e-12)
 
+    # The wall touching (gap 0): the search on the ground alone drives the particle into
+    # it, so the wall joins the next search, whose answer stops the particle.
+    def touching(v):
+        v = np.asarray(v, dtype=float)
+        return build_problem(H, R, np.zeros((2, 3)), np.zeros(2), np.full(2, mu), J, Minv, v,
+                             v + H * np.array([0.0, 0.0, -G_ACC]),
+                             pair=np.arange(2, dtype=np.int64))
+
+    monkeypatch.undo()
+    model = make_model("pyramid", ModelSettings())
+    model.solve(problem([0.0, 0.0, 0.0]))  # (the ground loaded, the wall far)
+    monkeypatch.setattr(pyramid, "WARM_FLIPS", 0)
+    monkeypatch.setattr(pyramid, "WARM_ROWS_PER_FLIP", 10**9)
+    p = touching([v0, 0.0, 0.0])
+    sol = model.solve(p)
+    info = sol.report.info
+    assert info["drop_rejected"] and info["dropped_contacts"] == 0 and sol.report.solves == 2
+    assert sol.report.certified and info["lcp_size"] == 20
+    v_next = p.v_free + Minv @ J.T @ sol.f
+    np.testing.assert_allclose(v_next, 0.0, atol=1e-12)  # stopped by the wall, held
+
 
 def test_the_last_basis_follows_its_contacts_when_others_come_or_go():
     from contact_lcp.contact.pyramid import _mapped_flags
@@ -337,7 +358,8 @@ def test_the_last_basis_follows_its_contacts_when_others_come_or_go():
     last_lam = np.array([False, False, True])
     pair = np.array([7, 5, 9])
     p = np.array([[0.0, 2.1, 0], [0.9, 0, 0], [0.0, 0, 0]])
-    a, b, lam = _mapped_flags(pair, p, last_keys, last_p, last_a, last_b, last_lam)
+    a, b, lam, new = _mapped_flags(pair, p, last_keys, last_p, last_a, last_b, last_lam)
+    assert new == 1  # pair 9
     np.testing.assert_array_equal(a, [True, False, False, True])  # nearest of pair 5: the 2nd
     np.testing.assert_array_equal(b, [[0, 1, 1, 0], [0, 0, 0, 0], [0, 0, 0, 0]])
     np.testing.assert_array_equal(lam, [True, False, False])
@@ -360,3 +382,14 @@ def test_the_last_basis_follows_its_contacts_when_others_come_or_go():
     assert sol.report.info["warm_source"] == "previous_step" and sol.report.solves == 1
     assert sol.report.info["dropped_contacts"] == 1 and sol.report.certified
     np.testing.assert_allclose(sol.f, [G_ACC * H, 0, 0, 0, 0, 0], rtol=1e-12, atol=1e-15)
+    # three new contacts at once (a landing pile): more than max(2, k / 8) are new, and
+    # the step starts afresh (the two-step solve)
+    R4 = np.concatenate([R, R[1:], R[1:]])
+    many = build_problem(H, R4, np.zeros((4, 3)), np.array([0.0, 0.005, 0.006, 0.007]),
+                         np.full(4, 0.5), np.vstack([r.T for r in R4]), np.eye(3), v, v_free,
+                         pair=np.array([0, 1, 2, 3]))
+    model.solve(ground)
+    sol = model.solve(many)
+    assert "mapped_contacts" not in sol.report.info
+    assert sol.report.info["warm_source"] == "frictionless" and sol.report.certified
+    np.testing.assert_allclose(sol.f[:3], [G_ACC * H, 0, 0], rtol=1e-12, atol=1e-15)
