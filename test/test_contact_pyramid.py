@@ -226,3 +226,170 @@ def test_round_off_pyramid_turns_are_snapped_to_the_contact_frame():
     angle = _edge_angles(np.zeros(6), R, problem.p_W, problem.pair, problem.p_W, problem.pair,
                          last_dir, 1e-6, period, ANGLE_SNAP)
     assert angle[1] == np.round(angle[1] / period) * period and abs(angle[1] - period) < 1e-8
+
+
+def particle_on_incline(tilt, azimuth, mass=1.0):
+    """One contact of a point mass on the plane z = 0 under gravity tilted by ``tilt`` from
+    -z towards ``azimuth`` in that plane [rad]: as on an incline of slope ``tilt``."""
+    R = np.array([[[0, 1, 0], [0, 0, 1], [1, 0, 0]]], dtype=float)  # n = z, t1 = x, t2 = y
+    J = R[0].T.copy()  # rows n, t1, t2
+    Minv = np.eye(3) / mass
+    g = G_ACC * np.array([np.sin(tilt) * np.cos(azimuth), np.sin(tilt) * np.sin(azimuth),
+                          -np.cos(tilt)])
+    v = np.zeros(3)
+    return build_problem(H, R, np.zeros((1, 3)), np.zeros(1), np.array([0.0]), J, Minv, v,
+                         v + H * g, pair=np.zeros(1, dtype=np.int64))
+
+
+@pytest.mark.parametrize("ratio, kept", [(0.25, True), (0.9, False)])
+def test_a_contact_sticking_well_inside_its_cone_keeps_its_pyramid(ratio, kept):
+    # A held particle whose load turns by 20 degrees. Friction at most KEEP_INSIDE
+    # cos(pi / 8) = 0.83 of the cone's keeps the pyramid it had (its friction then lies
+    # inside a facet, and the next step's basis is the last one); nearer the threshold
+    # the pyramid turns to the friction impulse as before (the cone's full threshold in
+    # that direction). 0.9 < cos(22.5 deg) / cos(2.5 deg) = 0.925, the turned-away
+    # pyramid's support 20 degrees off an edge: the particle is held either way.
+    tilt, turn, m = np.radians(10.0), np.radians(20.0), 1.0
+    mu = np.tan(tilt) / ratio
+    model = make_model("pyramid", ModelSettings())
+    angles = []
+    for azimuth in (0.0, turn, turn):
+        problem = particle_on_incline(tilt, azimuth, m)
+        problem.mu[:] = mu
+        sol = model.solve(problem)
+        angles.append(model._used_angle[0])
+        assert sol.report.certified and sol.report.applied == "pyramid"
+        # held: no velocity after the impulse, friction m g h sin(tilt) against the load
+        v_next = problem.v_free + problem.K @ problem.J.T @ sol.f
+        np.testing.assert_allclose(v_next, 0.0, atol=1e-12)
+        load = m * G_ACC * H * np.sin(tilt)  # (certified to round-off of the impulses)
+        np.testing.assert_allclose(sol.f[1:], -load * np.array([np.cos(azimuth),
+                                                                np.sin(azimuth)]),
+                                   rtol=1e-9, atol=1e-12 * load)
+    # the first pyramid's edge 0 is against the free motion's slip: uphill
+    assert np.cos(angles[0] - np.pi) == pytest.approx(1.0)
+    assert np.cos(angles[1] - angles[0]) == pytest.approx(1.0)  # the last friction: uphill
+    expected = angles[0] if kept else angles[0] + turn
+    assert np.cos(angles[2] - expected) == pytest.approx(1.0, abs=1e-12)
+    assert sol.report.info["warm_source"] == "previous_step" and "warm_miss" not in sol.report.info
+
+
+def test_friction_directions_keep_the_edges_of_contacts_inside_the_cone():
+    from contact_lcp.contact.pyramid import _friction_directions, keep_inside
+
+    R = np.tile(np.array([[0, 1, 0], [0, 0, 1], [1, 0, 0]], dtype=float), (3, 1, 1))
+    mu = np.full(3, 0.5)
+    # normal 1 N.s each: friction 0.1 (inside), 0.5 (on the cone), 0 (none)
+    f = np.array([1.0, 0.0, 0.1, 1.0, 0.3, 0.4, 1.0, 0.0, 0.0])
+    angle = np.array([0.3, 1.0, 2.0])
+    out = _friction_directions(f, R, mu, angle, keep_inside(2 * np.pi / 8))
+    np.testing.assert_allclose(out[0], [np.cos(0.3), np.sin(0.3), 0.0], atol=1e-15)  # kept
+    np.testing.assert_allclose(out[1], [0.6, 0.8, 0.0], atol=1e-15)  # along its friction
+    np.testing.assert_array_equal(out[2], 0.0)
+
+
+def test_a_missed_last_basis_is_searched_on_the_contacts_it_loaded(monkeypatch):
+    # A particle on the ground slides at 0.1 m/s towards a wall 5 mm away (a contact it
+    # does not load: it would take 50 ms to get there). With no principal pivot allowed
+    # the last (resting) basis misses; the search then runs on the LCP of the contacts
+    # the last step loaded (the ground: 10 variables instead of 20), and its answer is
+    # accepted since the wall's contact does not close. Coulomb: v_x = v0 - mu g h
+    # exactly (the pyramid's first edge is against the slip).
+    import contact_lcp.contact.pyramid as pyramid
+
+    m, mu, v0 = 1.0, 0.5, 0.1
+    R = np.array([[[0, 1, 0], [0, 0, 1], [1, 0, 0]],      # ground: n = z, t1 = x, t2 = y
+                  [[-1, 0, 0], [0, 1, 0], [0, 0, -1]]], dtype=float)  # wall ahead: n = -x
+    J = np.vstack([R[0].T, R[1].T])
+    Minv = np.eye(3) / m
+
+    def problem(v):
+        v = np.asarray(v, dtype=float)
+        return build_problem(H, R, np.zeros((2, 3)), np.array([0.0, 0.005]), np.full(2, mu),
+                             J, Minv, v, v + H * np.array([0.0, 0.0, -G_ACC]),
+                             pair=np.arange(2, dtype=np.int64))
+
+    model = make_model("pyramid", ModelSettings())
+    model.solve(problem([0.0, 0.0, 0.0]))  # at rest: the ground loaded, the wall not
+    monkeypatch.setattr(pyramid, "WARM_FLIPS", 0)
+    monkeypatch.setattr(pyramid, "WARM_ROWS_PER_FLIP", 10**9)
+    p = problem([v0, 0.0, 0.0])
+    sol = model.solve(p)
+    info = sol.report.info
+    assert info["warm_miss"] == "negative slack" and info["dropped_contacts"] == 1
+    assert info["lcp_size"] == 10 and sol.report.certified and sol.report.solves == 1
+    np.testing.assert_array_equal(sol.f[3:], 0.0)  # nothing at the wall
+    v_next = p.v_free + Minv @ J.T @ sol.f
+    np.testing.assert_allclose(v_next, [v0 - mu * G_ACC * H, 0.0, 0.0], atol=1e-12)
+    # (cold, on both contacts, the same answer)
+    cold = make_model("pyramid", ModelSettings(warm_start=False)).solve(p)
+    np.testing.assert_allclose(cold.f, sol.f, atol=1e-12)
+
+    # The wall touching (gap 0): the search on the ground alone drives the particle into
+    # it, so the wall joins the next search, whose answer stops the particle.
+    def touching(v):
+        v = np.asarray(v, dtype=float)
+        return build_problem(H, R, np.zeros((2, 3)), np.zeros(2), np.full(2, mu), J, Minv, v,
+                             v + H * np.array([0.0, 0.0, -G_ACC]),
+                             pair=np.arange(2, dtype=np.int64))
+
+    monkeypatch.undo()
+    model = make_model("pyramid", ModelSettings())
+    model.solve(problem([0.0, 0.0, 0.0]))  # (the ground loaded, the wall far)
+    monkeypatch.setattr(pyramid, "WARM_FLIPS", 0)
+    monkeypatch.setattr(pyramid, "WARM_ROWS_PER_FLIP", 10**9)
+    p = touching([v0, 0.0, 0.0])
+    sol = model.solve(p)
+    info = sol.report.info
+    assert info["drop_rejected"] and info["dropped_contacts"] == 0 and sol.report.solves == 2
+    assert sol.report.certified and info["lcp_size"] == 20
+    v_next = p.v_free + Minv @ J.T @ sol.f
+    np.testing.assert_allclose(v_next, 0.0, atol=1e-12)  # stopped by the wall, held
+
+
+def test_the_last_basis_follows_its_contacts_when_others_come_or_go():
+    from contact_lcp.contact.pyramid import _mapped_flags
+
+    # last step: contacts of pairs 5, 5, 7 (and one unilateral row); this step: 7, 5, 9
+    last_keys = np.array([5, 5, 7])
+    last_p = np.array([[0.0, 0, 0], [1.0, 0, 0], [0.0, 2, 0]])
+    last_a = np.array([True, False, True, True])
+    last_b = np.array([[1, 0, 0, 0], [0, 0, 0, 0], [0, 1, 1, 0]], dtype=bool)
+    last_lam = np.array([False, False, True])
+    pair = np.array([7, 5, 9])
+    p = np.array([[0.0, 2.1, 0], [0.9, 0, 0], [0.0, 0, 0]])
+    a, b, lam, new = _mapped_flags(pair, p, last_keys, last_p, last_a, last_b, last_lam)
+    assert new == 1  # pair 9
+    np.testing.assert_array_equal(a, [True, False, False, True])  # nearest of pair 5: the 2nd
+    np.testing.assert_array_equal(b, [[0, 1, 1, 0], [0, 0, 0, 0], [0, 0, 0, 0]])
+    np.testing.assert_array_equal(lam, [True, False, False])
+
+    # A particle resting on the ground; then a wall's contact 5 mm away joins the step:
+    # the last basis, moved onto the new contacts, still solves it (no search), the wall
+    # carries nothing and the particle stays at rest.
+    R = np.array([[[0, 1, 0], [0, 0, 1], [1, 0, 0]],
+                  [[-1, 0, 0], [0, 1, 0], [0, 0, -1]]], dtype=float)
+    v = np.zeros(3)
+    v_free = v + H * np.array([0.0, 0.0, -G_ACC])
+    ground = build_problem(H, R[:1], np.zeros((1, 3)), np.zeros(1), np.full(1, 0.5),
+                           R[0].T.copy(), np.eye(3), v, v_free, pair=np.array([0]))
+    both = build_problem(H, R, np.array([[0.0, 0, 0], [0.05, 0, 0.05]]), np.array([0.0, 0.005]),
+                         np.full(2, 0.5), np.vstack([R[0].T, R[1].T]), np.eye(3), v, v_free,
+                         pair=np.array([0, 1]))
+    model = make_model("pyramid", ModelSettings())
+    model.solve(ground)
+    sol = model.solve(both)
+    assert sol.report.info["warm_source"] == "previous_step" and sol.report.solves == 1
+    assert sol.report.info["dropped_contacts"] == 1 and sol.report.certified
+    np.testing.assert_allclose(sol.f, [G_ACC * H, 0, 0, 0, 0, 0], rtol=1e-12, atol=1e-15)
+    # three new contacts at once (a landing pile): more than max(2, k / 8) are new, and
+    # the step starts afresh (the two-step solve)
+    R4 = np.concatenate([R, R[1:], R[1:]])
+    many = build_problem(H, R4, np.zeros((4, 3)), np.array([0.0, 0.005, 0.006, 0.007]),
+                         np.full(4, 0.5), np.vstack([r.T for r in R4]), np.eye(3), v, v_free,
+                         pair=np.array([0, 1, 2, 3]))
+    model.solve(ground)
+    sol = model.solve(many)
+    assert "mapped_contacts" not in sol.report.info
+    assert sol.report.info["warm_source"] == "frictionless" and sol.report.certified
+    np.testing.assert_allclose(sol.f[:3], [G_ACC * H, 0, 0], rtol=1e-12, atol=1e-15)

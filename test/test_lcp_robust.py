@@ -171,6 +171,21 @@ def test_lemke_paths_run_when_the_first_stage_fails():
     assert res.info["paths"][0] == "lexicographic:solved"
 
 
+def test_a_warm_start_gets_three_times_the_first_stage():
+    # A warm search is given max(100, 3 n) nodes before the Lemke paths (a cold one
+    # max(100, n)): from the last step's basis the 21-sphere pile at h = 50 ms needed up
+    # to 2.1 n nodes, and the Lemke paths took 3-8 times as long. Murty's problem needs
+    # 2^40 pivots: every stage runs out, and the budgets are what it reports.
+    p = murty_exponential(40)
+    cold = solve(p.M, p.q, method="robust", max_nodes=150)
+    warm = solve(p.M, p.q, method="robust", max_nodes=150, initial_basis=[0])
+    assert cold.info["first_stage"] == "max_pivots after 100 nodes"
+    assert warm.info["first_stage"] == "max_pivots after 120 nodes"
+    short = solve(p.M, p.q, method="robust", max_nodes=150, initial_basis=[0], first_nodes=50)
+    assert short.info["first_stage"] == "max_pivots after 50 nodes"
+    assert cold.info["nodes_all_stages"] <= 150 and warm.info["nodes_all_stages"] <= 150
+
+
 def test_degenerate_frictionless_lcp_of_a_box_pyramid_is_certified():
     # Recorded from config/pyramid_4.yaml at h = 50 ms (t = 1.1 s): the frictionless LCP
     # of the 4-3-2-1 box pyramid, n = 68 normal rows of rank 30 (four corners per face

@@ -66,14 +66,21 @@ def _border(X, Ms, K, t, i, u, v, tol):
     for b in range(t):
         scale = max(scale, abs(Ms[i, K[b]]), abs(Ms[K[b], i]))
     piv = Ms[i, i]
-    for r in range(t):  # u = X M[K, i], v = M[i, K] X
+    # u = X M[K, i], v = M[i, K] X, both along the rows of X (contiguous): the column
+    # M[K, i] gathered once into v's place first
+    for c in range(t):
+        v[c] = Ms[K[c], i]
+    for r in range(t):
         acc_u = 0.0
-        acc_v = 0.0
         for c in range(t):
-            acc_u += X[r, c] * Ms[K[c], i]
-            acc_v += Ms[i, K[c]] * X[c, r]
+            acc_u += X[r, c] * v[c]
         u[r] = acc_u
-        v[r] = acc_v
+    for r in range(t):
+        v[r] = 0.0
+    for c in range(t):
+        b = Ms[i, K[c]]
+        for r in range(t):
+            v[r] += b * X[c, r]
     for r in range(t):
         piv -= Ms[i, K[r]] * u[r]
     if not abs(piv) > tol * max(scale, 1e-300):
@@ -455,3 +462,14 @@ def full_basis(basic_a, basic_b, basic_lam):
     nn = basic_a.shape[0]
     return np.concatenate([np.flatnonzero(basic_a), nn + np.flatnonzero(basic_b.ravel()),
                            nn + k * d + np.flatnonzero(basic_lam)])
+
+
+def reduced_basis(basic_a, basic_b, basic_lam, keep):
+    """Indices of the basic variables in the LCP of the contacts ``keep`` (increasing)
+    and every unilateral row (the layout of :func:`warm_pyramid`'s reduced LCP)."""
+    k, d = basic_b.shape
+    m, l = keep.shape[0], basic_a.shape[0] - k
+    nn = m + l
+    return np.concatenate([np.flatnonzero(basic_a[keep]), m + np.flatnonzero(basic_a[k:]),
+                           nn + np.flatnonzero(basic_b[keep].ravel()),
+                           nn + m * d + np.flatnonzero(basic_lam[keep])])

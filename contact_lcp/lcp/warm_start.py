@@ -27,20 +27,25 @@ def _fill_block_pivot(Binv, M, kept, X):
     ``B^-1 = [[-M_KK^-1, 0], [-M_NK M_KK^-1, I]]``.
     """
     n = Binv.shape[0]
+    nk = kept.shape[0]
     in_k = np.zeros(n, dtype=np.bool_)
-    for a in range(kept.shape[0]):
+    for a in range(nk):
         in_k[kept[a]] = True
-    for a in range(kept.shape[0]):
-        ka = kept[a]
-        Binv[ka, ka] = 0.0
-        for b in range(kept.shape[0]):
-            Binv[kept[b], ka] = -X[b, a]
-        for i in range(n):
-            if not in_k[i]:
-                s = 0.0
-                for b in range(kept.shape[0]):
-                    s += M[i, kept[b]] * X[b, a]
-                Binv[i, ka] = -s
+    for b in range(nk):  # rows K: -X
+        kb = kept[b]
+        for a in range(nk):
+            Binv[kb, kept[a]] = -X[b, a]
+    acc = np.empty(nk)
+    for i in range(n):  # rows N: -M_NK X, along the rows of X (the same sums, in order)
+        if in_k[i]:
+            continue
+        acc[:] = 0.0
+        for b in range(nk):
+            m = M[i, kept[b]]
+            for a in range(nk):
+                acc[a] += m * X[b, a]
+        for a in range(nk):
+            Binv[i, kept[a]] = -acc[a]
 
 
 def principal_pivot_basis(M, q, indices, singular_tol):

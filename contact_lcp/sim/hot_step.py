@@ -36,10 +36,12 @@ from contact_lcp.contact.pyramid import (
     ANGLE_SNAP,
     STICK_SPEED,
     WARM_FLIPS,
+    WARM_ROWS_PER_FLIP,
     WARM_START_METHODS,
     PyramidModel,
     _edge_angles,
     _friction_directions,
+    keep_inside,
 )
 from contact_lcp.contact.pyramid_kernel import basis_flags, warm_pyramid
 from contact_lcp.dynamics.free_flyer import _integrate_vector
@@ -91,6 +93,7 @@ class HotStep:
         self._d = int(d)
         self._slip = model.settings.friction_frame != "fixed"
         self._period = 2.0 * np.pi / d
+        self._inside = keep_inside(self._period)
         self._singular_tol = float(model.settings.solver_options.get("singular_tol", 1e-10))
         self._narrow = stepper.detector.compiled_pass
         self._names = stepper.detector.surface_names
@@ -142,7 +145,7 @@ class HotStep:
             self._world.joint_jacobians, self._support, v_free, K, *self._params, q,
             *self._limits, _NO_INDEX if prescribed is None else prescribed,
             self._limit_activation, *self._bias, *warm, self._slip, self._period, self._d,
-            self._singular_tol, self._levers, self._max_lookahead, *self._integration)
+            self._singular_tol, self._inside, self._levers, self._max_lookahead, *self._integration)
         code = out[0]
         if code:
             self.misses[MISSES[code]] += 1
@@ -179,7 +182,7 @@ def _hot_step(X, near, lookahead, verts, start, ground_h, activation_distance, r
               activation, max_contacts, q, limit_q, limit_v, lower, upper, prescribed,
               limit_activation, gamma, max_corr,
               last_pair, last_limits, last_a, last_b, last_lam, last_keys, last_p, last_dir,
-              slip, period, d, singular_tol, levers, max_lookahead, integrate,
+              slip, period, d, singular_tol, inside, levers, max_lookahead, integrate,
               vec_q, vec_v, flyer_q, flyer_v, flyer_lever):
     """See :class:`HotStep`; returns ``(code, ...)``, code 0 when the step is solved (an
     index of ``MISSES`` otherwise, with placeholders)."""
@@ -259,7 +262,7 @@ def _hot_step(X, near, lookahead, verts, start, ground_h, activation_distance, r
         angle = np.zeros(k)
     code, f, z, _, _, _, nb = warm_pyramid(G, u, mu, bias, l, d, angle, keep, last_a,
                                                last_b, last_lam, singular_tol,
-                                               max(WARM_FLIPS, m // 8))
+                                               max(WARM_FLIPS, m // WARM_ROWS_PER_FLIP))
     if code:
         return _miss(3, nv, d)
     # v+ and the step's re-solve test (Stepper.step): no contact left out that the
@@ -280,7 +283,8 @@ def _hot_step(X, near, lookahead, verts, start, ground_h, activation_distance, r
     for i in range(k):
         pen = max(pen, -dist[i])
     return (0, ints, P, R, dist, mu, J, G, u, bias, phi, f, nb, z.shape[0], keep.shape[0],
-            basic_a, basic_b, basic_lam, _friction_directions(f, R), v_next, q_next, v_end, pen)
+            basic_a, basic_b, basic_lam, _friction_directions(f, R, mu, angle, inside), v_next,
+            q_next, v_end, pen)
 
 
 @njit(cache=True)
