@@ -83,6 +83,9 @@ GROW_ROUNDS = 3
 #: the last basis follows its contacts when at most max(MAP_NEW, k // MAP_NEW_PER) of the
 #: k contacts are new (no last contact of their surface pair)
 MAP_NEW, MAP_NEW_PER = 2, 8
+#: ... and at most this many (a pile being poured gains tens of contacts a step, and the
+#: last basis, followed, then costs more pivots than the two-step solve)
+MAP_NEW_MAX = 4
 
 
 class PyramidModel(ContactModel):
@@ -275,7 +278,7 @@ class PyramidModel(ContactModel):
         if limits and not same and k:  # contacts came or went
             *flags, new = _mapped_flags(problem.pair, problem.p_W, self._last_keys,
                                         self._last_p, *self._last_flags)
-            if flags[0].any() and new <= max(MAP_NEW, k // MAP_NEW_PER):
+            if flags[0].any() and new <= max(MAP_NEW, min(MAP_NEW_MAX, k // MAP_NEW_PER)):
                 info["mapped_contacts"] = True
             else:  # nothing to start from, or another situation (a pile landing)
                 flags = None
