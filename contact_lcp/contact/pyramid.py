@@ -368,6 +368,21 @@ class PyramidModel(ContactModel):
 
 
 @njit(cache=True)
+def _nearest_last(point, key, last_keys, last_p):
+    """Index of the last step's contact of surface pair ``key`` nearest to ``point`` (3,)
+    (the first of equally near ones); -1 when the pair had none."""
+    best, nearest = np.inf, -1
+    for j in range(last_keys.shape[0]):
+        if last_keys[j] != key:
+            continue
+        d2 = ((point[0] - last_p[j, 0]) ** 2 + (point[1] - last_p[j, 1]) ** 2
+              + (point[2] - last_p[j, 2]) ** 2)
+        if d2 < best:
+            best, nearest = d2, j
+    return nearest
+
+
+@njit(cache=True)
 def _edge_angles(u, R, p, pair, last_p, last_keys, last_dir, stick_speed, period, snap):
     """See :meth:`PyramidModel.edge_angles`: (k,) angles [rad]; one within ``snap`` of a
     multiple of ``period = 2 pi / d`` (the turns that give the contact frame's pyramid)
@@ -378,14 +393,7 @@ def _edge_angles(u, R, p, pair, last_p, last_keys, last_dir, stick_speed, period
         s1, s2 = u[3 * i + 1], u[3 * i + 2]
         if np.hypot(s1, s2) > stick_speed:
             angle[i] = np.arctan2(-s2, -s1)
-        best, nearest = np.inf, -1
-        for j in range(last_keys.shape[0]):
-            if last_keys[j] != pair[i]:
-                continue
-            d2 = ((p[i, 0] - last_p[j, 0]) ** 2 + (p[i, 1] - last_p[j, 1]) ** 2
-                  + (p[i, 2] - last_p[j, 2]) ** 2)
-            if d2 < best:
-                best, nearest = d2, j
+        nearest = _nearest_last(p[i], pair[i], last_keys, last_p)
         if nearest >= 0:
             g = last_dir[nearest]
             t1 = R[i, 0, 1] * g[0] + R[i, 1, 1] * g[1] + R[i, 2, 1] * g[2]
@@ -441,14 +449,7 @@ def _mapped_flags(pair, p, last_keys, last_p, last_a, last_b, last_lam):
     basic_lam = np.zeros(k, dtype=np.bool_)
     new = 0
     for i in range(k):
-        best, nearest = np.inf, -1
-        for j in range(k_last):
-            if last_keys[j] != pair[i]:
-                continue
-            d2 = ((p[i, 0] - last_p[j, 0]) ** 2 + (p[i, 1] - last_p[j, 1]) ** 2
-                  + (p[i, 2] - last_p[j, 2]) ** 2)
-            if d2 < best:
-                best, nearest = d2, j
+        nearest = _nearest_last(p[i], pair[i], last_keys, last_p)
         if nearest >= 0:
             basic_a[i] = last_a[nearest]
             basic_b[i] = last_b[nearest]
