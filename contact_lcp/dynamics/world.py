@@ -12,7 +12,9 @@ body's joint ``"<body>/root_joint"``; its frame and geometry are named ``<body>`
 ``data`` holds the kinematics, frame and geometry placements filled by
 :meth:`World.forward`; private Data objects hold the joint Jacobians and the ABA / M^-1
 work, so that neither the dynamics queries nor other users of ``data`` disturb what the
-contact Jacobian and the collision detector read.
+contact Jacobian and the collision detector read. A world too large for one Pinocchio
+``Data`` runs its dynamics on several models instead (:mod:`contact_lcp.dynamics.groups`);
+``data`` is then None and the same queries answer from each group's Data.
 """
 
 import coal
