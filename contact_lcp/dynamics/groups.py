@@ -160,9 +160,10 @@ def _check_size(nv, model, what):
             "freedom")
 
 
-def block_diagonal(blocks, groups, nv):
-    """(nv, nv) ndarray with ``blocks[k]`` at group k's velocity range, zero elsewhere."""
+def block_diagonal(blocks, slices, nv):
+    """(nv, nv) ndarray with ``blocks[k]`` at rows and columns ``slices[k]`` (a group's
+    velocity range), zero elsewhere."""
     out = np.zeros((nv, nv))
-    for B, g in zip(blocks, groups):
-        out[g.vs, g.vs] = B
+    for B, vs in zip(blocks, slices):
+        out[vs, vs] = B
     return out

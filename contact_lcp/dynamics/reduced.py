@@ -33,6 +33,7 @@ from numba import njit
 from scipy.linalg import cho_factor, cho_solve
 
 from contact_lcp.dynamics.free_flyer import FreeFlyers, _free_velocities
+from contact_lcp.dynamics.groups import block_diagonal
 from contact_lcp.dynamics.world import same_vector
 
 
@@ -74,24 +75,17 @@ class FreeMotion:
             m.armature = arm[vs]
         self._armature = arm
 
-    def _minverse_and_bias(self, q, v):
-        """Pinocchio's upper-triangular ``M^-1`` (nv, nv) and ``b(q, v)`` (nv,) of a split
-        world, block by block."""
-        Minv, b = np.zeros((self._nv, self._nv)), np.empty(self._nv)
-        for m, d, qs, vs in self._parts:
-            Minv[vs, vs] = pin.computeMinverse(m, d, q[qs])
-            b[vs] = pin.nonLinearEffects(m, d, q[qs], v[vs])
-        return Minv, b
-
-    def _mass_and_bias(self, q, v):
-        """``M(q)`` (nv, nv) (upper triangle at least) and ``b(q, v)`` (nv,)."""
+    def _blocks(self, matrix, q, v):
+        """``matrix(model, data, q)`` (``pin.computeMinverse`` or ``pin.crba``: the upper
+        triangle at least) of the world as one (nv, nv) array, block diagonal over the
+        groups of a split world, and ``b(q, v)`` (nv,)."""
         if self.data is not None:
-            return pin.crba(self.model, self.data, q), pin.nle(self.model, self.data, q, v)
-        M, b = np.zeros((self._nv, self._nv)), np.empty(self._nv)
-        for m, d, qs, vs in self._parts:
-            M[vs, vs] = pin.crba(m, d, q[qs])
-            b[vs] = pin.nle(m, d, q[qs], v[vs])
-        return M, b
+            return matrix(self.model, self.data, q), pin.nonLinearEffects(self.model, self.data,
+                                                                          q, v)
+        blocks = [matrix(m, d, q[qs]) for m, d, qs, _ in self._parts]
+        b = np.concatenate([pin.nonLinearEffects(m, d, q[qs], v[vs])
+                            for m, d, qs, vs in self._parts])
+        return block_diagonal(blocks, [vs for *_, vs in self._parts], self._nv), b
 
     def __call__(self, q, v, tau, h, armature=None, prescribed=None, v_prescribed=None):
         """Velocity after one step without contact, and the impulse-to-velocity map.
@@ -128,7 +122,7 @@ class FreeMotion:
                 Minv = pin.computeMinverse(self.model, self.data, q)
                 b = pin.nonLinearEffects(self.model, self.data, q, v)
             else:
-                Minv, b = self._minverse_and_bias(q, v)
+                Minv, b = self._blocks(pin.computeMinverse, q, v)
             fl = self.flyers
             return _unconstrained(Minv, b, q, v, tau, float(h), self.gravity_W, fl._iq, fl._iv,
                                   fl._single, fl._c, fl._mass, fl._I, fl._no_prescribed,
@@ -136,7 +130,7 @@ class FreeMotion:
         nv = v.shape[0]
         P = np.asarray(prescribed, dtype=int)
         D = np.setdiff1d(np.arange(nv), P)
-        M, b = self._mass_and_bias(q, v)
+        M, b = self._blocks(pin.crba, q, v)
         M = np.triu(M) + np.triu(M, 1).T
         a_P = (np.asarray(v_prescribed, dtype=float) - v[P]) / h
         v_free = v.copy()

@@ -439,7 +439,8 @@ class World:
                 Minv = np.array(pin.computeMinverse(self.model, self._data_dyn, q))
             else:
                 Minv = block_diagonal([pin.computeMinverse(g.model, g.data_dyn, q[g.qs])
-                                       for g in self.groups], self.groups, self.model.nv)
+                                       for g in self.groups], [g.vs for g in self.groups],
+                                      self.model.nv)
             Minv = np.triu(Minv) + np.triu(Minv, 1).T
             self._q_minv, self._minv = q.copy(), Minv
         return self._minv.copy()
