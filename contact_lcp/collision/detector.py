@@ -53,7 +53,6 @@ from contact_lcp.collision.spheres import (
     sphere_contacts,
 )
 from contact_lcp.collision.support import local_halfspaces, local_vertices
-from contact_lcp.dynamics.placements import tree_placements
 from contact_lcp.dynamics.world import same_vector
 from contact_lcp.exceptions import SceneError
 
@@ -197,7 +196,7 @@ class ContactDetector(GeneralPairs):
         self._c = np.einsum("kij,kj->ki", self._X[:, :3, :3], self._centers) + self._X[:, :3, 3]
         self._drift = np.zeros(ng)
         # placements computed from q when the tree allows it (else read from Pinocchio)
-        self._fk = tree_placements(w.model, w.collision_model)
+        self._fk = w.geometry_fk
         self._all_geoms = np.arange(ng)
         self._expect_q = None
         self._h = -np.inf if w.ground_height is None else float(w.ground_height)

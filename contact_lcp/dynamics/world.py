@@ -117,6 +117,9 @@ class World:
     data : pin.Data or None
         Kinematics and frame placements of :meth:`forward` for a one-group world; None
         for a split one (use :meth:`frame_placement`, :meth:`geometry_placements`).
+    geometry_fk : contact_lcp.dynamics.placements.TreePlacements or None
+        Every geometry's placement from ``q`` in one compiled call (None when a joint
+        type is not covered; a split world always has it).
     collision_model, collision_data : pin.GeometryModel, pin.GeometryData
         Every collision geometry; the ground (if any) is the last one, on the universe.
         The GeometryModel holds no collision pairs (Pinocchio would allocate collision
@@ -184,15 +187,14 @@ class World:
         self.self_pairs = self_pairs
         self._add_pairs()
         self.groups = split_world(model, whole=whole)
+        self.geometry_fk = tree_placements(model, geom)
         if len(self.groups) == 1:
             self.data = model.createData()
             self._data_dyn = model.createData()
             self._data_jac = model.createData()
-            self._geom_fk = None
         else:  # see contact_lcp.dynamics.groups: Data per group, placements from q
             self.data = None
-            self._geom_fk = tree_placements(model, geom)
-            if self._geom_fk is None:
+            if self.geometry_fk is None:
                 kinds = sorted({model.joints[j].shortname() for j in range(1, model.njoints)})
                 raise SceneError(
                     f"the world (nv = {model.nv}) is too large for one Pinocchio model and "
@@ -315,7 +317,7 @@ class World:
         if self._q_kin is None:
             self.forward(self.q0)
         if getattr(self, "_X_geom", None) is None:
-            self._X_geom = self._geom_fk(self._q_kin)
+            self._X_geom = self.geometry_fk(self._q_kin)
         return self._X_geom.copy()
 
     def ensure_forward(self, q):
