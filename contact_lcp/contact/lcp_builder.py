@@ -60,6 +60,12 @@ class ContactLCP:
     _edges: tuple = None  # (cos, sin) (k, d) of the edges, as assembled
 
     @property
+    def edges(self):
+        """Cosines and sines (k, d) of every contact's edges, as assembled."""
+        return self._edges or edge_directions(self.num_directions, self.num_contacts,
+                                              self.edge_angle)
+
+    @property
     def num_normals(self):
         """``k + l``: the leading unknowns, which are normal impulses."""
         return self.num_contacts + self.num_unilateral
@@ -84,7 +90,7 @@ class ContactLCP:
         f[3 * k :] = a[k:]
         if d:
             b = z[k + l : k + l + k * d].reshape(k, d)
-            cos, sin = self._edges or edge_directions(d, k, self.edge_angle)
+            cos, sin = self.edges
             f[1 : 3 * k : 3] = np.sum(b * cos, axis=1)
             f[2 : 3 * k : 3] = np.sum(b * sin, axis=1)
         return f

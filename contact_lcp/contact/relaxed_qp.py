@@ -1,0 +1,195 @@
+"""The relaxed model's QP path, in velocities (Anitescu & Hart 2004, section 2.3).
+
+The relaxed LCP of :mod:`contact_lcp.contact.relaxed` is the optimality condition of a
+convex QP in the impulses, but that QP is large (``k + k d`` unknowns) and degenerate
+(its Hessian ``P'GP`` has the rank of the velocity space, not of the contacts: a settled
+pile has several times more edge impulses than degrees of freedom). Its dual is small and
+strictly convex: the velocity change ``dv`` that is closest to the free motion in the
+kinetic metric while every edge ``g_ie = n_i + mu_i d_ie`` of every friction pyramid
+closes no faster than the stabilization allows::
+
+    minimize   1/2 dv' K^+ dv
+    subject to g_ie' (u_i + J_i dv) + bias_i >= 0     (multiplier c_ie >= 0)
+               limit rows: u_j + J_j dv + bias_j >= 0  (multiplier c_j >= 0)
+               dv in range(K)
+
+The contact impulse is ``f_i = sum_e c_ie g_ie`` and the step's velocity ``v_free + K J' f``.
+The LCP unknowns follow: ``a_i = sum_e c_ie``, ``b_ie = mu_i c_ie`` and the sliding speed
+``lam_i = max(0, -min_e d_ie' v_i)``, and the answer is certified on the relaxed LCP by
+:func:`contact_lcp.lcp.residual.certify` like every pivoting answer.
+
+``K`` is block diagonal by the trees of the world (every free body is its own block), so
+the QP is sparse: one row per pyramid edge with the few velocity columns of the two
+bodies in contact, and a diagonal Hessian once every block of ``K`` is written in its
+eigenvectors (``dv = U xi``, ``K = U diag(kappa) U'``, Hessian ``diag(1 / kappa)``). Its
+cost grows with the contacts and the bodies, not with the cube of the LCP's size.
+"""
+
+import numpy as np
+from scipy import sparse
+from scipy.sparse.csgraph import connected_components
+
+from contact_lcp.lcp import LCPResult, LCPStatus, solve
+from contact_lcp.lcp.residual import certify
+
+#: QP backends of qpsolvers accepted by the ``qp_solver`` option
+QP_SOLVERS = ("clarabel", "proxqp")
+
+#: eigenvalues of a block of K below this fraction of the block's largest are its null
+#: space (prescribed or loop-constrained directions)
+RANK_RTOL = 1e-12
+
+
+def velocity_basis(K):
+    """``K = U diag(kappa) U'`` with ``U`` sparse and block diagonal by the blocks of
+    ``K``'s sparsity pattern.
+
+    Parameters
+    ----------
+    K : (nv, nv) ndarray
+        Symmetric PSD map from generalized impulse to velocity change [1/kg].
+
+    Returns
+    -------
+    U : (nv, r) scipy.sparse.csc_matrix
+        Orthonormal columns spanning ``range(K)``.
+    kappa : (r,) ndarray
+        The positive eigenvalues [1/kg].
+    """
+    nv = K.shape[0]
+    dyn = np.flatnonzero(np.any(K != 0.0, axis=1))
+    pattern = sparse.csr_matrix(K[np.ix_(dyn, dyn)] != 0.0)
+    count, label = connected_components(pattern, directed=False)
+    order = np.argsort(label, kind="stable")
+    starts = np.searchsorted(label[order], np.arange(count + 1))
+    rows, cols, vals, kappa = [], [], [], []
+    r = 0
+    for b in range(count):
+        idx = dyn[order[starts[b]:starts[b + 1]]]
+        lam, V = np.linalg.eigh(K[np.ix_(idx, idx)])
+        keep = lam > RANK_RTOL * max(float(lam[-1]), 0.0)
+        V, lam = V[:, keep], lam[keep]
+        m = lam.size
+        rows.append(np.repeat(idx, m))
+        cols.append(np.tile(np.arange(r, r + m), idx.size))
+        vals.append(V.ravel())
+        kappa.append(lam)
+        r += m
+    if not kappa:
+        return sparse.csc_matrix((nv, 0)), np.zeros(0)
+    U = sparse.csc_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                          shape=(nv, r))
+    return U, np.concatenate(kappa)
+
+
+def generator_rows(problem, cos, sin):
+    """The rows ``S`` (kd + l, 3k + l) that take contact-frame quantities to pyramid edges
+    ``g_ie = n_i + mu_i (cos_ie t1_i + sin_ie t2_i)`` (then the limit rows unchanged)."""
+    k, l, d = problem.num_contacts, problem.num_limits, cos.shape[1]
+    mu = problem.mu[:, None]
+    edge = np.arange(k * d)
+    base = 3 * np.repeat(np.arange(k), d)
+    rows = np.concatenate([edge, edge, edge, k * d + np.arange(l)])
+    cols = np.concatenate([base, base + 1, base + 2, 3 * k + np.arange(l)])
+    vals = np.concatenate([np.ones(k * d), (mu * cos).ravel(), (mu * sin).ravel(), np.ones(l)])
+    return sparse.csr_matrix((vals, (rows, cols)), shape=(k * d + l, 3 * k + l))
+
+
+def lcp_unknowns(problem, lcp, c):
+    """The relaxed LCP's ``z = [a; b; lam]`` from the edge multipliers ``c`` (kd + l,)."""
+    k, l, d = problem.num_contacts, problem.num_limits, lcp.num_directions
+    cos, sin = lcp.edges
+    ce = c[:k * d].reshape(k, d)
+    a = np.concatenate([ce.sum(axis=1), c[k * d:]])
+    b = problem.mu[:, None] * ce
+    f = np.empty(3 * k + l)
+    f[0:3 * k:3] = a[:k]
+    f[1:3 * k:3] = (b * cos).sum(axis=1)
+    f[2:3 * k:3] = (b * sin).sum(axis=1)
+    f[3 * k:] = a[k:]
+    rows = problem.u + problem.G @ f
+    slip = cos * rows[1:3 * k:3, None] + sin * rows[2:3 * k:3, None]
+    lam = np.maximum(0.0, -slip.min(axis=1, initial=np.inf)) if k else np.zeros(0)
+    return np.concatenate([a, b.ravel(), lam])
+
+
+def solve_relaxed_qp(problem, lcp, *, solver="clarabel", tol=1e-12):
+    """Solve the relaxed step as the velocity QP above and certify it on ``lcp``.
+
+    Parameters
+    ----------
+    problem : ContactProblem
+    lcp : ContactLCP
+        :func:`contact_lcp.contact.relaxed.build_relaxed_lcp` of ``problem`` (its edge
+        directions are the QP's).
+    solver : str
+        A qpsolvers backend in :data:`QP_SOLVERS`.
+    tol : float
+        Tolerance given to the solver (gap and feasibility) [m/s].
+
+    Returns
+    -------
+    LCPResult
+        ``z`` in ``lcp``'s layout, method ``"qp:<solver>"``, ``pivots`` the solver's
+        iterations. An answer the certification rejects is polished by the robust pivot
+        search from the set the QP found positive (method ``"qp:<solver>+polish"``).
+    """
+    if solver not in QP_SOLVERS:
+        raise ValueError(f"solver must be one of {QP_SOLVERS}; received {solver!r}")
+    method = f"qp:{solver}"
+    k, l = problem.num_contacts, problem.num_limits
+    U, kappa = velocity_basis(problem.K)
+    S = generator_rows(problem, *lcp.edges)
+    J = sparse.csr_matrix(problem.J)
+    A = (S @ J @ U).tocsc()  # edge rows in the eigen-coordinates xi
+    bias = np.zeros(3 * k + l)
+    bias[problem.normal_rows] = problem.bias
+    b = S @ (problem.u + bias)
+    P = sparse.diags(1.0 / kappa, format="csc")
+    found, c, iters = _BACKENDS[solver](P, A, b, tol)
+    if not found or not np.all(np.isfinite(c)):
+        z = np.zeros(lcp.q.shape[0])
+        err, w, _ = certify(lcp.M, lcp.q, z)
+        return LCPResult(z, w, LCPStatus.NUMERICAL_FAILURE, method, iters, err,
+                         {"tol": tol, "reason": "QP solver found no solution"})
+    z = lcp_unknowns(problem, lcp, np.maximum(c, 0.0))
+    err, w, tol_lcp = certify(lcp.M, lcp.q, z)
+    if err <= tol_lcp:
+        return LCPResult(z, w, LCPStatus.SOLVED, method, iters, err, {"tol": tol_lcp})
+    # Accurate to the solver's tolerance but not to the certification's: one principal
+    # pivot on the set found positive (the search goes on from there if that set is wrong).
+    basis = np.flatnonzero(z > 1e-9 * max(float(z.max()), 1e-300))
+    polished = solve(lcp.M, lcp.q, "robust", initial_basis=basis)
+    info = dict(polished.info, qp_error=err, polished=True)
+    return LCPResult(polished.z, polished.w, polished.status, method + "+polish",
+                     iters + polished.pivots, polished.error, info)
+
+
+def _clarabel(P, A, b, tol):
+    """``min 1/2 x'Px s.t. A x + b >= 0`` by Clarabel: ``(found, multipliers, iterations)``."""
+    import clarabel
+
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = tol
+    settings.tol_ktratio = 1e-8
+    cone = [clarabel.NonnegativeConeT(A.shape[0])] if A.shape[0] else []
+    sol = clarabel.DefaultSolver(P, np.zeros(P.shape[0]), -A, b, cone, settings).solve()
+    found = str(sol.status) in ("Solved", "AlmostSolved")
+    return found, np.asarray(sol.z, dtype=float), int(sol.iterations)
+
+
+def _proxqp(P, A, b, tol):
+    """The same QP by proxqp through qpsolvers."""
+    import qpsolvers
+
+    sol = qpsolvers.solve_problem(qpsolvers.Problem(P, np.zeros(P.shape[0]), -A, b),
+                                  solver="proxqp", eps_abs=tol, eps_rel=0.0)
+    info = sol.extras.get("info")
+    iters = int(getattr(info, "iter", 0) or 0)
+    if not sol.found or sol.z is None:
+        return False, np.zeros(A.shape[0]), iters
+    return True, np.asarray(sol.z, dtype=float), iters
+
+
+_BACKENDS = {"clarabel": _clarabel, "proxqp": _proxqp}
