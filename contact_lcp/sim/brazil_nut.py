@@ -52,7 +52,12 @@ FRICTION = 0.5
 ACTIVATION = 1.0
 
 
-def shaker_urdf(inner_width=INNER_WIDTH, wall_height=40.0, thickness=2.0, depth=10.0,
+#: the container's walls: above the 200 grains' starting column (~74 high: seven grains a
+#: row, 2.5 apart), so that none falls or is tossed out (at 40, grains left over the top)
+WALL_HEIGHT = 90.0
+
+
+def shaker_urdf(inner_width=INNER_WIDTH, wall_height=WALL_HEIGHT, thickness=2.0, depth=10.0,
                 name="shaker"):
     """URDF of the container: a floor (top face at z = 0 of the joint frame) and two
     vertical walls (inner faces at ``x = +-inner_width / 2``) on a prismatic x joint
