@@ -30,7 +30,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
 from contact_lcp.sim import Simulator  # noqa: E402
-from contact_lcp.sim.brazil_nut import INNER_WIDTH, LARGE_RADIUS, grain_radius  # noqa: E402
+from contact_lcp.sim.brazil_nut import LARGE_RADIUS, container_width, grain_radius  # noqa: E402
 
 COLUMNS = ("t", "nut_height", "grains_above_nut", "grains", "top_grain", "contacts",
            "deepest", "failures", "fallbacks", "step_ms", "revision", "date")
@@ -43,12 +43,12 @@ def centres(sim, names):
     return np.array([sim.world.frame_placement(f"{n}/disk")[[0, 2], 3] for n in names]) - box
 
 
-def deepest_overlap(P, r):
-    """Largest overlap [m] between two disks or a disk and the container, from the
-    geometry (the detector's depths include coal's rare spurious ones)."""
+def deepest_overlap(P, r, width):
+    """Largest overlap [m] between two disks or a disk and the container (``width``
+    inside), from the geometry (the detector's depths include coal's rare spurious ones)."""
     gaps = np.linalg.norm(P[:, None] - P[None], axis=2) - (r[:, None] + r[None])
     pair = -gaps[np.triu_indices(len(r), 1)].min()
-    wall = max((np.abs(P[:, 0]) + r - 0.5 * INNER_WIDTH).max(), (r - P[:, 1]).max())
+    wall = max((np.abs(P[:, 0]) + r - 0.5 * width).max(), (r - P[:, 1]).max())
     return max(pair, wall, 0.0)
 
 
@@ -58,6 +58,8 @@ def run(path, duration=None, every=10, progress=True):
     date, _ = common.utc_stamp()
     sim = Simulator.from_file(path)
     grains = [r.name for r in sim.world.robots if r.name.startswith("grain_")]
+    width = container_width(next(r.robot.urdf for r in sim.scene.robots
+                                 if r.robot.name == "shaker"))
     names = ["nut"] + grains
     radii = np.array([LARGE_RADIUS] + [grain_radius(int(g.split("_")[1]) - 1) for g in grains])
     steps = int(round((sim.scene.duration if duration is None else duration) / sim.h))
@@ -68,7 +70,7 @@ def run(path, duration=None, every=10, progress=True):
         wall += time.perf_counter() - t0
         n += 1
         P = centres(sim, names)
-        deepest = max(deepest, deepest_overlap(P, radii))
+        deepest = max(deepest, deepest_overlap(P, radii, width))
         if k % every and k != steps:
             continue
         nut, z = P[0, 1], P[1:, 1]

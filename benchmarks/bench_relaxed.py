@@ -2,14 +2,15 @@
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_relaxed.py            # box stack, sliding box, legged frame
+    .venv/bin/python benchmarks/bench_relaxed.py            # box stack, sliding box, legged frame, Brazil nut
     .venv/bin/python benchmarks/bench_relaxed.py --steps 50 # fewer problems
 
 Problems are recorded from short runs with ``contact.model: relaxed``; each is then built
 once (:func:`contact_lcp.contact.relaxed.build_relaxed_lcp`) and solved by every path:
 the scene's LCP method(s) through ``contact_lcp.lcp.solve`` (validation and certification
-included) and the QP backends through :func:`solve_relaxed_qp` (qpsolvers call plus
-certification). One BLAS thread, a warm-up solve per path, the garbage collector off.
+included) and the QP backends through :func:`solve_relaxed_qp` (the velocity QP plus
+certification; ``path: auto`` switches to it above 300 unknowns). The 50-grain Brazil nut
+gives the large problems (400-900 unknowns, about four pyramid edges per degree of freedom). One BLAS thread, a warm-up solve per path, the garbage collector off.
 Per path: certified success rate, shifted geometric mean and median of the time, worst
 difference of ``v+`` against the robust LCP answer. CSV in ``benchmarks/results/`` with
 the revision and date in every row.
@@ -33,12 +34,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
-from contact_lcp.contact.relaxed import build_relaxed_lcp, solve_relaxed_qp  # noqa: E402
+from contact_lcp.contact.relaxed import build_relaxed_lcp  # noqa: E402
+from contact_lcp.contact.relaxed_qp import solve_relaxed_qp  # noqa: E402
 from contact_lcp.lcp import solve  # noqa: E402
 from contact_lcp.sim import Simulator, load_scene  # noqa: E402
 
-SCENES = ("box_stack.yaml", "box_on_plane.yaml", "legged_frame.yaml")
-PATHS = (("lcp", "robust"), ("lcp", "lemke"), ("qp", "proxqp"), ("qp", "clarabel"))
+SCENES = ("box_stack.yaml", "box_on_plane.yaml", "legged_frame.yaml", "brazil_nut_50.yaml")
+PATHS = (("lcp", "robust"), ("lcp", "lemke"), ("qp", "clarabel"), ("qp", "proxqp"))
 COLUMNS = ("scene", "path", "solver", "problems", "solved", "sgm_ms", "median_ms", "max_ms",
            "worst_dv", "mean_size", "revision", "date")
 
@@ -57,23 +59,24 @@ def record(scene_file, steps, stride):
     sim.record_problems = True
     for _ in range(steps):
         sim.step()
-    return [p for p in sim.recorded_problems[::stride] if p.num_contacts]
+    problems = [p for p in sim.recorded_problems[::stride] if p.num_contacts]
+    return problems, contact.friction_directions
 
 
-def run_path(lcps, path, solver):
+def run_path(problems, lcps, path, solver):
     """Times [s] and results of one path on every LCP (after a warm-up)."""
-    def call(lcp):
+    def call(problem, lcp):
         if path == "qp":
-            return solve_relaxed_qp(lcp, solver=solver)
+            return solve_relaxed_qp(problem, lcp, solver=solver)
         return solve(lcp.M, lcp.q, solver)
 
-    call(lcps[0])
+    call(problems[0], lcps[0])
     times, results = [], []
     gc.disable()
     try:
-        for lcp in lcps:
+        for problem, lcp in zip(problems, lcps):
             t0 = time.perf_counter()
-            res = call(lcp)
+            res = call(problem, lcp)
             times.append(time.perf_counter() - t0)
             results.append(res)
     finally:
@@ -92,11 +95,11 @@ def main(argv=None):
     date, stamp = common.utc_stamp()
     rows = []
     for scene_file in SCENES:
-        problems = record(scene_file, args.steps, args.stride)
-        lcps = [build_relaxed_lcp(p) for p in problems]
+        problems, d = record(scene_file, args.steps, args.stride)
+        lcps = [build_relaxed_lcp(p, num_directions=d) for p in problems]
         ref = [solve(lcp.M, lcp.q, "robust") for lcp in lcps]
         for path, solver in PATHS:
-            times, results = run_path(lcps, path, solver)
+            times, results = run_path(problems, lcps, path, solver)
             worst = 0.0
             for p, lcp, r0, r in zip(problems, lcps, ref, results):
                 if r.success and r0.success:

@@ -113,6 +113,44 @@ def lcp_unknowns(problem, lcp, c):
     return np.concatenate([a, b.ravel(), lam])
 
 
+def velocity_qp(problem, edges, *, shift=None, solver="clarabel", tol=1e-12):
+    """Solve the velocity QP of the module notes.
+
+    Parameters
+    ----------
+    problem : ContactProblem
+    edges : tuple of (k, d) ndarray
+        Cosines and sines of every contact's pyramid edges.
+    shift : (k,) ndarray, optional
+        Added to every edge row of contact i [m/s] (the relaxed LCP with ``q_n + shift``).
+    solver : str
+        A backend in :data:`QP_SOLVERS`.
+    tol : float
+        The solver's tolerance [m/s].
+
+    Returns
+    -------
+    found : bool
+    c : (kd + l,) ndarray
+        Edge and limit-row multipliers [N.s] (clipped at 0).
+    iterations : int
+    """
+    k, l = problem.num_contacts, problem.num_limits
+    U, kappa = velocity_basis(problem.K)
+    S = generator_rows(problem, *edges)
+    A = (S @ sparse.csr_matrix(problem.J) @ U).tocsc()  # edge rows in the coordinates xi
+    bias = np.zeros(3 * k + l)
+    bias[problem.normal_rows] = problem.bias
+    b = S @ (problem.u + bias)
+    if shift is not None:
+        b[:k * edges[0].shape[1]] += np.repeat(shift, edges[0].shape[1])
+    if kappa.size == 0:  # nothing can move: feasible only if nothing closes
+        return bool(np.all(b >= -tol)), np.zeros(b.shape[0]), 0
+    P = sparse.diags(1.0 / kappa, format="csc")
+    found, c, iters = _BACKENDS[solver](P, A, b, tol)
+    return found, np.maximum(c, 0.0), iters
+
+
 def solve_relaxed_qp(problem, lcp, *, solver="clarabel", tol=1e-12):
     """Solve the relaxed step as the velocity QP above and certify it on ``lcp``.
 
@@ -137,22 +175,13 @@ def solve_relaxed_qp(problem, lcp, *, solver="clarabel", tol=1e-12):
     if solver not in QP_SOLVERS:
         raise ValueError(f"solver must be one of {QP_SOLVERS}; received {solver!r}")
     method = f"qp:{solver}"
-    k, l = problem.num_contacts, problem.num_limits
-    U, kappa = velocity_basis(problem.K)
-    S = generator_rows(problem, *lcp.edges)
-    J = sparse.csr_matrix(problem.J)
-    A = (S @ J @ U).tocsc()  # edge rows in the eigen-coordinates xi
-    bias = np.zeros(3 * k + l)
-    bias[problem.normal_rows] = problem.bias
-    b = S @ (problem.u + bias)
-    P = sparse.diags(1.0 / kappa, format="csc")
-    found, c, iters = _BACKENDS[solver](P, A, b, tol)
+    found, c, iters = velocity_qp(problem, lcp.edges, solver=solver, tol=tol)
     if not found or not np.all(np.isfinite(c)):
         z = np.zeros(lcp.q.shape[0])
         err, w, _ = certify(lcp.M, lcp.q, z)
         return LCPResult(z, w, LCPStatus.NUMERICAL_FAILURE, method, iters, err,
                          {"tol": tol, "reason": "QP solver found no solution"})
-    z = lcp_unknowns(problem, lcp, np.maximum(c, 0.0))
+    z = lcp_unknowns(problem, lcp, c)
     err, w, tol_lcp = certify(lcp.M, lcp.q, z)
     if err <= tol_lcp:
         return LCPResult(z, w, LCPStatus.SOLVED, method, iters, err, {"tol": tol_lcp})

@@ -1,0 +1,101 @@
+"""The relaxed model's velocity QP (contact_lcp.contact.relaxed_qp).
+
+The QP and the pivoting search solve the same relaxed LCP, so their velocities must agree
+where the impulses cannot (a pile has many more pyramid edges than degrees of freedom);
+both answers are certified by the same residual check.
+"""
+
+import dataclasses
+import os
+
+import numpy as np
+import pytest
+
+from contact_lcp.contact import relaxed
+from contact_lcp.contact.base import ModelSettings
+from contact_lcp.contact.problem import build_problem
+from contact_lcp.contact.relaxed import RelaxedModel, build_relaxed_lcp
+from contact_lcp.contact.relaxed_qp import solve_relaxed_qp, velocity_basis
+from contact_lcp.lcp import LCPStatus, solve
+from contact_lcp.sim import Simulator
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_velocity_basis_spans_K_block_by_block():
+    rng = np.random.default_rng(3)
+    nv = 11
+    K = np.zeros((nv, nv))
+    for idx, rank in (([0, 1, 2], 3), ([4, 7, 9, 10], 2), ([5, 6], 2)):  # 3, 8: prescribed
+        A = rng.standard_normal((len(idx), rank))
+        K[np.ix_(idx, idx)] = A @ A.T
+    U, kappa = velocity_basis(K)
+    assert kappa.size == 7 and np.all(kappa > 0)
+    Ud = U.toarray()
+    np.testing.assert_allclose(Ud.T @ Ud, np.eye(7), atol=1e-12)
+    np.testing.assert_allclose((Ud * kappa) @ Ud.T, K, atol=1e-12)
+    assert not Ud[[3, 8]].any()  # no velocity change on the prescribed coordinates
+
+
+@pytest.fixture(scope="module")
+def pile_problems():
+    """Relaxed problems of the 50-grain Brazil nut once the grains have landed: ~130
+    contacts of 3 dof disks with 4 edges each, ~4 times more edges than dof."""
+    sim = Simulator.from_file(os.path.join(ROOT, "config", "brazil_nut_50.yaml"))
+    sim.record_problems = True
+    for _ in range(15):
+        sim.step()
+    return sim.recorded_problems[-2:]
+
+
+def test_qp_and_pivoting_agree_on_a_settled_pile(pile_problems):
+    for problem in pile_problems:
+        lcp = build_relaxed_lcp(problem, num_directions=4)
+        dof = np.count_nonzero(np.any(problem.K != 0.0, axis=1))
+        assert problem.num_contacts * 4 > 3 * dof  # degenerate: edges far outnumber dof
+        res_qp = solve_relaxed_qp(problem, lcp)
+        res_lcp = solve(lcp.M, lcp.q, "robust")
+        assert res_qp.success and res_lcp.success, (res_qp.status, res_qp.error)
+        assert res_qp.method == "qp:clarabel"  # certified as it came, no polishing pivots
+        # Both answers are certified to res.info["tol"] (~1e-4 m/s at these sizes, in
+        # velocity units); the velocities after the step are unique and agree far closer.
+        dv = problem.K @ (problem.J.T @ (lcp.impulses(res_qp.z) - lcp.impulses(res_lcp.z)))
+        assert np.max(np.abs(dv)) < 1e-5
+
+
+def test_auto_path_switches_at_the_size_threshold(pile_problems, monkeypatch):
+    problem = pile_problems[-1]
+    n = build_relaxed_lcp(problem, num_directions=4).q.size
+    settings = ModelSettings(friction_directions=4)
+    for threshold, method in ((n - 1, "qp:clarabel"), (n, "robust")):
+        monkeypatch.setattr(relaxed, "AUTO_QP_SIZE", threshold)
+        sol = RelaxedModel(settings).solve(problem)
+        assert sol.report.method == method and sol.report.certified
+        assert sol.report.info["path"] == ("qp" if method.startswith("qp") else "lcp")
+
+
+def test_a_loose_qp_answer_is_polished_into_a_certified_one(pile_problems):
+    problem = pile_problems[-1]
+    lcp = build_relaxed_lcp(problem, num_directions=4)
+    res = solve_relaxed_qp(problem, lcp, tol=1e-5)  # far looser than the certification
+    assert res.success and res.method == "qp:clarabel+polish" and res.info["polished"]
+    assert res.info["qp_error"] > res.info["tol"] >= res.error
+
+
+def test_an_infeasible_step_is_a_failure_not_an_answer():
+    # One contact between two prescribed bodies (J = 0, K = 0) closing at 1 m/s: no
+    # impulse can stop it, and the QP must say so rather than return something.
+    k, nv = 1, 2
+    problem = build_problem(1e-3, np.eye(3)[None], np.zeros((1, 3)), np.array([0.0]),
+                            np.array([0.5]), np.zeros((3 * k, nv)), np.zeros((nv, nv)),
+                            np.zeros(nv), np.zeros(nv))
+    problem = dataclasses.replace(problem, u=np.array([-1.0, 0.0, 0.0]))
+    lcp = build_relaxed_lcp(problem, num_directions=4)
+    res = solve_relaxed_qp(problem, lcp)
+    assert not res.success and res.status is LCPStatus.NUMERICAL_FAILURE
+
+
+def test_unknown_backend_is_an_error(pile_problems):
+    problem = pile_problems[-1]
+    with pytest.raises(ValueError, match="solver must be one of"):
+        solve_relaxed_qp(problem, build_relaxed_lcp(problem, num_directions=4), solver="osqp")
