@@ -26,7 +26,7 @@ from contact_lcp.lcp import METHODS, solve
 from contact_lcp.lcp.residual import certify
 from contact_lcp.sim.recording import frictional_lcps, load_problems
 
-SCENES = ("tower_5", "tower_10", "pyramid_3", "pyramid_4", "spheres_21")
+SCENES = ("tower_5", "tower_10", "pyramid_3", "pyramid_4", "spheres_21", "spheres_200")
 SIZE_BUCKETS = ((0, 50), (50, 150), (150, 400), (400, 800), (800, 10**6))
 SCALES = (1e-6, 1e-3, 1.0, 1e3, 1e6)
 SCENE_COLUMNS = ["scene", "index", "n", "variant", "status", "certified", "ms", "pivots",
