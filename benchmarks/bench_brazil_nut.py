@@ -30,7 +30,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
 from contact_lcp.sim import Simulator  # noqa: E402
-from contact_lcp.sim.brazil_nut import LARGE_RADIUS, container_width, grain_radius  # noqa: E402
+from contact_lcp.sim.brazil_nut import container_width, disk_radius  # noqa: E402
 
 COLUMNS = ("t", "nut_height", "grains_above_nut", "grains", "top_grain", "contacts",
            "deepest", "failures", "fallbacks", "step_ms", "revision", "date")
@@ -58,10 +58,10 @@ def run(path, duration=None, every=10, progress=True):
     date, _ = common.utc_stamp()
     sim = Simulator.from_file(path)
     grains = [r.name for r in sim.world.robots if r.name.startswith("grain_")]
-    width = container_width(next(r.robot.urdf for r in sim.scene.robots
-                                 if r.robot.name == "shaker"))
     names = ["nut"] + grains
-    radii = np.array([LARGE_RADIUS] + [grain_radius(int(g.split("_")[1]) - 1) for g in grains])
+    urdf = {r.robot.name: r.robot.urdf for r in sim.scene.robots}
+    radii = np.array([disk_radius(urdf[name]) for name in names])
+    width = container_width(urdf["shaker"])
     steps = int(round((sim.scene.duration if duration is None else duration) / sim.h))
     rows, deepest, wall, n = [], 0.0, 0.0, 0
     for k in range(1, steps + 1):

@@ -44,7 +44,6 @@ cross_check : bool
     report's ``info["path_difference"]`` (testing and benchmarking; default False).
 """
 
-import dataclasses
 import time
 
 import numpy as np
@@ -85,10 +84,9 @@ def build_relaxed_lcp(problem, *, num_directions=8, edge_angle=None):
                             num_unilateral=problem.num_limits, normal_bias=problem.bias,
                             edge_angle=edge_angle)
     k, nn = lcp.num_contacts, lcp.num_normals
-    M = lcp.M.copy()
     lam0 = nn + k * lcp.num_directions
-    M[np.arange(k), lam0 + np.arange(k)] = -problem.mu
-    return dataclasses.replace(lcp, M=M)
+    lcp.M[np.arange(k), lam0 + np.arange(k)] = -problem.mu  # (M is this call's own array)
+    return lcp
 
 
 class RelaxedModel(PyramidModel):

@@ -62,9 +62,13 @@ def velocity_basis(K):
     count, label = connected_components(pattern, directed=False)
     order = np.argsort(label, kind="stable")
     starts = np.searchsorted(label[order], np.arange(count + 1))
-    rows, cols, vals, kappa = [], [], [], []
-    r = 0
-    for b in range(count):
+    sizes = np.diff(starts)
+    single = dyn[order[starts[:-1][sizes == 1]]]  # 1 x 1 blocks (a diagonal M): no eigh
+    single = single[K[single, single] > 0.0]
+    rows, cols, vals, kappa = [single], [np.arange(single.size)], [np.ones(single.size)], \
+        [K[single, single]]
+    r = single.size
+    for b in np.flatnonzero(sizes > 1):
         idx = dyn[order[starts[b]:starts[b + 1]]]
         lam, V = np.linalg.eigh(K[np.ix_(idx, idx)])
         keep = lam > RANK_RTOL * max(float(lam[-1]), 0.0)
@@ -75,7 +79,7 @@ def velocity_basis(K):
         vals.append(V.ravel())
         kappa.append(lam)
         r += m
-    if not kappa:
+    if r == 0:
         return sparse.csc_matrix((nv, 0)), np.zeros(0)
     U = sparse.csc_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
                           shape=(nv, r))

@@ -102,13 +102,28 @@ def container_width(urdf_path):
 
 
 def grain_urdf_name(radius):
-    """File name of the URDF of a grain of ``radius`` (``grain_r08.urdf`` for 0.8)."""
-    return f"grain_r{int(round(10 * radius)):02d}.urdf"
+    """File name of the URDF of a grain of ``radius`` (``grain_r08.urdf`` for 0.8,
+    ``grain_r045.urdf`` for 0.45)."""
+    tenths = 10.0 * radius
+    if abs(tenths - round(tenths)) < 1e-9:
+        return f"grain_r{int(round(tenths)):02d}.urdf"
+    return f"grain_r{int(round(100.0 * radius)):03d}.urdf"
 
 
-def grain_radius(k):
-    """Radius of grain ``k`` (0-based): the sizes of :data:`GRAIN_RADII` in turn."""
-    return GRAIN_RADII[k % len(GRAIN_RADII)]
+def grain_radius(k, scale=1.0):
+    """Radius of grain ``k`` (0-based): the sizes of :data:`GRAIN_RADII` in turn, times
+    ``scale``."""
+    return GRAIN_RADII[k % len(GRAIN_RADII)] * scale
+
+
+def disk_radius(urdf_path):
+    """Collision radius of a disk URDF written by :func:`write_files` (its sphere)."""
+    import xml.etree.ElementTree as ET
+
+    sphere = ET.parse(urdf_path).getroot().find("link/collision/geometry/sphere")
+    if sphere is None:
+        raise ValueError(f"{urdf_path}: expected a disk colliding as a sphere; found none")
+    return float(sphere.get("radius"))
 
 
 def initial_centres(num_small, inner_width=INNER_WIDTH, r=max(GRAIN_RADII), R=LARGE_RADIUS,
@@ -138,11 +153,12 @@ def shaker_urdf_name(inner_width):
 
 
 def scene_yaml(num_small=BUNDLED_SMALL, duration=75.0, *, amplitude=AMPLITUDE, period=PERIOD,
-               sway=SWAY, activation=ACTIVATION, inner_width=INNER_WIDTH, urdf_dir="../urdf"):
-    """The text of a Brazil-nut scene with ``num_small`` grains in a container
-    ``inner_width`` wide (``urdf_dir``: the URDFs' folder, relative to the scene file or
-    absolute)."""
-    large, small = initial_centres(num_small, inner_width)
+               sway=SWAY, activation=ACTIVATION, inner_width=INNER_WIDTH, grain_scale=1.0,
+               urdf_dir="../urdf"):
+    """The text of a Brazil-nut scene with ``num_small`` grains (radii :data:`GRAIN_RADII`
+    times ``grain_scale``) in a container ``inner_width`` wide (``urdf_dir``: the URDFs'
+    folder, relative to the scene file or absolute)."""
+    large, small = initial_centres(num_small, inner_width, max(GRAIN_RADII) * grain_scale)
     u = str(urdf_dir).rstrip("/")
     lines = [
         "# Anitescu & Hart's Brazil-nut shaker (S3, section 4): small disks (grains) and one",
@@ -163,7 +179,7 @@ def scene_yaml(num_small=BUNDLED_SMALL, duration=75.0, *, amplitude=AMPLITUDE, p
         f"  - {{name: nut, urdf: {u}/disk_3.urdf, floating_base: false, "
         f"base_pose: [{large[0]:.9g}, 0, {large[1]:.9g}, 0, 0, 0, 1], controller: {{type: effort}}}}"]
     for k, (x, z) in enumerate(small):
-        lines.append(f"  - {{name: grain_{k + 1}, urdf: {u}/{grain_urdf_name(grain_radius(k))}, "
+        lines.append(f"  - {{name: grain_{k + 1}, urdf: {u}/{grain_urdf_name(grain_radius(k, grain_scale))}, "
                      f"floating_base: false, base_pose: [{x:.9g}, 0, {z:.9g}, 0, 0, 0, 1], "
                      "controller: {type: effort}}")
     lines += [f"contact: {{model: relaxed, friction: {FRICTION}, friction_directions: 4, "
