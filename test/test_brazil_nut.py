@@ -6,8 +6,8 @@ import pytest
 
 from contact_lcp.sim import Simulator, load_scene
 from contact_lcp.sim.brazil_nut import (
-    BUNDLED, BUNDLED_SMALL, FRICTION, GRAIN_RADII, INNER_WIDTH, LARGE_RADIUS, grain_radius,
-    initial_centres, scene_yaml)
+    BUNDLED, BUNDLED_SMALL, FRICTION, GRAIN_RADII, INNER_WIDTH, LARGE_RADIUS, WALL_HEIGHT,
+    container_width, disk_radius, grain_radius, grain_urdf_name, initial_centres, scene_yaml)
 from contact_lcp.sim.disks import DENSITY, THICKNESS
 from contact_lcp.sim.scene import package_share_dir
 from contact_lcp.sim.table3 import bundled_scenes
@@ -27,9 +27,9 @@ def disk_mass(r):
 
 
 def test_bundled_scenes_are_the_generated_ones():
-    for name, n in BUNDLED.items():
+    for name, args in BUNDLED.items():
         with open(package_share_dir() / "config" / name) as f:
-            assert f.read() == scene_yaml(n), name
+            assert f.read() == scene_yaml(**args), name
     scene = load_scene(bundled_scenes()["brazil_nut"])
     assert scene.time_step == pytest.approx(0.1) and scene.duration == pytest.approx(75.0)
     assert scene.contact.model == "relaxed" and scene.contact.friction == FRICTION
@@ -37,15 +37,17 @@ def test_bundled_scenes_are_the_generated_ones():
     assert len(scene.robots) == BUNDLED_SMALL + 2  # the shaker, the nut, the grains
 
 
-def test_initial_layout_does_not_overlap():
-    large, small = initial_centres(BUNDLED_SMALL)
-    r = np.array([grain_radius(k) for k in range(len(small))])
+@pytest.mark.parametrize("scale", [1.0, 0.5])
+def test_initial_layout_does_not_overlap(scale):
+    large, small = initial_centres(BUNDLED_SMALL, INNER_WIDTH, max(GRAIN_RADII) * scale)
+    r = np.array([grain_radius(k, scale) for k in range(len(small))])
     d = np.linalg.norm(small[:, None] - small[None], axis=2) - (r[:, None] + r[None])
     assert d[np.triu_indices(len(small), 1)].min() > 0
     assert (np.linalg.norm(small - large, axis=1) - r - LARGE_RADIUS).min() > 0
     assert (np.abs(small[:, 0]) + r).max() < 0.5 * INNER_WIDTH
     assert (small[:, 1] - r).min() > 0
-    assert sorted(set(r)) == sorted(GRAIN_RADII)
+    assert np.allclose(sorted(set(r)), scale * np.array(sorted(GRAIN_RADII)))
+    assert (small[:, 1] + r).max() < WALL_HEIGHT  # no grain starts above the walls
 
 
 def _heights(sim, n):
@@ -100,3 +102,11 @@ def test_shaken_grains_stay_apart_and_inside_the_container(tmp_path):
                            (r - P[:, 1]).max())
     assert sim.stats.lcp_failures == 0
     assert deepest_pair < 0.01 and deepest_wall < 0.01
+
+
+def test_geometry_read_back_from_the_urdfs():
+    # (the benchmark measures overlaps with the radii and the width it reads from the scene)
+    assert container_width(URDF / "brazil_shaker.urdf") == pytest.approx(INNER_WIDTH)
+    assert disk_radius(URDF / "disk_3.urdf") == pytest.approx(LARGE_RADIUS)
+    for r in (0.4, 0.45, 0.5, 0.55, 0.6, 0.8, 1.2):
+        assert disk_radius(URDF / grain_urdf_name(r)) == pytest.approx(r)
