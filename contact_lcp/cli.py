@@ -236,8 +236,8 @@ def build_parser():
     pl.set_defaults(func=cmd_plot)
     t3 = sub.add_parser("table3", help="Yamane & Nakamura's Table III for the chain scenes")
     t3.add_argument("scenes", nargs="*", help="bundled scene names (hoist, ring, net, "
-                    "disks_21, brazil_nut) or .yaml paths (default: all but brazil_nut, whose "
-                    "200 grains take hours)")
+                    "disks_21, brazil_nut) or .yaml paths (default: all five; the Brazil "
+                    "nut's 75 s take ~5 min)")
     t3.add_argument("--duration", type=float, help="simulated seconds (default: each scene's)")
     t3.add_argument("--time-step", type=float, help="replace the scenes' time step [s]")
     t3.set_defaults(func=cmd_table3)
