@@ -141,13 +141,12 @@ def problems():
     return recorded_problems()
 
 
-@pytest.mark.parametrize("qp_solver", ["proxqp", "clarabel"])
-def test_qp_and_lcp_paths_agree_on_recorded_problems(problems, qp_solver):
+def test_qp_and_lcp_paths_agree_on_recorded_problems(problems):
     assert len(problems) >= 20
     for problem in problems:
         lcp = build_relaxed_lcp(problem, num_directions=8)
         res_lcp = solve(lcp.M, lcp.q, "robust")
-        res_qp = solve_relaxed_qp(problem, lcp, solver=qp_solver)
+        res_qp = solve_relaxed_qp(problem, lcp)
         assert res_lcp.success and res_qp.success, (res_lcp.status, res_qp.status, res_qp.error)
         # v+ is unique (the QP objective is strictly convex in K^(1/2) J' P x) even where the
         # impulses are not (four corners of a box): compare velocities [m/s].
