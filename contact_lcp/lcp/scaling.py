@@ -181,6 +181,18 @@ def equilibrated(M, q, max_sweeps, scale):
     return True, d1, d2, s, sweeps, Ms, qs
 
 
+def powers_of_two(M, q):
+    """The problem scaled by powers of two only: ``(d1, d2, s, Ms, qs)`` with ``d1 = 1``,
+    ``d2 = 2^-E`` (the largest ``|M_ij|`` put in ``[1, 2)``) and ``s`` as in
+    :func:`q_scale` (the scaling of :data:`contact_lcp.lcp.solve.RESCALED_RETRY`)."""
+    n = q.shape[0]
+    d1 = np.ones(n)
+    d2 = np.full(n, _first_factor(M))
+    s = q_scale(q, d1)
+    Ms, qs = _apply(M, q, d1, d2, s)
+    return d1, d2, s, Ms, qs
+
+
 @dataclass(frozen=True)
 class Scaling:
     """The change of units ``z = s D2 zs``, ``w = s D1^-1 ws`` (powers of two).

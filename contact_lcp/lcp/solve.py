@@ -8,7 +8,7 @@ import numpy as np
 from contact_lcp.exceptions import InvalidProblem
 from contact_lcp.lcp.residual import certify, certify_scaled
 from contact_lcp.lcp.result import LCPResult, LCPStatus, MethodOutput
-from contact_lcp.lcp.scaling import MAX_SWEEPS, Scaling, _apply, _first_factor, equilibrated, q_scale
+from contact_lcp.lcp.scaling import MAX_SWEEPS, Scaling, equilibrated, powers_of_two
 from contact_lcp.lcp import lemke, lexicographic, murty, pgs, ppm, robust
 
 #: method name -> function(M, q, **options) -> MethodOutput
@@ -190,11 +190,8 @@ def _scalar_scaled(M, q, func, method, options, ruiz, first, tol):
     """The retry of :data:`RESCALED_RETRY`: ``(out, z, w, err)`` when it certifies
     (``out`` carries both paths' pivots and ``info["rescaled_retry"]``), else None."""
     n = q.shape[0]
-    d1 = np.ones(n)
-    d2 = np.full(n, _first_factor(M))
-    s = q_scale(q, d1)
+    d1, d2, s, Ms, qs = powers_of_two(M, q)
     scalar = Scaling(d1, d2, s, 0)
-    Ms, qs = _apply(M, q, d1, d2, s)
     out = func(Ms, qs, **(_scaled_options(method, options, scalar) if options else options))
     z = s * d2 * np.asarray(out.z, dtype=float)
     if z.shape != (n,) or not np.all(np.isfinite(z)):
