@@ -135,38 +135,37 @@ def solve(M, q, method="robust", *, tol=None, equilibrate=True, **options):
     finite, d1, d2, s, sweeps, Ms, qs = equilibrated(M, q, MAX_SWEEPS, bool(equilibrate))
     if not finite:
         _raise_non_finite(M, q)
+    ruiz = Scaling(d1, d2, s, sweeps)
     if equilibrate:
         raw_options = options
         if options:
-            options = _scaled_options(method, options, Scaling(d1, d2, s, sweeps))
+            options = _scaled_options(method, options, ruiz)
         out: MethodOutput = func(Ms, qs, **options)
         zs = out.z
         if not (type(zs) is np.ndarray and zs.dtype == np.float64 and zs.shape == (n,)):
             zs = np.asarray(zs, dtype=float)
             if zs.shape != (n,):
-                return _non_finite(M, q, zs, out, method, Scaling(d1, d2, s, sweeps))
+                return _non_finite(M, q, zs, out, method, ruiz)
         # z back in the caller's units and certified from the caller's data, in one call.
         finite, z, w, err, tol_default, W, Z = certify_scaled(M, q, zs, d1, d2, s)
+        tol_used = tol_default if tol is None else float(tol)
         if (method in RESCALED_RETRY and finite
-                and not (out.status is LCPStatus.SOLVED
-                         and err <= (tol_default if tol is None else float(tol)))):
-            retry = _scalar_scaled(M, q, func, method, raw_options, Scaling(d1, d2, s, sweeps),
-                                   out, tol)
+                and not (out.status is LCPStatus.SOLVED and err <= tol_used)):
+            retry = _scalar_scaled(M, q, func, method, raw_options, ruiz, out, tol_used)
             if retry is not None:
                 out, z, w, err = retry
     else:
-        scaling = Scaling(d1, d2, s, sweeps)
         out = func(M, q, **options)
         z = np.asarray(out.z, dtype=float)
         finite = z.shape == (n,) and bool(np.all(np.isfinite(z)))
         if finite:
-            err, w, tol_default = certify(M, q, z, scaling)
-            W, Z = float(np.max(scaling.w_unit)), float(np.max(scaling.z_unit))
+            err, w, tol_default = certify(M, q, z, ruiz)
+            tol_used = tol_default if tol is None else float(tol)
+            W, Z = float(np.max(ruiz.w_unit)), float(np.max(ruiz.z_unit))
     if not finite:
-        return _non_finite(M, q, z, out, method, Scaling(d1, d2, s, sweeps))
+        return _non_finite(M, q, z, out, method, ruiz)
     info = dict(out.info)
     info["scale_sweeps"] = sweeps
-    tol_used = tol_default if tol is None else float(tol)
     status = out.status
     info["tol"] = float(tol_used)
     info["tol_z"] = float(tol_used / W * Z)
@@ -187,8 +186,9 @@ RESCALED_RETRY = ("robust", "lemke", "lexicographic")
 
 
 def _scalar_scaled(M, q, func, method, options, ruiz, first, tol):
-    """The retry of :data:`RESCALED_RETRY`: ``(out, z, w, err)`` when it certifies
-    (``out`` carries both paths' pivots and ``info["rescaled_retry"]``), else None."""
+    """The retry of :data:`RESCALED_RETRY`: ``(out, z, w, err)`` when it certifies to
+    ``tol`` in the units of ``ruiz`` (``out`` carries both paths' pivots and
+    ``info["rescaled_retry"]``), else None."""
     n = q.shape[0]
     d1, d2, s, Ms, qs = powers_of_two(M, q)
     scalar = Scaling(d1, d2, s, 0)
@@ -196,8 +196,8 @@ def _scalar_scaled(M, q, func, method, options, ruiz, first, tol):
     z = s * d2 * np.asarray(out.z, dtype=float)
     if z.shape != (n,) or not np.all(np.isfinite(z)):
         return None
-    err, w, tol_default = certify(M, q, z, ruiz)
-    if not (out.status is LCPStatus.SOLVED and err <= (tol_default if tol is None else tol)):
+    err, w, _ = certify(M, q, z, ruiz)
+    if not (out.status is LCPStatus.SOLVED and err <= tol):
         return None
     info = dict(out.info, rescaled_retry=True, first_status=first.status.name)
     return MethodOutput(z, out.status, int(out.pivots) + int(first.pivots), info), z, w, err
