@@ -19,16 +19,19 @@ EXPECTED = {
     ("lemke", "cycling_example"): LCPStatus.CYCLE,
     ("lemke", "lexicographic_ray_example"): LCPStatus.CYCLE,
     ("lexicographic", "lexicographic_ray_example"): LCPStatus.NO_SOLUTION,
+    ("revised", "lexicographic_ray_example"): LCPStatus.NO_SOLUTION,  # the same path
     ("murty", "lexicographic_ray_example"): LCPStatus.CYCLE,
     ("pgs", "lexicographic_ray_example"): LCPStatus.NUMERICAL_FAILURE,  # M[2, 2] < 0
     ("pgs", "cycling_example"): LCPStatus.NUMERICAL_FAILURE,  # M[1, 1] = 0
     ("robust", "murty_exponential_16"): LCPStatus.MAX_PIVOTS,  # 2^16 pivots > max_nodes
     ("lemke", "murty_exponential_16"): LCPStatus.MAX_PIVOTS,
     ("lexicographic", "murty_exponential_16"): LCPStatus.MAX_PIVOTS,
+    ("revised", "murty_exponential_16"): LCPStatus.MAX_PIVOTS,
     ("murty", "murty_exponential_16"): LCPStatus.MAX_PIVOTS,
     ("robust", "infeasible"): LCPStatus.NO_SOLUTION,
     ("lemke", "infeasible"): LCPStatus.NO_SOLUTION,
     ("lexicographic", "infeasible"): LCPStatus.NO_SOLUTION,
+    ("revised", "infeasible"): LCPStatus.NO_SOLUTION,
     ("murty", "infeasible"): LCPStatus.CYCLE,  # alpha = {} -> {0} -> {}
     ("pgs", "infeasible"): LCPStatus.NUMERICAL_FAILURE,  # negative diagonal
     ("ppm", "infeasible"): LCPStatus.NO_SOLUTION,  # its robust fallback's answer
@@ -38,7 +41,7 @@ EXPECTED.update({("pgs", name): LCPStatus.NUMERICAL_FAILURE for name in DEGENERA
 #: (method, problem) pairs where round-off decides between a certified answer and an
 #: honest failure: single-path Lemke variants on the rank-deficient frictional boxes.
 ROUND_OFF_DECIDES = {
-    (m, name) for m in ("lemke", "lexicographic", "murty") for name in DEGENERATE_CONTACT
+    (m, name) for m in ("lemke", "lexicographic", "revised", "murty") for name in DEGENERATE_CONTACT
 }
 
 

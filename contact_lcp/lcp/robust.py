@@ -43,6 +43,13 @@ min-index Lemke paths are walked, and only if neither certifies does the search 
 with its full budget. On the recorded stack and pile LCPs the Lemke paths fail on most
 problems that the search's first dive solves, hence this order.
 
+Large sparse problems (``n >= REVISED_MIN_N`` with ``M`` at most ``REVISED_DENSITY``
+nonzero; a pile of hundreds of contacts) first walk the dive's own path, the
+lexicographic one, on sparse LU factors of the basis (:mod:`contact_lcp.lcp.revised`;
+from ``initial_basis`` and then cold): a pivot there costs the factors' nonzeros instead
+of the dense tableau's n^2 (0.5 ms against 6.6 ms at n = 3290). Only when neither
+certifies does the dense machinery below run.
+
 Only the popped node's basis inverse is formed, by one rank-1 update of its parent's
 (O(n^2)). Along a dive the parent is the node just expanded and the pivot happens in
 place; on a backtrack the parent is rebuilt by replaying the pivots from its nearest
@@ -56,6 +63,7 @@ import numpy as np
 from numba import njit
 
 from contact_lcp.lcp import heap as hp
+from contact_lcp.lcp import revised
 from contact_lcp.lcp import search_nodes as sn
 from contact_lcp.lcp import tableau as tb
 from contact_lcp.lcp import warm_start as ws
@@ -358,6 +366,40 @@ def default_max_nodes(n):
     return max(10000, 40 * n)
 
 
+#: problems from this size on whose M has at most ``REVISED_DENSITY`` nonzeros walk the
+#: lexicographic path on sparse factors first (:mod:`contact_lcp.lcp.revised`)
+REVISED_MIN_N = 1000
+REVISED_DENSITY = 0.25
+
+
+def revised_first(M):
+    """Whether :func:`solve_robust` walks the sparse revised path before the search."""
+    n = M.shape[0]
+    return n >= REVISED_MIN_N and np.count_nonzero(M) <= REVISED_DENSITY * n * n
+
+
+def _revised_paths(M, q, initial_basis, tie_threshold, pivot_tol, singular_tol, info):
+    """The lexicographic path on sparse factors, from ``initial_basis`` and then from the
+    slack basis; the first answer that certifies on these data, or None. Outcomes go to
+    ``info['paths']``."""
+    starts = [("revised-warm", initial_basis)] if initial_basis is not None else []
+    for name, basis in starts + [("revised", None)]:
+        out = revised.solve_revised(M, q, tie_threshold=tie_threshold, pivot_tol=pivot_tol,
+                                    initial_basis=basis, singular_tol=singular_tol)
+        code = out.status
+        if code is LCPStatus.SOLVED:
+            w = M @ out.z + q
+            if not np.max(np.abs(np.minimum(out.z, w))) <= raw_tolerance(M, q, out.z):
+                code = LCPStatus.ERROR
+        info.setdefault("paths", []).append(f"{name}:{code.name.lower()}")
+        info["path_pivots"] = info.get("path_pivots", 0) + int(out.pivots)
+        if code is LCPStatus.SOLVED:
+            extra = {k: out.info[k] for k in ("factorizations", "lu_nnz", "basis_residual",
+                                              "warm_start_dropped") if k in out.info}
+            return MethodOutput(out.z, code, int(out.pivots), dict(info, nodes=0, **extra))
+    return None
+
+
 def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
                  initial_basis=None, dive=True, pivot_tol=tb.PIVOT_TOL,
                  tie_threshold=1e-9, cost_offset=1.0, singular_tol=1e-10, cache_size=None,
@@ -445,6 +487,10 @@ def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
     n = q.shape[0]
     max_nodes = default_max_nodes(n) if max_nodes is None else int(max_nodes)
     info = {"max_nodes": max_nodes}
+    if lemke_fallback and revised_first(M):
+        out = _revised_paths(M, q, initial_basis, tie_threshold, pivot_tol, singular_tol, info)
+        if out is not None:
+            return out
     kept = _NO_INDEX
     if initial_basis is None:
         Binv, qbar, c, basis, where = _NO_MATRIX, _NO_VECTOR, _NO_VECTOR, _NO_INDEX, _NO_INDEX

@@ -9,7 +9,7 @@ from contact_lcp.exceptions import InvalidProblem
 from contact_lcp.lcp.residual import certify, certify_scaled
 from contact_lcp.lcp.result import LCPResult, LCPStatus, MethodOutput
 from contact_lcp.lcp.scaling import MAX_SWEEPS, Scaling, equilibrated, powers_of_two
-from contact_lcp.lcp import lemke, lexicographic, murty, pgs, ppm, robust
+from contact_lcp.lcp import lemke, lexicographic, murty, pgs, ppm, revised, robust
 
 #: method name -> function(M, q, **options) -> MethodOutput
 METHODS = {
@@ -17,6 +17,7 @@ METHODS = {
     "lemke": lemke.solve_lemke,
     "lexicographic": lexicographic.solve_lexicographic,
     "murty": murty.solve_murty,
+    "revised": revised.solve_revised,
     "pgs": pgs.solve_pgs,
     "ppm": ppm.solve_ppm,
 }

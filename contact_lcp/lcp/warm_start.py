@@ -51,12 +51,24 @@ def _fill_block_pivot(Binv, M, kept, X):
 def principal_pivot_basis(M, q, indices, singular_tol):
     """Basis with ``z_i`` basic in row ``i`` for ``i`` in ``indices`` (a block pivot).
 
-    Returns ``(Binv, basis, where, kept, dropped)``. A numerically singular block
-    (1-norm condition number above ``1 / singular_tol``) is reduced to a well-conditioned
-    subset chosen by a rank-revealing QR with column pivoting. Only the |K| x |K| block is
-    inverted (the loaded contacts of a two-step solve: a handful).
+    Returns ``(Binv, basis, where, kept, dropped)``. A numerically singular block is
+    reduced to a well-conditioned subset (:func:`well_conditioned_block`). Only the
+    |K| x |K| block is inverted (the loaded contacts of a two-step solve: a handful).
     """
-    n = q.shape[0]
+    kept, dropped, X = well_conditioned_block(M, indices, singular_tol)
+    Binv, basis, where = _block_pivot_state(M, kept, X)
+    return Binv, basis, where, kept, dropped
+
+
+def well_conditioned_block(M, indices, singular_tol):
+    """The warm start's block: ``(kept, dropped, X)`` with ``X = M_KK^-1``.
+
+    ``indices`` (sorted and deduplicated) whose block has a 1-norm condition number above
+    ``1 / singular_tol`` are reduced to a well-conditioned subset chosen by a
+    rank-revealing QR with column pivoting, then dropped from the end until the block is
+    well conditioned.
+    """
+    n = M.shape[0]
     idx = np.unique(np.asarray(indices, dtype=np.int64))
     if idx.size and (idx[0] < 0 or idx[-1] >= n):
         raise InvalidProblem(f"initial_basis must hold indices in [0, {n}); received {idx}")
@@ -73,9 +85,8 @@ def principal_pivot_basis(M, q, indices, singular_tol):
                 break
             kept = kept[:-1]
     X = np.zeros((0, 0)) if X is None else np.ascontiguousarray(X)
-    Binv, basis, where = _block_pivot_state(M, kept, X)
     dropped = idx[~np.isin(idx, kept)] if kept.size < idx.size else idx[:0]
-    return Binv, basis, where, kept, dropped
+    return kept, dropped, X
 
 
 @njit(cache=True)

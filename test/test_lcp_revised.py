@@ -1,0 +1,134 @@
+"""Lexicographic Lemke on sparse LU factors (contact_lcp.lcp.revised) and the robust
+method's use of it on large sparse problems."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contact_lcp.contact.lcp_builder import build_contact_lcp
+from contact_lcp.contact.reference import (
+    cycling_example,
+    legged_frame,
+    planted_p_matrix,
+)
+from contact_lcp.exceptions import InvalidProblem
+from contact_lcp.lcp import LCPStatus, solve
+from contact_lcp.lcp.revised import solve_revised
+from contact_lcp.lcp.robust import REVISED_MIN_N, revised_first
+
+
+def pile_lcp(seed, bodies, contacts, d=8):
+    """Frictional LCP of ``contacts`` point contacts among free bodies (6 dofs each,
+    diagonal mass): each between two random bodies or a body and the ground, so that
+    ``G = J H^-1 J'`` couples only contacts that share a body, as in a pile."""
+    rng = np.random.default_rng(seed)
+    nv = 6 * bodies
+    J = np.zeros((3 * contacts, nv))
+    for i in range(contacts):
+        a, b = rng.choice(bodies, 2, replace=False)
+        J[3 * i:3 * i + 3, 6 * a:6 * a + 6] = rng.standard_normal((3, 6))
+        if rng.random() < 0.7:  # else against the ground
+            J[3 * i:3 * i + 3, 6 * b:6 * b + 6] = rng.standard_normal((3, 6))
+    Hinv = 1.0 / rng.uniform(0.5, 2.0, nv)
+    G = (J * Hinv) @ J.T
+    u = J @ rng.standard_normal(nv)
+    u[0::3] -= rng.uniform(0.0, 1.0, contacts)  # approaching
+    lcp = build_contact_lcp(G, u, rng.uniform(0.1, 1.0, contacts), num_directions=d)
+    return lcp.M, lcp.q
+
+
+@pytest.mark.parametrize("refactor", [1, 3, 100])
+def test_same_path_as_the_dense_lexicographic_lemke(refactor):
+    """No ties on a planted P-matrix problem: the same pivots and the same answer,
+    whether the factors are fresh at every pivot or carry up to 100 etas."""
+    p = planted_p_matrix(40, 3)
+    dense = solve(p.M, p.q, method="lexicographic")
+    res = solve(p.M, p.q, method="revised", refactor=refactor)
+    assert res.success and dense.success
+    assert res.pivots == dense.pivots
+    np.testing.assert_allclose(res.z, p.z_expected, atol=1e-9)
+    assert res.info["basis_residual"] <= 1e-10
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 12), st.integers(1, 20))
+def test_certifies_where_the_dense_lexicographic_path_does(seed, bodies, contacts):
+    """Degenerate frictional pile LCPs (round-off may split the two paths): whenever the
+    dense lexicographic path certifies, so does the revised one, within 3 times its
+    pivots."""
+    M, q = pile_lcp(seed, bodies, contacts)
+    dense = solve(M, q, method="lexicographic")
+    res = solve(M, q, method="revised", refactor=7)
+    if dense.success:
+        assert res.success, (res.status, dict(res.info))
+        assert res.pivots <= 3 * dense.pivots + 10
+    if res.success:
+        assert res.error <= res.info["tol"]
+
+
+def test_warm_start_from_the_answer_pivots_only_its_block():
+    p = planted_p_matrix(40, 4)
+    basis = np.flatnonzero(p.z_expected > 0.0)
+    warm = solve(p.M, p.q, method="revised", initial_basis=basis)
+    assert warm.success and warm.pivots == basis.size
+    np.testing.assert_allclose(warm.z, p.z_expected, atol=1e-9)
+
+
+def test_warm_start_from_a_wrong_block_goes_on_pivoting():
+    p = planted_p_matrix(40, 4)
+    wrong = np.flatnonzero(p.z_expected == 0.0)[:10]
+    res = solve(p.M, p.q, method="revised", initial_basis=wrong)
+    assert res.success and res.pivots > wrong.size
+    np.testing.assert_allclose(res.z, p.z_expected, atol=1e-9)
+
+
+def test_singular_warm_block_is_reduced():
+    """Six legs on a frame whose normal block has rank 3: the block is reduced to a
+    nonsingular one (reported) and the solve still certifies."""
+    p = legged_frame(6)
+    res = solve(p.M, p.q, method="revised", initial_basis=np.arange(6))
+    assert res.success
+    assert len(res.info["warm_start_dropped"]) >= 3
+
+
+def test_no_cycle_where_min_index_lemke_cycles():
+    p = cycling_example()
+    assert solve(p.M, p.q, method="lemke").status is LCPStatus.CYCLE
+    assert solve(p.M, p.q, method="revised").success
+
+
+def test_secondary_ray_is_reported():
+    res = solve(np.array([[-1.0]]), np.array([-1.0]), method="revised")
+    assert res.status is LCPStatus.NO_SOLUTION and res.info["reason"]
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"rule": "largest"}, "rule must be one of"),
+    ({"tie_threshold": -1.0}, "tie_threshold must be >= 0"),
+    ({"refactor": 0}, "refactor must be >= 1"),
+])
+def test_bad_options_are_named(options, message):
+    p = planted_p_matrix(5, 1)
+    with pytest.raises(ValueError, match=message):
+        solve_revised(p.M, p.q, **options)
+
+
+def test_warm_start_indices_out_of_range():
+    p = planted_p_matrix(5, 1)
+    with pytest.raises(InvalidProblem, match=r"initial_basis must hold indices in \[0, 5\)"):
+        solve(p.M, p.q, method="revised", initial_basis=[0, 7])
+
+
+def test_robust_walks_the_revised_path_on_large_sparse_problems():
+    """A 100-contact pile (n = 1000): the robust method certifies on the sparse path
+    without building the dense tableau; a dense or small M keeps the search."""
+    M, q = pile_lcp(7, 60, 100)
+    assert q.size == REVISED_MIN_N and revised_first(M)
+    res = solve(M, q, method="robust")
+    assert res.success, dict(res.info)
+    assert res.info["paths"] == ["revised:solved"]
+    w = M @ res.z + q
+    assert w.min() >= -res.info["tol"] and res.z.min() >= -res.info["tol_z"]
+    assert not revised_first(np.ones((REVISED_MIN_N, REVISED_MIN_N)))
+    assert not revised_first(M[:500, :500])
