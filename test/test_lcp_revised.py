@@ -1,6 +1,8 @@
 """Lexicographic Lemke on sparse LU factors (contact_lcp.lcp.revised) and the robust
 method's use of it on large sparse problems."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -17,11 +19,15 @@ from contact_lcp.lcp import LCPStatus, solve
 from contact_lcp.lcp.revised import solve_revised
 from contact_lcp.lcp.robust import REVISED_MIN_N, revised_first
 
+DATA = Path(__file__).parent / "data"
 
-def pile_lcp(seed, bodies, contacts, d=8):
+
+def pile_lcp(seed, bodies, contacts, d=8, resting=False):
     """Frictional LCP of ``contacts`` point contacts among free bodies (6 dofs each,
     diagonal mass): each between two random bodies or a body and the ground, so that
-    ``G = J H^-1 J'`` couples only contacts that share a body, as in a pile."""
+    ``G = J H^-1 J'`` couples only contacts that share a body, as in a pile.
+    ``resting``: no tangential velocity before the impulse (every edge row's q is 0,
+    ties everywhere, as in a settled pile)."""
     rng = np.random.default_rng(seed)
     nv = 6 * bodies
     J = np.zeros((3 * contacts, nv))
@@ -34,6 +40,8 @@ def pile_lcp(seed, bodies, contacts, d=8):
     G = (J * Hinv) @ J.T
     u = J @ rng.standard_normal(nv)
     u[0::3] -= rng.uniform(0.0, 1.0, contacts)  # approaching
+    if resting:
+        u[1::3] = u[2::3] = 0.0
     lcp = build_contact_lcp(G, u, rng.uniform(0.1, 1.0, contacts), num_directions=d)
     return lcp.M, lcp.q
 
@@ -132,3 +140,21 @@ def test_robust_walks_the_revised_path_on_large_sparse_problems():
     assert w.min() >= -res.info["tol"] and res.z.min() >= -res.info["tol_z"]
     assert not revised_first(np.ones((REVISED_MIN_N, REVISED_MIN_N)))
     assert not revised_first(M[:500, :500])
+
+
+def test_ties_narrowed_by_rows_choose_as_by_columns(monkeypatch):
+    """Ties the kept columns of B^-1 do not break are narrowed by the tied rows (one
+    transposed solve each); with one kept column the path is the one of sixteen. The
+    frictional LCP of 25 contacts of config/spheres_21.yaml landing (recorded by
+    ``contact-lcp simulate --record-lcps``; n = 250, 129 rows needed with 16 columns)."""
+    from contact_lcp.lcp import revised
+
+    with np.load(DATA / "spheres21_ties.npz") as f:
+        M, q = f["M"], f["q"]
+    many = solve_revised(M, q)
+    monkeypatch.setattr(revised, "LEX_COLUMNS", 1)
+    few = solve_revised(M, q)
+    assert many.status is LCPStatus.SOLVED and few.status is LCPStatus.SOLVED
+    assert few.info["lexicographic_rows"] > many.info["lexicographic_rows"] > 0
+    assert few.pivots == many.pivots
+    np.testing.assert_allclose(few.z, many.z, atol=1e-10 * np.abs(many.z).max())

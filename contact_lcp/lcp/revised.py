@@ -36,6 +36,10 @@ from contact_lcp.lcp.warm_start import well_conditioned_block
 RULES = ("lexicographic", "min_index")
 #: pivots between two factorizations of the basis (the eta file's length)
 REFACTOR = 100
+#: leading columns of B^-1 kept up to date at every pivot (O(n) each) for the
+#: lexicographic ties, which rarely need more: on the pour's LCPs 3 columns per pivot,
+#: each a solve with the factors when not kept
+LEX_COLUMNS = 16
 
 
 @njit(cache=True)
@@ -50,6 +54,66 @@ def _apply_etas(y, rows, etas, count):
             for i in range(y.shape[0]):
                 y[i] -= e[i] * yr
         y[r] = yr
+
+
+@njit(cache=True)
+def _apply_etas_transposed(y, rows, etas, count):
+    """``y' E_count ... E_1`` in place (a row of ``B^-1`` before the factors' solve)."""
+    for t in range(count - 1, -1, -1):
+        r = rows[t]
+        e = etas[t]
+        s = 0.0
+        for i in range(y.shape[0]):
+            s += y[i] * e[i]
+        y[r] = (y[r] - s + y[r] * e[r]) / e[r]
+
+
+@njit(cache=True)
+def _narrow_rows(V, rows, m, k, delta):
+    """:func:`_narrow` over the columns ``k, k+1, ...`` of ``V`` (row ``a`` of ``V`` is
+    ``B^-1[rows[a], :] / d_rows[a]``) until one row is left; returns that row."""
+    alive = np.ones(m, dtype=np.bool_)
+    count = m
+    best = 0
+    for j in range(k, V.shape[1]):
+        vmin, vabs = np.inf, 0.0
+        for a in range(m):
+            if alive[a]:
+                vmin = min(vmin, V[a, j])
+                vabs = max(vabs, abs(V[a, j]))
+        count = 0
+        best = -1
+        for a in range(m):
+            if alive[a]:
+                if V[a, j] <= vmin + delta + tb.RATIO_TIE * vabs:
+                    count += 1
+                    if best < 0 or V[a, j] < V[best, j]:
+                        best = a
+                else:
+                    alive[a] = False
+        if count == 1:
+            break
+    return rows[best]
+
+
+@njit(cache=True)
+def _pivot_columns(C, d, r):
+    """Columns ``C`` of ``B^-1`` after row ``r`` pivots on the transformed column ``d``."""
+    for j in range(C.shape[1]):
+        cr = C[r, j] / d[r]
+        if cr != 0.0:
+            for i in range(C.shape[0]):
+                C[i, j] -= d[i] * cr
+        C[r, j] = cr
+
+
+@njit(cache=True)
+def _dense_column(indptr, indices, data, j, out):
+    """Column ``j`` of a CSC matrix into the dense ``out``."""
+    out[:] = 0.0
+    for p in range(indptr[j], indptr[j + 1]):
+        out[indices[p]] = data[p]
+    return out
 
 
 @njit(cache=True)
@@ -134,6 +198,7 @@ class _Basis:
             return False
         self.B = B
         self.count = 0
+        self.cols = None  # the leading columns of B^-1, computed when a tie needs them
         self.factorizations += 1
         self.lu_nnz = max(self.lu_nnz, self.lu.L.nnz + self.lu.U.nnz)
         return True
@@ -142,7 +207,13 @@ class _Basis:
         """``B^-1 a`` for a dense ``a``."""
         y = self.lu.solve(a)
         if self.count:
-            _apply_etas(y, self.rows, self.etas, self.count)
+            if y.ndim == 1:
+                _apply_etas(y, self.rows, self.etas, self.count)
+            else:
+                for j in range(y.shape[1]):
+                    col = np.ascontiguousarray(y[:, j])
+                    _apply_etas(col, self.rows, self.etas, self.count)
+                    y[:, j] = col
         return y
 
     def pivot(self, r, d):
@@ -150,6 +221,22 @@ class _Basis:
         self.rows[self.count] = r
         self.etas[self.count] = d
         self.count += 1
+        if self.cols is not None:
+            _pivot_columns(self.cols, d, r)
+
+    def row(self, i):
+        """Row ``i`` of ``B^-1``."""
+        y = np.zeros(self.n)
+        y[i] = 1.0
+        if self.count:
+            _apply_etas_transposed(y, self.rows, self.etas, self.count)
+        return self.lu.solve(y, trans="T")
+
+    def column(self, k):
+        """Column ``k`` of ``B^-1``."""
+        if self.cols is None:
+            self.cols = np.ascontiguousarray(self.solve(np.eye(self.n, min(LEX_COLUMNS, self.n))))
+        return self.cols[:, k]
 
     @property
     def full(self):
@@ -186,7 +273,8 @@ def solve_revised(M, q, *, tie_threshold=1e-9, pivot_tol=tb.PIVOT_TOL, max_pivot
     -------
     MethodOutput
         ``info``: ``factorizations``, ``lu_nnz`` (the largest factors' nonzeros),
-        ``lexicographic_columns`` (columns of ``B^-1`` computed to break ties),
+        ``lexicographic_columns`` and ``lexicographic_rows`` (columns of ``B^-1`` compared,
+    rows computed, to break ties),
         ``basis_residual`` ``||B x - q||_inf`` of the answer.
     """
     if not tie_threshold >= 0.0:
@@ -199,7 +287,8 @@ def solve_revised(M, q, *, tie_threshold=1e-9, pivot_tol=tb.PIVOT_TOL, max_pivot
     q = np.asarray(q, dtype=float)
     n = q.shape[0]
     max_pivots = default_max_pivots(n) if max_pivots is None else int(max_pivots)
-    info = {"factorizations": 0, "lu_nnz": 0, "lexicographic_columns": 0}
+    info = {"factorizations": 0, "lu_nnz": 0, "lexicographic_columns": 0,
+            "lexicographic_rows": 0}
     if n == 0 or (initial_basis is None and q.min() >= 0.0):
         return MethodOutput(np.zeros(n), STATUS[tb.SOLVED], 0, info)
     Ms = sparse.csc_matrix(M)
@@ -234,6 +323,7 @@ def solve_revised(M, q, *, tie_threshold=1e-9, pivot_tol=tb.PIVOT_TOL, max_pivot
             r = i
     d = -np.ones(n)  # B^-1 (-c): the covering vector is B 1
     rows = np.empty(n, dtype=np.int64)
+    a = np.empty(n)
     h = tb.basis_hash(basis, keys)
     seen = set()
     pivots = int(kept.size)
@@ -264,7 +354,7 @@ def solve_revised(M, q, *, tie_threshold=1e-9, pivot_tol=tb.PIVOT_TOL, max_pivot
             code = tb.MAX_PIVOTS
             break
         entering = tb.complement(leaving, n)
-        d = lu.solve(A[:, entering].toarray().ravel())
+        d = lu.solve(_dense_column(A.indptr, A.indices, A.data, entering, a))
         tol = pivot_tol * tb.norm_inf(d)
         best, t_min, tiny = tb.min_ratio_row(x, d, tol, basis, z0)
         if best < 0:
@@ -275,15 +365,18 @@ def solve_revised(M, q, *, tie_threshold=1e-9, pivot_tol=tb.PIVOT_TOL, max_pivot
         else:
             r = best
         k = 0
-        while r < 0:  # narrow the ties by the columns of B^-1, one solve each
-            e = np.zeros(n)
-            e[k] = 1.0
-            col = lu.solve(e)
+        while r < 0:  # narrow the ties by the leading columns of B^-1 (kept up to date)
+            col = lu.column(k)
             info["lexicographic_columns"] += 1
             m, best = _narrow(col, d, rows, m, tie_threshold)
             k += 1
             if m == 1 or k == n:
                 r = best
+            elif k == LEX_COLUMNS:  # then by the tied rows of B^-1, one solve each
+                tied = rows[:m].copy()
+                V = np.array([lu.row(i) / d[i] for i in tied])
+                info["lexicographic_rows"] += m
+                r = _narrow_rows(V, tied, m, k, tie_threshold)
     if code == tb.SOLVED:
         if lu.factorize(basis):  # the answer from fresh factors (refines it)
             x = lu.solve(q)
