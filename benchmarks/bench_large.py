@@ -7,7 +7,8 @@ Usage::
 
 Each scene (a bundled name or a path, ``:seconds`` of simulated time) is loaded with its
 defaults and stepped; every step's wall time, contacts found and in the LCP, pivots, the
-solve's outcome and the process's peak resident memory go to one CSV row
+solve's outcome, its failed solves, the deepest penetration and the process's peak
+resident memory go to one CSV row
 (``benchmarks/results/bench_large_<date>_<revision>.csv``). The table printed groups the
 steps by the number of contacts in the LCP: the cost of the robust pivot search on a
 dense tableau grows with the cube of the problem (pivots x n^2), which is what keeps the
@@ -31,8 +32,8 @@ sys.path.insert(0, ROOT)
 
 from contact_lcp.sim import Simulator  # noqa: E402
 
-COLUMNS = ("scene", "step", "t", "ms", "contacts", "active", "pivots", "status", "groups",
-           "peak_rss_mb", "load_s", "revision", "date")
+COLUMNS = ("scene", "step", "t", "ms", "contacts", "active", "pivots", "status", "failures",
+           "max_penetration", "groups", "peak_rss_mb", "load_s", "revision", "date")
 DEFAULT = ("spheres_200.yaml:0.34", "brazil_nut.yaml:2.0")
 
 
@@ -57,11 +58,16 @@ def run(spec, revision, date):
         rows.append({"scene": os.path.basename(name), "step": k, "t": round(sim.t, 6), "ms": ms,
                      "contacts": info.num_contacts, "active": info.num_active,
                      "pivots": info.pivots, "status": info.lcp_status,
+                     "failures": info.report.failures, "max_penetration": info.max_penetration,
                      "groups": len(sim.world.groups), "peak_rss_mb": peak_rss_mb(),
                      "load_s": load, "revision": revision, "date": date})
         print(f"{rows[-1]['scene']} t = {sim.t:.2f} s: {ms:9.1f} ms, {info.num_active:4d} of "
               f"{info.num_contacts:4d} contacts, {info.pivots:6d} pivots, {info.lcp_status}",
               flush=True)
+    st = sim.stats
+    print(f"{os.path.basename(name)}: {st.steps} steps, {st.lcp_failures} failed solves, "
+          f"{st.fallbacks} fallbacks, {st.safe_stops} safe stops, {st.uncertified} uncertified",
+          flush=True)
     return rows
 
 
