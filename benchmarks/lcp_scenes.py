@@ -178,7 +178,7 @@ def main(directory, per_scene=4, sweep_per_scene=1, sweep_max_n=500, results_dir
          methods=None):
     """Run both parts and write the CSVs."""
     sweep_methods = methods or sorted(METHODS)
-    methods = methods or ["robust", "lemke", "lexicographic"]
+    methods = methods or ["robust", "lemke", "lexicographic", "revised"]
     print(f"recorded LCPs from {directory}:")
     problems = recorded(directory, per_scene)
     rows = run_scenes(problems, methods)
