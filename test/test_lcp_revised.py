@@ -158,3 +158,22 @@ def test_ties_narrowed_by_rows_choose_as_by_columns(monkeypatch):
     assert few.info["lexicographic_rows"] > many.info["lexicographic_rows"] > 0
     assert few.pivots == many.pivots
     np.testing.assert_allclose(few.z, many.z, atol=1e-10 * np.abs(many.z).max())
+
+
+def test_ill_conditioned_pour_lcp_is_certified_by_the_exact_tie_path():
+    """The frictional LCP of the 200-sphere pour at t = 0.68 s (n = 4110, as equilibrated
+    inside ``solve``; captured from ``benchmarks/bench_large.py``), warm-started on the
+    frictionless answer's loaded contacts. Its bases have entering columns with entries
+    of 1e8, so the absolute tie threshold 1e-9 lets a basic variable fall to -0.05: that
+    path is refused by the certification, and robust certifies on the exact-tie path."""
+    from scipy import sparse
+
+    with np.load(DATA / "pour_ill_conditioned.npz") as f:
+        M = sparse.csr_matrix((f["data"], f["indices"], f["indptr"])).toarray()
+        q, basis = f["q"], f["basis"]
+    loose = solve(M, q, method="revised")
+    assert not loose.success and loose.status is LCPStatus.ERROR
+    res = solve(M, q, method="robust", initial_basis=basis)
+    assert res.success, dict(res.info)
+    assert res.info["paths"][-1] == "revised-exact-ties:solved"
+    assert res.error <= 1e-4 * res.info["tol"]

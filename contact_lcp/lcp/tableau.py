@@ -268,16 +268,27 @@ def lexicographic_row(qbar, d, Binv, basis, tol, delta, z0, rows):
     best, t_min, tiny = min_ratio_row(qbar, d, tol, basis, z0)
     if best < 0:
         return best, tiny
-    m = 0
+    m, z0_row = tied_rows(qbar, d, tol, delta, t_min, basis, z0, rows)
+    if z0_row >= 0:
+        return z0_row, tiny
+    return lexicographic_narrow(d, Binv, rows, m, delta), tiny
+
+
+@njit(cache=True)
+def tied_rows(qbar, d, tol, delta, t_min, basis, z0, rows):
+    """The rows of :func:`lexicographic_row` that tie at the minimum ratio ``t_min``
+    (within ``delta`` and ``RATIO_TIE``), into ``rows``; returns ``(count, z0_row)`` with
+    ``z0_row`` >= 0 (and the count so far) when ``z0`` is among them."""
     zero = DEGENERATE_TOL * (1.0 + norm_inf(qbar))
     limit = t_min * (1.0 + RATIO_TIE) + delta
+    m = 0
     for i in range(qbar.shape[0]):
         if d[i] > tol and (qbar[i] if qbar[i] > zero else 0.0) / d[i] <= limit:
             if basis[i] == z0:
-                return i, tiny
+                return m, i
             rows[m] = i
             m += 1
-    return lexicographic_narrow(d, Binv, rows, m, delta), tiny
+    return m, -1
 
 
 @njit(cache=True)
