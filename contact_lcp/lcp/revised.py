@@ -15,9 +15,11 @@ the ratio test: O(nnz(L + U) + k n) instead of O(n^2).
 
 The path is the lexicographic one of :func:`contact_lcp.lcp.lexicographic.solve_lexicographic`
 with the same tie threshold: tied rows are narrowed by ``B^-1[i, k] / d_i`` for
-``k = 0, 1, ...``, and column ``k`` of ``B^-1`` is one more solve, computed only when a
-tie needs it. In exact arithmetic both walk the same bases; the tests compare them pivot
-for pivot.
+``k = 0, 1, ...``. The leading ``LEX_COLUMNS`` columns of ``B^-1`` are kept up to date
+once a tie has needed them (O(n) each per pivot); ties they do not break are narrowed by
+the tied rows of ``B^-1``, one transposed solve each. In exact arithmetic both walk the
+same bases; the tests compare them pivot for pivot where nothing ties. ``rule="min_index"``
+walks plain Lemke's path instead.
 """
 
 import numpy as np
