@@ -106,11 +106,15 @@ def certified_path(M, q, rule, delta, pivot_tol, max_pivots):
     n = q.shape[0]
     code, pivots, _, z, _ = tb.lemke_run(M, q, tb.zobrist_keys(n), rule, delta, pivot_tol,
                                          max_pivots)
-    if code == tb.SOLVED:
-        w = M @ z + q
-        if not np.max(np.abs(np.minimum(z, w))) <= raw_tolerance(M, q, z):
-            code = tb.ERROR
+    if code == tb.SOLVED and not certifies(M, q, z):
+        code = tb.ERROR
     return z, int(pivots), code
+
+
+def certifies(M, q, z):
+    """Whether ``z`` passes the certification test on these (equilibrated) data."""
+    w = M @ z + q
+    return bool(np.max(np.abs(np.minimum(z, w))) <= raw_tolerance(M, q, z))
 
 
 def lemke_paths(M, q, pivot_tol, info):
