@@ -259,14 +259,17 @@ def solve_revised(M, q, *, tie_threshold=1e-9, pivot_tol=tb.PIVOT_TOL, max_pivot
         cold one's in basis coordinates. Without it: the slack basis, covering vector 1.
     singular_tol : float
         Reciprocal condition number below which the warm-start block is singular.
+    rule : str
+        ``"lexicographic"`` (default) or ``"min_index"`` (plain Lemke's ties: the first
+        tied row).
 
     Returns
     -------
     MethodOutput
         ``info``: ``factorizations``, ``lu_nnz`` (the largest factors' nonzeros),
-        ``lexicographic_columns`` and ``lexicographic_rows`` (columns of ``B^-1`` compared,
-    rows computed, to break ties),
-        ``basis_residual`` ``||B x - q||_inf`` of the answer.
+        ``lexicographic_columns`` and ``lexicographic_rows`` (columns of ``B^-1``
+        compared, rows computed, to break ties), ``basis_residual`` ``||B x - q||_inf``
+        of the answer.
     """
     if not tie_threshold >= 0.0:
         raise ValueError(f"tie_threshold must be >= 0; received {tie_threshold}")
@@ -295,8 +298,6 @@ def solve_revised(M, q, *, tie_threshold=1e-9, pivot_tol=tb.PIVOT_TOL, max_pivot
     keys = tb.zobrist_keys(n)
     basis = np.arange(n)
     basis[kept] = n + kept
-    where = -np.ones(2 * n + 1, dtype=np.int64)
-    where[basis] = np.arange(n)
     lu = _Basis(A, n, int(refactor))
     if not lu.factorize(basis):
         info["reason"] = "the warm-start basis is singular"
@@ -306,8 +307,8 @@ def solve_revised(M, q, *, tie_threshold=1e-9, pivot_tol=tb.PIVOT_TOL, max_pivot
         z = np.zeros(n)
         z[kept] = np.maximum(x[kept], 0.0)
         return MethodOutput(z, STATUS[tb.SOLVED], int(kept.size), info)
-    # Step 0: z0 enters, the lexicographically least row of (q_i, e_i) leaves: the last
-    # one within delta of the most negative.
+    # Step 0: z0 enters, the lexicographically least row of (x_i, e_i) leaves: the last
+    # one within delta of the most negative (x = q from the slack basis).
     r = 0
     for i in range(n):
         if (x[i] <= x[r] + tie_threshold) if lexicographic else (x[i] < x[r]):
@@ -324,7 +325,6 @@ def solve_revised(M, q, *, tie_threshold=1e-9, pivot_tol=tb.PIVOT_TOL, max_pivot
         _update_basic(x, d, r)
         leaving = int(basis[r])
         basis[r] = entering
-        where[entering], where[leaving] = r, -1
         h ^= int(keys[entering]) ^ int(keys[leaving])
         pivots += 1
         if leaving == z0:
