@@ -71,34 +71,6 @@ def _apply_etas_transposed(y, rows, etas, count):
 
 
 @njit(cache=True)
-def _narrow_rows(V, rows, m, k, delta):
-    """:func:`_narrow` over the columns ``k, k+1, ...`` of ``V`` (row ``a`` of ``V`` is
-    ``B^-1[rows[a], :] / d_rows[a]``) until one row is left; returns that row."""
-    alive = np.ones(m, dtype=np.bool_)
-    count = m
-    best = 0
-    for j in range(k, V.shape[1]):
-        vmin, vabs = np.inf, 0.0
-        for a in range(m):
-            if alive[a]:
-                vmin = min(vmin, V[a, j])
-                vabs = max(vabs, abs(V[a, j]))
-        count = 0
-        best = -1
-        for a in range(m):
-            if alive[a]:
-                if V[a, j] <= vmin + delta + tb.RATIO_TIE * vabs:
-                    count += 1
-                    if best < 0 or V[a, j] < V[best, j]:
-                        best = a
-                else:
-                    alive[a] = False
-        if count == 1:
-            break
-    return rows[best]
-
-
-@njit(cache=True)
 def _pivot_columns(C, d, r):
     """Columns ``C`` of ``B^-1`` after row ``r`` pivots on the transformed column ``d``."""
     for j in range(C.shape[1]):
@@ -303,7 +275,7 @@ def solve_revised(M, q, *, tie_threshold=1e-9, pivot_tol=tb.PIVOT_TOL, max_pivot
         info["reason"] = "the warm-start basis is singular"
         return MethodOutput(np.zeros(n), STATUS[tb.NUMERICAL_FAILURE], 0, info)
     x = lu.solve(q) if kept.size else q.copy()
-    if kept.size and x.min() >= -raw_tolerance(abs(Ms), q, np.zeros(n)):
+    if kept.size and x.min() >= -raw_tolerance(Ms, q, np.zeros(n)):
         z = np.zeros(n)
         z[kept] = np.maximum(x[kept], 0.0)
         return MethodOutput(z, STATUS[tb.SOLVED], int(kept.size), info)
@@ -364,10 +336,12 @@ def solve_revised(M, q, *, tie_threshold=1e-9, pivot_tol=tb.PIVOT_TOL, max_pivot
             if m == 1 or k == n:
                 r = best
             elif k == LEX_COLUMNS:  # then by the tied rows of B^-1, one solve each
+                # (the columns already compared keep every tied row: the search goes on
+                # where they left off)
                 tied = rows[:m].copy()
-                V = np.array([lu.row(i) / d[i] for i in tied])
+                R = np.array([lu.row(i) for i in tied])
                 info["lexicographic_rows"] += m
-                r = _narrow_rows(V, tied, m, k, tie_threshold)
+                r = tied[tb.lexicographic_narrow(d[tied], R, np.arange(m), m, tie_threshold)]
     if code == tb.SOLVED:
         if lu.factorize(basis):  # the answer from fresh factors (refines it)
             x = lu.solve(q)
