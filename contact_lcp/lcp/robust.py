@@ -61,6 +61,7 @@ import functools
 
 import numpy as np
 from numba import njit
+from scipy import sparse
 
 from contact_lcp.lcp import heap as hp
 from contact_lcp.lcp import revised
@@ -394,8 +395,9 @@ def _revised_paths(M, q, initial_basis, tie_threshold, pivot_tol, singular_tol, 
     paths += [("revised", None, tie_threshold, "lexicographic"),
               ("revised-exact-ties", None, 0.0, "lexicographic"),
               ("revised-min-index", None, 0.0, "min_index")]
+    Ms = sparse.csc_matrix(M)  # once for every path
     for name, basis, delta, rule in paths:
-        out = revised.solve_revised(M, q, tie_threshold=delta, pivot_tol=pivot_tol,
+        out = revised.solve_revised(Ms, q, tie_threshold=delta, pivot_tol=pivot_tol,
                                     initial_basis=basis, singular_tol=singular_tol, rule=rule)
         code = out.status
         if code is LCPStatus.SOLVED and not certifies(M, q, out.z):
