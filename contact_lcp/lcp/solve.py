@@ -183,7 +183,8 @@ def solve(M, q, method="robust", *, tol=None, equilibrate=True, **options):
 #: plane) ended on rays with all three methods and solved in 12 pivots unscaled. The
 #: retry's answer is certified in the same units as the first (scale-invariant verdicts:
 #: (alpha M, beta q) with powers of two give the same scalar-scaled problem bit for bit).
-RESCALED_RETRY = ("robust", "lemke", "lexicographic")
+#: ``revised`` walks the lexicographic path and takes the same retry.
+RESCALED_RETRY = ("robust", "lemke", "lexicographic", "revised")
 
 
 def _scalar_scaled(M, q, func, method, options, ruiz, first, tol):
