@@ -68,6 +68,14 @@ def run_path(M, q, rule, delta, max_pivots, pivot_tol):
     info = {"max_pivots": max_pivots}
     if code == tb.SOLVED:
         info["basis_residual"] = res
+    elif certifies(M, q, z):
+        # z0 fell to 0 on a degenerate pivot and stayed basic (its row did not block the
+        # next entering column), so the path ran on to a ray, a cycle or tiny pivots from
+        # a basis whose point is already complementary and feasible: Lemke's solution
+        info["reason"] = "z0 = 0 at the last basis: its point is a solution"
+        info["ended"] = STATUS[code].name
+        info["last_entering"] = int(last)
+        code = tb.SOLVED
     else:
         info["reason"] = REASONS[code]
         info["last_entering"] = int(last)
