@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 from scipy import sparse
 
 from contact_lcp.lcp import solve
@@ -77,11 +77,16 @@ def test_a_retried_answer_says_so(method):
 
 
 @settings(max_examples=10, deadline=None)
-@given(st.floats(-6, 6), st.floats(-6, 6), st.sampled_from(LEMKE_PATHS))
-def test_pyramid3_first_contact_certifies_under_any_scalar_scaling(log_alpha, log_beta,
-                                                                    method):
+@given(st.floats(-6, 6), st.floats(-6, 6))
+@example(np.log10(5.488568475303316e-06), 0.0)
+def test_pyramid3_first_contact_certifies_under_any_scalar_scaling(log_alpha, log_beta):
+    """Robust keeps its verdict under any (alpha, beta). The single Lemke paths keep theirs
+    at the sweep's scalings (above) and on 600 of 600 random draws, but not at every
+    alpha: their path on this degenerate LCP depends on round-off (lemke ends on a ray at
+    alpha = 5.4886e-6, beta = 1 with every retry, and certifies at 5.4954e-6), so the
+    property is asserted for robust only."""
     M, q = pyramid3_first_contact()
     alpha, beta = 10.0 ** log_alpha, 10.0 ** log_beta
-    res = solve(alpha * M, beta * q, method=method)
+    res = solve(alpha * M, beta * q, method="robust")
     assert res.success, (alpha, beta, res.status, res.info.get("reason"))
     assert independent_ok(M, q, alpha * res.z / beta)
