@@ -90,3 +90,23 @@ def test_pyramid3_first_contact_certifies_under_any_scalar_scaling(log_alpha, lo
     res = solve(alpha * M, beta * q, method="robust")
     assert res.success, (alpha, beta, res.status, res.info.get("reason"))
     assert independent_ok(M, q, alpha * res.z / beta)
+
+
+def test_a_fallback_path_that_runs_on_from_a_certified_point_is_a_solution():
+    """robust's fallback Lemke paths (``lemke.certified_path``) accept a path's last basis
+    point when it certifies, as ``solve(..., "lemke")`` does: on this LCP, equilibrated,
+    the min-index path lets z0 fall to 0 on a degenerate pivot, runs on and ends on a
+    ray; the point it left behind is a solution."""
+    from contact_lcp.lcp import lemke, tableau as tb
+    from contact_lcp.lcp.scaling import equilibrate
+
+    M, q = pyramid3_first_contact()
+    sc = equilibrate(M, q)
+    Ms, qs = sc.apply(M, q)
+    code = tb.lemke_run(Ms, qs, tb.zobrist_keys(q.size), tb.RULE_MIN_INDEX, 0.0,
+                        tb.PIVOT_TOL, 18000)[0]
+    assert code == tb.NO_SOLUTION  # the path itself ends on a ray
+    z, pivots, code, ended = lemke.certified_path(Ms, qs, tb.RULE_MIN_INDEX, 0.0,
+                                                  tb.PIVOT_TOL, 18000)
+    assert code == tb.SOLVED and ended == "no_solution"
+    assert independent_ok(M, q, sc.z_from_scaled(z))

@@ -109,14 +109,21 @@ def solve_lemke(M, q, *, max_pivots=None, pivot_tol=tb.PIVOT_TOL):
 
 
 def certified_path(M, q, rule, delta, pivot_tol, max_pivots):
-    """Lemke's path with ``rule``; ``(z, pivots, status code)`` where SOLVED means the
-    answer also passed the certification test on these (equilibrated) data."""
+    """Lemke's path with ``rule``; ``(z, pivots, status code, ended)`` where SOLVED means
+    the answer passed the certification test on these (equilibrated) data. A path that
+    ended on a ray, a cycle or tiny pivots from a basis whose point certifies (z0 fell to
+    0 on a degenerate pivot, as in :func:`run_path`) is SOLVED; ``ended`` then names how
+    it ended (else None)."""
     n = q.shape[0]
     code, pivots, _, z, _ = tb.lemke_run(M, q, tb.zobrist_keys(n), rule, delta, pivot_tol,
                                          max_pivots)
-    if code == tb.SOLVED and not certifies(M, q, z):
-        code = tb.ERROR
-    return z, int(pivots), code
+    ended = None
+    if code == tb.SOLVED:
+        if not certifies(M, q, z):
+            code = tb.ERROR
+    elif code != tb.ERROR and certifies(M, q, z):
+        ended, code = STATUS[code].name.lower(), tb.SOLVED
+    return z, int(pivots), code, ended
 
 
 def certifies(M, q, z):
@@ -131,10 +138,12 @@ def lemke_paths(M, q, pivot_tol, info):
     max_pivots = default_max_pivots(q.shape[0])
     for name, rule, delta in (("lexicographic", tb.RULE_LEXICOGRAPHIC, 0.0),
                               ("lemke", tb.RULE_MIN_INDEX, 0.0)):
-        z, pivots, code = certified_path(M, q, rule, float(delta), float(pivot_tol),
-                                         max_pivots)
+        z, pivots, code, ended = certified_path(M, q, rule, float(delta), float(pivot_tol),
+                                                max_pivots)
         info.setdefault("paths", []).append(f"{name}:{STATUS[code].name.lower()}")
         info["path_pivots"] = info.get("path_pivots", 0) + pivots
+        if ended is not None:
+            info["path_ended"] = ended
         if code == tb.SOLVED:
             return MethodOutput(z, LCPStatus.SOLVED, pivots, dict(info, nodes=0))
     return None
