@@ -44,8 +44,9 @@ def peak_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def run(spec, revision, date):
-    """Rows (dicts of :data:`COLUMNS`) of one ``name[:seconds]`` scene."""
+def run(spec, revision, date, detail=False):
+    """Rows (dicts of :data:`COLUMNS`) of one ``name[:seconds]`` scene; ``detail`` also
+    prints each step's solve report (its solves and how the solve went)."""
     name, _, seconds = spec.partition(":")
     path = name if os.path.sep in name else os.path.join(ROOT, "config", name)
     t0 = time.perf_counter()
@@ -66,6 +67,9 @@ def run(spec, revision, date):
         print(f"{rows[-1]['scene']} t = {sim.t:.2f} s: {ms:9.1f} ms, {info.num_active:4d} of "
               f"{info.num_contacts:4d} contacts, {info.pivots:6d} pivots, {info.lcp_status}",
               flush=True)
+        if detail and info.report is not None:
+            print(f"    {info.report.solves} solves, {info.report.failures} failed: "
+                  f"{dict(info.report.info)}", flush=True)
     st = sim.stats
     print(f"{os.path.basename(name)}: {st.steps} steps, {st.lcp_failures} failed solves, "
           f"{st.fallbacks} fallbacks, {st.safe_stops} safe stops, {st.uncertified} uncertified",
@@ -94,12 +98,14 @@ def main(argv=None):
     parser.add_argument("scenes", nargs="*", default=list(DEFAULT),
                         help="bundled scene names or paths, each optionally :seconds")
     parser.add_argument("--results-dir", default=None)
+    parser.add_argument("--detail", action="store_true",
+                        help="also print each step's solve report")
     args = parser.parse_args(argv)
     revision = common.git_revision(ROOT)
     date, stamp = common.utc_stamp()
     rows = []
     for spec in args.scenes:
-        rows += run(spec, revision, date)
+        rows += run(spec, revision, date, args.detail)
     table = summary(rows)
     print(common.format_table(table, ("scene", "active", "steps", "median_ms", "median_pivots",
                                       "not_solved")))
