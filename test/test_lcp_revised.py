@@ -180,3 +180,43 @@ def test_ill_conditioned_pour_lcp_is_certified_by_the_exact_tie_path():
     assert res.success, dict(res.info)
     assert res.info["paths"][-1] == "revised-exact-ties:solved"
     assert res.error <= 1e-4 * res.info["tol"]
+
+
+@pytest.mark.parametrize("z_share", [0.0, 0.3, 1.0])
+def test_the_basis_factors_solve_and_transpose_like_the_whole_basis(z_share):
+    """``_Basis`` factorizes only the block the slack columns leave; its solves, its
+    rows of ``B^-1`` (transposed solves) and the eta updates must equal those of the
+    whole basis matrix, for a slack-only, a mixed and an all-z basis."""
+    from scipy import sparse
+
+    from contact_lcp.lcp.revised import _Basis
+
+    n = 40
+    p = pile_lcp(3, 8, 4)  # n = 40: 4 contacts, d = 8
+    M = p[0] + 5.0 * np.eye(n)  # (nonsingular principal blocks)
+    rng = np.random.default_rng(1)
+    c = rng.uniform(0.5, 1.5, n)
+    A = sparse.hstack([sparse.identity(n, format="csc"), -sparse.csc_matrix(M),
+                       sparse.csc_matrix(-c[:, None])], format="csc")
+    basis = np.arange(n)
+    zs = rng.choice(n, int(z_share * n), replace=False)
+    basis[zs] = n + zs
+    if z_share == 0.3:
+        basis[rng.choice(np.setdiff1d(np.arange(n), zs))] = 2 * n  # z0 basic too
+    lu = _Basis(A, n, 10)
+    assert lu.factorize(basis)
+    B = A[:, basis].toarray()
+    a = rng.standard_normal(n)
+    np.testing.assert_allclose(lu.solve(a), np.linalg.solve(B, a), rtol=1e-10, atol=1e-12)
+    Binv = np.linalg.inv(B)
+    for i in (0, n // 2, n - 1):
+        np.testing.assert_allclose(lu.row(i), Binv[i], rtol=1e-10, atol=1e-12)
+    # one pivot: row r takes column e of A; B^-1 then follows from the eta
+    r, entering = 5, int(np.setdiff1d(np.arange(2 * n), basis)[0])
+    d = lu.solve(A[:, entering].toarray().ravel())
+    lu.pivot(r, d)
+    basis[r] = entering
+    Binv = np.linalg.inv(A[:, basis].toarray())
+    np.testing.assert_allclose(lu.solve(a), Binv @ a, rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(lu.row(7), Binv[7], rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(lu.column(3), Binv[:, 3], rtol=1e-9, atol=1e-11)
