@@ -14,7 +14,8 @@ default). Solve strategy, in order, each answer applied only when certified:
    closes joins the next such search, ``GROW_ROUNDS`` at most), then on the frictional
    LCP of all the contacts from the last such answer (robust method only). A standing robot or a tower then needs
    no pivot of the search, or a handful; a settling pile a search on its loaded
-   contacts (21 spheres: 8 ms instead of 29).
+   contacts (21 spheres: 8 ms instead of 29). A frictional LCP of ``LAST_BASIS_MAX_ROWS``
+   rows or more skips those searches for the two-step solve.
 2. **Two-step** (the seed's): the frictionless LCP first, then the frictional one
    warm-started on the contacts it loaded. With ``two_step=False`` the frictional LCP is
    solved cold.
@@ -86,6 +87,13 @@ MAP_NEW, MAP_NEW_PER = 2, 8
 #: ... and at most this many (a pile being poured gains tens of contacts a step, and the
 #: last basis, followed, then costs more pivots than the two-step solve)
 MAP_NEW_MAX = 4
+#: frictional LCPs of at least this many rows go from a missed last basis straight to the
+#: two-step solve: on the 200-sphere pour (4 000-5 000 rows, ~400 loaded contacts) every
+#: search on the loaded contacts warm-started from the last basis ended on a secondary ray
+#: and ran cold (3 000-29 000 pivots, 3-6 such searches a step as contacts joined: 26 000-
+#: 93 000 pivots a step from t = 0.65 s), where the frictional LCP warm-started on the
+#: frictionless solution's loaded normals solved in 3 000-12 000
+LAST_BASIS_MAX_ROWS = 2000
 
 
 class PyramidModel(ContactModel):
@@ -291,6 +299,9 @@ class PyramidModel(ContactModel):
             if done is not None:
                 return done
             info["warm_miss"] = self._miss_reason  # why the last basis did not solve it
+            if problem.num_contacts * (s.friction_directions + 2) >= LAST_BASIS_MAX_ROWS:
+                flags = None  # (module notes, step 1: large LCPs go to the two-step)
+        if flags is not None:
             info["warm_source"] = "previous_step"
             start = self._miss_basis
             keep, basis = (None, None) if self._miss_start is None else self._miss_start
