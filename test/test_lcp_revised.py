@@ -220,3 +220,18 @@ def test_the_basis_factors_solve_and_transpose_like_the_whole_basis(z_share):
     np.testing.assert_allclose(lu.solve(a), Binv @ a, rtol=1e-9, atol=1e-11)
     np.testing.assert_allclose(lu.row(7), Binv[7], rtol=1e-9, atol=1e-11)
     np.testing.assert_allclose(lu.column(3), Binv[:, 3], rtol=1e-9, atol=1e-11)
+
+
+def test_above_the_dense_limit_a_failed_sparse_search_is_reported_at_once(monkeypatch):
+    """When every sparse Lemke path fails on a large sparse LCP, robust does not fall into
+    the dense search (O(n^2) per node: hours at the pour's n = 5 000); it returns the
+    failure with the paths it walked."""
+    from contact_lcp.lcp import robust
+
+    n = REVISED_MIN_N
+    M, q = -np.eye(n), -np.ones(n)  # w = -1 - z < 0: infeasible, every path ends on a ray
+    monkeypatch.setattr(robust, "DENSE_MAX_N", n - 1)
+    res = solve(M, q, method="robust")
+    assert res.status is LCPStatus.NO_SOLUTION
+    assert "dense search is not run" in res.info["reason"]
+    assert "first_stage" not in res.info and len(res.info["paths"]) == 3

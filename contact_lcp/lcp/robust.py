@@ -373,6 +373,13 @@ REVISED_MIN_N = 1000
 REVISED_DENSITY = 0.25
 
 
+#: above this size the dense stages (the search, whose nodes cost O(n^2) each, and the
+#: dense Lemke paths) do not run after the sparse paths failed: on the 200-sphere pour
+#: (n = 5 040) the search's first stage alone would take hours, and one step hung in it
+#: for over 15 minutes; the failure is reported at once instead (``info['reason']``)
+DENSE_MAX_N = 2000
+
+
 def revised_first(M):
     """Whether :func:`solve_robust` walks the sparse revised path before the search."""
     n = M.shape[0]
@@ -408,6 +415,7 @@ def _revised_paths(M, q, initial_basis, tie_threshold, pivot_tol, singular_tol, 
             extra = {k: out.info[k] for k in ("factorizations", "lu_nnz", "basis_residual",
                                               "warm_start_dropped") if k in out.info}
             return MethodOutput(out.z, code, int(out.pivots), dict(info, nodes=0, **extra))
+        info["last_path_status"] = code
     return None
 
 
@@ -502,6 +510,13 @@ def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
         out = _revised_paths(M, q, initial_basis, tie_threshold, pivot_tol, singular_tol, info)
         if out is not None:
             return out
+        if n > DENSE_MAX_N:
+            info["reason"] = (f"every sparse Lemke path failed ({', '.join(info['paths'])}); "
+                              f"the dense search is not run above n = {DENSE_MAX_N} "
+                              f"(n = {n}: O(n^2) per node)")
+            return MethodOutput(np.zeros(n), info.pop("last_path_status"),
+                                int(info["path_pivots"]), info)
+        info.pop("last_path_status", None)
     kept = _NO_INDEX
     if initial_basis is None:
         Binv, qbar, c, basis, where = _NO_MATRIX, _NO_VECTOR, _NO_VECTOR, _NO_INDEX, _NO_INDEX
