@@ -375,8 +375,9 @@ REVISED_DENSITY = 0.25
 
 #: above this size the dense stages (the search, whose nodes cost O(n^2) each, and the
 #: dense Lemke paths) do not run after the sparse paths failed: on the 200-sphere pour
-#: (n = 5 040) the search's first stage alone would take hours, and one step hung in it
-#: for over 15 minutes; the failure is reported at once instead (``info['reason']``)
+#: (n = 5 170 at t = 0.84 s) the search's first stage alone would take hours, and the
+#: step sat in it for over 15 minutes; the failure is reported at once instead
+#: (``info['reason']``, the last sparse path's status)
 DENSE_MAX_N = 2000
 
 
@@ -390,7 +391,8 @@ def _revised_paths(M, q, initial_basis, tie_threshold, pivot_tol, singular_tol, 
     """The lexicographic path on sparse factors, from ``initial_basis`` and then from the
     slack basis, then from the slack basis with exact ties only and with the min-index
     rule (as the dense Lemke paths after the search's first stage); the first answer that
-    certifies on these data, or None. Outcomes go to ``info['paths']``.
+    certifies on these data, or None, and the last path's status. Outcomes go to
+    ``info['paths']``.
 
     The exact-tie path is there for ill-conditioned bases: the tie threshold is absolute
     in the ratios, and an entering column with entries of 1e8 turns a tie of 1e-9 into a
@@ -414,9 +416,8 @@ def _revised_paths(M, q, initial_basis, tie_threshold, pivot_tol, singular_tol, 
         if code is LCPStatus.SOLVED:
             extra = {k: out.info[k] for k in ("factorizations", "lu_nnz", "basis_residual",
                                               "warm_start_dropped") if k in out.info}
-            return MethodOutput(out.z, code, int(out.pivots), dict(info, nodes=0, **extra))
-        info["last_path_status"] = code
-    return None
+            return MethodOutput(out.z, code, int(out.pivots), dict(info, nodes=0, **extra)), code
+    return None, code
 
 
 def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
@@ -485,7 +486,9 @@ def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
         ``first_nodes`` nodes more. ``info['first_stage']``, ``info['paths']``
         (e.g. ``['lexicographic:no_solution', 'lemke:solved']``) and
         ``info['path_pivots']`` say what ran, ``info['nodes_all_stages']`` the nodes of
-        every search stage (``info['nodes']`` is the last one's). False: the search alone.
+        every search stage (``info['nodes']`` is the last one's). Above n = 1 000 on a
+        sparse ``M`` the sparse paths of :func:`_revised_paths` run first, and above
+        :data:`DENSE_MAX_N` nothing after them. False: the search alone.
     first_nodes : int, optional
         The first stage's budget; default :func:`first_stage_nodes` (``max(100, n)``,
         ``max(100, 3 n)`` with ``initial_basis``: on the 21-sphere pile at h = 50 ms the
@@ -507,16 +510,15 @@ def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
     max_nodes = default_max_nodes(n) if max_nodes is None else int(max_nodes)
     info = {"max_nodes": max_nodes}
     if lemke_fallback and revised_first(M):
-        out = _revised_paths(M, q, initial_basis, tie_threshold, pivot_tol, singular_tol, info)
+        out, status = _revised_paths(M, q, initial_basis, tie_threshold, pivot_tol,
+                                     singular_tol, info)
         if out is not None:
             return out
         if n > DENSE_MAX_N:
             info["reason"] = (f"every sparse Lemke path failed ({', '.join(info['paths'])}); "
                               f"the dense search is not run above n = {DENSE_MAX_N} "
                               f"(n = {n}: O(n^2) per node)")
-            return MethodOutput(np.zeros(n), info.pop("last_path_status"),
-                                int(info["path_pivots"]), info)
-        info.pop("last_path_status", None)
+            return MethodOutput(np.zeros(n), status, int(info["path_pivots"]), info)
     kept = _NO_INDEX
     if initial_basis is None:
         Binv, qbar, c, basis, where = _NO_MATRIX, _NO_VECTOR, _NO_VECTOR, _NO_INDEX, _NO_INDEX
