@@ -68,10 +68,7 @@ def run_path(M, q, rule, delta, max_pivots, pivot_tol):
     info = {"max_pivots": max_pivots}
     if code == tb.SOLVED:
         info["basis_residual"] = res
-    elif certifies(M, q, z):
-        # z0 fell to 0 on a degenerate pivot and stayed basic (its row did not block the
-        # next entering column), so the path ran on to a ray, a cycle or tiny pivots from
-        # a basis whose point is already complementary and feasible: Lemke's solution
+    elif ended_at_solution(M, q, code, z):
         info["reason"] = "z0 = 0 at the last basis: its point is a solution"
         info["ended"] = STATUS[code].name
         info["last_entering"] = int(last)
@@ -121,9 +118,17 @@ def certified_path(M, q, rule, delta, pivot_tol, max_pivots):
     if code == tb.SOLVED:
         if not certifies(M, q, z):
             code = tb.ERROR
-    elif code != tb.ERROR and certifies(M, q, z):
+    elif ended_at_solution(M, q, code, z):
         ended, code = STATUS[code].name.lower(), tb.SOLVED
     return z, int(pivots), code, ended
+
+
+def ended_at_solution(M, q, code, z):
+    """Whether a path that ended with ``code`` (not SOLVED) left a solution behind: z0
+    fell to 0 on a degenerate pivot and stayed basic (its row did not block the next
+    entering column), so the path ran on to a ray, a cycle or tiny pivots from a basis
+    whose point ``z`` is already complementary and feasible (certified here)."""
+    return code != tb.SOLVED and certifies(M, q, z)
 
 
 def certifies(M, q, z):
