@@ -137,12 +137,19 @@ def certifies(M, q, z):
     return bool(np.max(np.abs(np.minimum(z, w))) <= raw_tolerance(M, q, z))
 
 
-def lemke_paths(M, q, pivot_tol, info):
+def lemke_paths(M, q, pivot_tol, info, budget=None):
     """The lexicographic then the min-index Lemke path; the first certified answer or
-    None. Their outcomes are appended to ``info['paths']``."""
-    max_pivots = default_max_pivots(q.shape[0])
+    None. Their outcomes are appended to ``info['paths']``, their pivots added to
+    ``info['path_pivots']``; with a ``budget`` that count (from whatever paths ran before)
+    stays within it: a path gets what is left, and none starts once it is spent."""
     for name, rule, delta in (("lexicographic", tb.RULE_LEXICOGRAPHIC, 0.0),
                               ("lemke", tb.RULE_MIN_INDEX, 0.0)):
+        max_pivots = default_max_pivots(q.shape[0])
+        if budget is not None:
+            max_pivots = min(max_pivots, int(budget) - info.get("path_pivots", 0))
+            if max_pivots <= 0:
+                info.setdefault("paths", []).append("budget:spent")
+                return None
         z, pivots, code, ended = certified_path(M, q, rule, float(delta), float(pivot_tol),
                                                 max_pivots)
         info.setdefault("paths", []).append(f"{name}:{STATUS[code].name.lower()}")

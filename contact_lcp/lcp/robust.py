@@ -68,7 +68,7 @@ from contact_lcp.lcp import revised
 from contact_lcp.lcp import search_nodes as sn
 from contact_lcp.lcp import tableau as tb
 from contact_lcp.lcp import warm_start as ws
-from contact_lcp.lcp.lemke import STATUS, certifies, lemke_paths
+from contact_lcp.lcp.lemke import STATUS, certifies, default_max_pivots, lemke_paths
 from contact_lcp.lcp.residual import certification_coefficients, raw_tolerance
 from contact_lcp.lcp.result import LCPStatus, MethodOutput
 from contact_lcp.lcp.symmetric import symmetric_path
@@ -387,7 +387,8 @@ def revised_first(M):
     return n >= REVISED_MIN_N and np.count_nonzero(M) <= REVISED_DENSITY * n * n
 
 
-def _revised_paths(M, q, initial_basis, tie_threshold, pivot_tol, singular_tol, info):
+def _revised_paths(M, q, initial_basis, tie_threshold, pivot_tol, singular_tol, info,
+                   budget=None):
     """The lexicographic path on sparse factors, from ``initial_basis`` and then from the
     slack basis, then from the slack basis with exact ties only and with the min-index
     rule (as the dense Lemke paths after the search's first stage); the first answer that
@@ -398,16 +399,29 @@ def _revised_paths(M, q, initial_basis, tie_threshold, pivot_tol, singular_tol, 
     in the ratios, and an entering column with entries of 1e8 turns a tie of 1e-9 into a
     basic variable at -0.05 (the pour at t = 0.68 s, n = 4110: the first two paths ended
     on a ray and on an answer 6e4 times outside the tolerance; exact ties certify it in
-    3817 pivots)."""
+    3817 pivots).
+
+    ``budget`` (None: none) bounds the pivots of all the paths together: each path gets
+    at most what the earlier ones left, and none starts once it is spent (its status
+    MAX_PIVOTS, ``info['paths']`` ending with ``budget:spent``)."""
     paths = [("revised-warm", initial_basis, tie_threshold, "lexicographic")] \
         if initial_basis is not None else []
     paths += [("revised", None, tie_threshold, "lexicographic"),
               ("revised-exact-ties", None, 0.0, "lexicographic"),
               ("revised-min-index", None, 0.0, "min_index")]
     Ms = sparse.csc_matrix(M)  # once for every path
+    code = LCPStatus.MAX_PIVOTS
     for name, basis, delta, rule in paths:
+        limit = default_max_pivots(q.shape[0])
+        if budget is not None:
+            left = int(budget) - info.get("path_pivots", 0)
+            if left <= 0:
+                info.setdefault("paths", []).append("budget:spent")
+                return None, LCPStatus.MAX_PIVOTS
+            limit = min(limit, left)
         out = revised.solve_revised(Ms, q, tie_threshold=delta, pivot_tol=pivot_tol,
-                                    initial_basis=basis, singular_tol=singular_tol, rule=rule)
+                                    initial_basis=basis, singular_tol=singular_tol, rule=rule,
+                                    max_pivots=limit)
         code = out.status
         if code is LCPStatus.SOLVED and not certifies(M, q, out.z):
             code = LCPStatus.ERROR
@@ -420,10 +434,15 @@ def _revised_paths(M, q, initial_basis, tie_threshold, pivot_tol, singular_tol, 
     return None, code
 
 
+def _spent(info, budget):
+    """Whether the Lemke paths recorded in ``info`` have spent the pivot ``budget``."""
+    return budget is not None and info.get("path_pivots", 0) >= int(budget)
+
+
 def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
                  initial_basis=None, dive=True, pivot_tol=tb.PIVOT_TOL,
                  tie_threshold=1e-9, cost_offset=1.0, singular_tol=1e-10, cache_size=None,
-                 lemke_fallback=True, first_nodes=None):
+                 lemke_fallback=True, first_nodes=None, pivot_budget=None):
     """Robust best-first pivot search (Yamane & Nakamura 2008).
 
     Parameters
@@ -494,6 +513,12 @@ def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
         ``max(100, 3 n)`` with ``initial_basis``: on the 21-sphere pile at h = 50 ms the
         warm search certified in 1.0-2.1 n nodes where the Lemke paths then took
         1100-6100 pivots, 3-8 times as long).
+    pivot_budget : int, optional
+        Pivots that all the Lemke paths (sparse and dense) may take together; once it is
+        spent, no further stage starts and the status is that of the last path (e.g.
+        MAX_PIVOTS), ``info['paths']`` ending with ``budget:spent`` when a path was left
+        out. None (default): each path has its own ``max(1000, 50 n)``. The search's nodes
+        have their own budget, ``max_nodes``.
 
     Returns
     -------
@@ -511,14 +536,16 @@ def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
     info = {"max_nodes": max_nodes}
     if lemke_fallback and revised_first(M):
         out, status = _revised_paths(M, q, initial_basis, tie_threshold, pivot_tol,
-                                     singular_tol, info)
+                                     singular_tol, info, pivot_budget)
         if out is not None:
             return out
-        if n > DENSE_MAX_N:
+        if n > DENSE_MAX_N or _spent(info, pivot_budget):
             info["reason"] = (f"every sparse Lemke path failed ({', '.join(info['paths'])}); "
-                              f"the dense search is not run above n = {DENSE_MAX_N} "
-                              f"(n = {n}: O(n^2) per node)")
-            return MethodOutput(np.zeros(n), status, int(info["path_pivots"]), info)
+                              + (f"the pivot budget ({pivot_budget}) is spent"
+                                 if _spent(info, pivot_budget) else
+                                 f"the dense search is not run above n = {DENSE_MAX_N} "
+                                 f"(n = {n}: O(n^2) per node)"))
+            return MethodOutput(np.zeros(n), status, int(info.get("path_pivots", 0)), info)
     kept = _NO_INDEX
     if initial_basis is None:
         Binv, qbar, c, basis, where = _NO_MATRIX, _NO_VECTOR, _NO_VECTOR, _NO_INDEX, _NO_INDEX
@@ -559,11 +586,16 @@ def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
     if lemke_fallback and code != tb.SOLVED:
         info["first_stage"] = f"{STATUS[code].name.lower()} after {spent} nodes"
         info["first_stage_pivots"] = int(stats[TOTAL_PIVOTS])
-        out = lemke_paths(M, q, pivot_tol, info)
+        out = lemke_paths(M, q, pivot_tol, info, pivot_budget)
         if out is None and not cold:
             out = symmetric_path(M, q, singular_tol, info)
         if out is not None:
             return out
+        if _spent(info, pivot_budget):
+            info["reason"] = (f"the Lemke paths failed ({', '.join(info['paths'])}) and the "
+                              f"pivot budget ({pivot_budget}) is spent")
+            info["nodes_all_stages"] = spent
+            return MethodOutput(z, LCPStatus.MAX_PIVOTS, int(info.get("path_pivots", 0)), info)
         if first < max_nodes or not cold:  # a warm start that failed: restart cold
             # The search path depends chaotically on the slack: restarts with a wider
             # and a narrower one share the remaining budget.

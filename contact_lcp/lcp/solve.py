@@ -151,9 +151,13 @@ def solve(M, q, method="robust", *, tol=None, equilibrate=True, **options):
         finite, z, w, err, tol_default, W, Z = certify_scaled(M, q, zs, d1, d2, s)
         tol_used = tol_default if tol is None else float(tol)
         if finite and not (out.status is LCPStatus.SOLVED and err <= tol_used):
-            retry = _retries(M, q, Ms, qs, func, method, raw_options, ruiz, out, tol_used)
+            retry, spent = _retries(M, q, Ms, qs, func, method, raw_options, ruiz, out,
+                                    tol_used)
             if retry is not None:
                 out, z, w, err = retry
+            elif spent > out.pivots:  # the failed retries' pivots are reported too
+                out = MethodOutput(out.z, out.status, spent,
+                                   dict(out.info, retry_pivots=spent - int(out.pivots)))
     else:
         out = func(M, q, **options)
         z = np.asarray(out.z, dtype=float)
@@ -206,26 +210,35 @@ TOLERANT_RETRY = {
 
 def _retries(M, q, Ms, qs, func, method, options, ruiz, first, tol):
     """The retries of a failed first path, in order: :data:`TOLERANT_RETRY` on the
-    equilibrated ``(Ms, qs)``, then :data:`RESCALED_RETRY`. ``(out, z, w, err)`` of the
-    first that certifies to ``tol`` in the units of ``ruiz`` (``out`` carries every path's
-    pivots, ``info['first_status']`` and the retry's key), else None."""
+    equilibrated ``(Ms, qs)``, then :data:`RESCALED_RETRY`. Returns ``(retry, spent)``:
+    ``retry`` is ``(out, z, w, err)`` of the first that certifies to ``tol`` in the units
+    of ``ruiz`` (``out`` carries every path's pivots, ``info['first_status']`` and the
+    retry's key), else None; ``spent`` the pivots of the first path and every retry.
+    A ``pivot_budget`` option is shared: each retry gets what the paths before it left,
+    and none runs once it is spent."""
     spent = int(first.pivots)
     extra = {k: v for k, v in TOLERANT_RETRY.get(method, {}).items() if k not in options}
     if extra:
         retry, pivots = _retry(M, q, Ms, qs, ruiz, func,
                                _scaled_options(method, dict(options, **extra), ruiz), ruiz, tol)
         if retry is not None:
-            return _retried(retry, spent, first, tolerant_retry=extra)
+            return _retried(retry, spent, first, tolerant_retry=extra), None
         spent += pivots
     if method in RESCALED_RETRY:
+        if options.get("pivot_budget") is not None:
+            left = int(options["pivot_budget"]) - spent
+            if left <= 0:
+                return None, spent
+            options = dict(options, pivot_budget=left)
         d1, d2, s, Mp, qp = powers_of_two(M, q)
         scalar = Scaling(d1, d2, s, 0)
-        retry, _ = _retry(M, q, Mp, qp, scalar, func,
-                          _scaled_options(method, options, scalar) if options else options,
-                          ruiz, tol)
+        retry, pivots = _retry(M, q, Mp, qp, scalar, func,
+                               _scaled_options(method, options, scalar) if options else options,
+                               ruiz, tol)
         if retry is not None:
-            return _retried(retry, spent, first, rescaled_retry=True)
-    return None
+            return _retried(retry, spent, first, rescaled_retry=True), None
+        spent += pivots
+    return None, spent
 
 
 def _retry(M, q, Ms, qs, scaling, func, options, ruiz, tol):
