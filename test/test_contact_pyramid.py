@@ -393,3 +393,64 @@ def test_the_last_basis_follows_its_contacts_when_others_come_or_go():
     assert "mapped_contacts" not in sol.report.info
     assert sol.report.info["warm_source"] == "frictionless" and sol.report.certified
     np.testing.assert_allclose(sol.f[:3], [G_ACC * H, 0, 0], rtol=1e-12, atol=1e-15)
+
+
+def _spy_solves(monkeypatch):
+    """Record ``(n, initial basis given, pivot_budget, pivots, paths)`` of each solve the
+    pyramid model makes (the frictionless one goes through its own module)."""
+    from contact_lcp.contact import pyramid
+
+    calls, real = [], pyramid.solve
+
+    def spy(M, q, method, **opts):
+        res = real(M, q, method, **opts)
+        calls.append((q.shape[0], "initial_basis" in opts, opts.get("pivot_budget"),
+                      res.pivots, res.info.get("paths")))
+        return res
+
+    monkeypatch.setattr(pyramid, "solve", spy)
+    return calls
+
+
+def test_a_large_frictional_solve_shares_one_pivot_budget(monkeypatch):
+    """A contact solve whose frictional LCP has ``LAST_BASIS_MAX_ROWS`` rows or more gives
+    all its frictional solves one pivot budget; when they spend it the step falls back
+    to the certified frictionless impulse instead of walking every path again (the
+    pour's failing steps took about an hour)."""
+    from contact_lcp.contact import pyramid
+
+    problem, _, _ = _boxes_apart(50, drift=0.01)  # 200 contacts, 2 000 rows, sliding
+    calls = _spy_solves(monkeypatch)
+    sol = make_model("pyramid", ModelSettings()).solve(problem)
+    assert sol.report.outcome is Outcome.SOLVED and sol.report.applied == "pyramid"
+    assert calls[0][2] == pyramid.LARGE_PIVOTS_PER_ROW * 2000
+    needed = calls[-1][3]  # the warm path's pivots (622)
+    calls.clear()
+    budget = needed // 2
+    sol = make_model("pyramid", ModelSettings(solver_options={"pivot_budget": budget})).solve(
+        problem)
+    assert sol.report.outcome is Outcome.FALLBACK and sol.report.applied == "frictionless"
+    assert sol.report.certified
+    assert len(calls) >= 2 and sum(c[3] for c in calls) == budget
+    assert [c[2] for c in calls] == [budget - sum(c[3] for c in calls[:i])
+                                     for i in range(len(calls))]
+
+
+def test_a_failed_warm_solve_that_walked_the_cold_paths_is_not_repeated_cold(monkeypatch):
+    """Above robust's dense limit a failed warm-started solve has already walked the
+    sparse cold paths, deterministically: the model goes on to its next retry instead of
+    walking them again cold."""
+    from contact_lcp.lcp import revised, robust
+
+    problem, _, _ = _boxes_apart(50, drift=0.01)
+    real = revised.solve_revised
+    monkeypatch.setattr(revised, "solve_revised",  # every sparse path fails
+                        lambda *a, **kw: real(*a, **dict(kw, max_pivots=100)))
+    monkeypatch.setattr(robust, "DENSE_MAX_N", 100)
+    calls = _spy_solves(monkeypatch)
+    sol = make_model("pyramid", ModelSettings()).solve(problem)
+    assert sol.report.outcome is Outcome.FALLBACK
+    assert all("revised:max_pivots" in c[4] for c in calls)
+    # the warm-started frictional LCP and the contact-frame retry; no cold retry between
+    assert [c[1] for c in calls] == [True, True]
+    assert sol.report.info["edge_frame"] == "contact frame (retry)"

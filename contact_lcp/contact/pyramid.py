@@ -55,7 +55,7 @@ from contact_lcp.contact.pyramid_kernel import (
     warm_pyramid,
 )
 from contact_lcp.contact.report import ContactSolution, Outcome, SolveReport, tally
-from contact_lcp.lcp import LCPResult, LCPStatus, solve
+from contact_lcp.lcp import LCPResult, LCPStatus, robust, solve
 
 #: methods that accept a warm start ``initial_basis``
 WARM_START_METHODS = ("robust",)
@@ -95,6 +95,14 @@ MAP_NEW_MAX = 4
 #: frictionless solution's loaded normals mostly solves on its warm path (5 000-47 000
 #: pivots; the same six saved steps, t = 0.65-0.70 s: 349 000 -> 222 000 pivots in all)
 LAST_BASIS_MAX_ROWS = 2000
+#: pivots that the frictional solves of one such large LCP (``LAST_BASIS_MAX_ROWS`` rows
+#: or more) may take together, per row (robust's ``pivot_budget``, unless the solver
+#: options set one): three of the 50 n paths a Lemke path may take. Without it a step of
+#: the 200-sphere pour whose LCPs (n = 5 170) defeat every sparse path walked them all
+#: in robust, again in solve()'s rescaled retry and in the contact-frame retry, about
+#: 1 200 n pivots (an hour) before the frictionless fallback; solved steps there take
+#: 5-45 n (t = 0.84 s: 44 n and 20 n on the exact-tie path, after a warm and a cold path)
+LARGE_PIVOTS_PER_ROW = 150
 
 
 class PyramidModel(ContactModel):
@@ -115,6 +123,7 @@ class PyramidModel(ContactModel):
         self._last_keys = None     # (k,) pair keys of its contacts (for matching)
         self._last_p = None        # (k, 3) its points, for friction-direction matching
         self._last_dir = None      # (k, 3) unit friction direction in W (0: none)
+        self._budget = None        # pivots left to this contact solve (None: no budget)
 
     # --------------------------------------------------------------- orientation
     def edge_angles(self, problem):
@@ -176,10 +185,35 @@ class PyramidModel(ContactModel):
                                 num_directions=s.friction_directions,
                                 num_unilateral=problem.num_limits, normal_bias=problem.bias,
                                 edge_angle=angle)
-        opts = dict(s.solver_options)
+        opts = self._options()
         if basis is not None and s.method in WARM_START_METHODS:
             opts["initial_basis"] = basis
-        return lcp, solve(lcp.M, lcp.q, s.method, **opts)
+        return lcp, self._charged(solve(lcp.M, lcp.q, s.method, **opts))
+
+    def _options(self):
+        """The solver options of a frictional solve: the settings', with what is left of
+        this contact solve's pivot budget (``LARGE_PIVOTS_PER_ROW``) when it has one."""
+        opts = dict(self.settings.solver_options)
+        if self._budget is not None:
+            opts["pivot_budget"] = max(self._budget, 0)
+        return opts
+
+    def _charged(self, res):
+        """``res``, its pivots charged to this contact solve's pivot budget."""
+        if self._budget is not None:
+            self._budget -= int(res.pivots)
+        return res
+
+    def _start_budget(self, problem):
+        """The pivot budget of this contact solve's frictional LCPs (None: none): for a
+        large LCP and the robust method, ``LARGE_PIVOTS_PER_ROW`` per row unless the
+        solver options set ``pivot_budget`` themselves."""
+        s = self.settings
+        rows = problem.num_contacts * (s.friction_directions + 2) + problem.num_limits
+        self._budget = None
+        if s.method == "robust" and rows >= LAST_BASIS_MAX_ROWS:
+            self._budget = int(s.solver_options.get("pivot_budget",
+                                                    LARGE_PIVOTS_PER_ROW * rows))
 
     def _loaded_only(self, problem, angle, keep, basis, info):
         """The frictional LCP on the contacts ``keep`` (increasing), warm-started on
@@ -193,10 +227,10 @@ class PyramidModel(ContactModel):
                                 num_directions=s.friction_directions, num_unilateral=l,
                                 normal_bias=problem.bias[normals],
                                 edge_angle=None if angle is None else angle[keep])
-        opts = dict(s.solver_options)
+        opts = self._options()
         if s.method in WARM_START_METHODS:
             opts["initial_basis"] = basis
-        res = solve(lcp.M, lcp.q, s.method, **opts)
+        res = self._charged(solve(lcp.M, lcp.q, s.method, **opts))
         if not res.success:
             return res, None, keep
         f = np.zeros(problem.num_rows)
@@ -274,6 +308,7 @@ class PyramidModel(ContactModel):
 
     def solve(self, problem):
         s = self.settings
+        self._start_budget(problem)
         angle = self.edge_angles(problem)
         results, info = [], {}
         k = problem.num_contacts
@@ -347,7 +382,8 @@ class PyramidModel(ContactModel):
             results.append(res)
             warm = basis is not None and s.method in WARM_START_METHODS
             info["warm_source"] = "frictionless" if warm else "none"
-            if not res.success and warm:  # the warm start can mislead; try cold once
+            if not res.success and warm and not _walked_cold(res):
+                # the warm start can mislead; try cold once
                 lcp, res = self._frictional(problem, angle, None)
                 results.append(res)
                 warm = False
@@ -377,6 +413,15 @@ class PyramidModel(ContactModel):
         return safe_stop(problem, dict(outcome=Outcome.SAFE_STOP, status=res.status,
                                        applied="none", method="none", certified=False,
                                        fallbacks=2, **common))
+
+
+def _walked_cold(res):
+    """Whether a failed warm-started robust solve already walked every path that a cold
+    one would: its sparse cold paths ran (``revised:...`` in ``info['paths']``) and no
+    dense stage follows them (n above ``robust.DENSE_MAX_N``). The paths are
+    deterministic, so a cold retry would only repeat the failure."""
+    return (res.z.shape[0] > robust.DENSE_MAX_N
+            and any(p.startswith("revised:") for p in res.info.get("paths", ())))
 
 
 @njit(cache=True)
