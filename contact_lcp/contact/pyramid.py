@@ -199,9 +199,13 @@ class PyramidModel(ContactModel):
         return opts
 
     def _charged(self, res):
-        """``res``, its pivots charged to this contact solve's pivot budget."""
+        """``res``, with every pivot it took charged to this contact solve's pivot budget:
+        those of all robust's Lemke paths (``info['path_pivots']``; ``pivots`` counts only
+        the answer's path) and of solve()'s other attempts (``info['attempt_pivots']``)."""
         if self._budget is not None:
-            self._budget -= int(res.pivots)
+            info = res.info
+            self._budget -= int(info.get("path_pivots", res.pivots)
+                                + info.get("attempt_pivots", 0))
         return res
 
     def _start_budget(self, problem):

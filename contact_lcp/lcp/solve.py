@@ -157,7 +157,7 @@ def solve(M, q, method="robust", *, tol=None, equilibrate=True, **options):
                 out, z, w, err = retry
             elif spent > out.pivots:  # the failed retries' pivots are reported too
                 out = MethodOutput(out.z, out.status, spent,
-                                   dict(out.info, retry_pivots=spent - int(out.pivots)))
+                                   dict(out.info, attempt_pivots=spent - int(out.pivots)))
     else:
         out = func(M, q, **options)
         z = np.asarray(out.z, dtype=float)
@@ -258,12 +258,13 @@ def _retry(M, q, Ms, qs, scaling, func, options, ruiz, tol):
 
 
 def _retried(retry, spent, first, **key):
-    """``retry`` with the pivots ``spent`` before it, ``key`` and ``first_status`` in its
-    info (the first path's status as :func:`solve` would have reported it: ERROR for a
-    claimed solution that did not certify)."""
+    """``retry`` with the pivots ``spent`` before it (added to its pivots and reported as
+    ``info['attempt_pivots']``), ``key`` and ``first_status`` in its info (the first
+    path's status as :func:`solve` would have reported it: ERROR for a claimed solution
+    that did not certify)."""
     out, z, w, err = retry
     status = LCPStatus.ERROR if first.status is LCPStatus.SOLVED else first.status
-    info = dict(out.info, first_status=status.name, **key)
+    info = dict(out.info, first_status=status.name, attempt_pivots=spent, **key)
     return MethodOutput(z, out.status, int(out.pivots) + spent, info), z, w, err
 
 
