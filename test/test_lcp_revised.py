@@ -240,7 +240,7 @@ def test_above_the_dense_limit_a_failed_sparse_search_is_reported_at_once(monkey
 def test_a_pivot_budget_bounds_all_the_paths_and_retries_together():
     """``pivot_budget`` caps the pivots of robust's Lemke paths and of solve()'s retries
     together (a failing large step must end in bounded time): a path gets what the ones
-    before it left, none starts once it is spent, and the failure reports every pivot."""
+    before it left, and none starts once it is spent."""
     n = REVISED_MIN_N
     M = 2.0 * np.eye(n) + np.diag(np.full(n - 1, 0.5), 1) + np.diag(np.full(n - 1, 0.5), -1)
     q = -(1.0 + np.arange(n) / n)  # a P-matrix: Lemke's path loads every z_i, n + 1 pivots

@@ -95,7 +95,17 @@ def test_a_path_sent_to_a_ray_by_ruiz_scaling_is_walked_again_on_powers_of_two()
         retried = res.info.get("rescaled_retry") or res.info.get("tolerant_retry")
         assert res.success and retried, (method, res.status)
         assert res.info["first_status"] != "SOLVED"
+        # the failed first path's pivots are in the count and reported apart
+        assert 0 < res.info["attempt_pivots"] < res.pivots
         for a, b in ((2.0 ** 10, 1.0), (2.0 ** -7, 2.0 ** 5)):
             scaled = solve(a * M, b * q, method=method)
             assert scaled.success
             np.testing.assert_allclose(scaled.z * a / b, res.z, rtol=0, atol=1e-12 * np.abs(res.z).max())
+
+
+def test_failed_retries_report_their_pivots_beside_the_first_path():
+    """A failure keeps the first path's pivots in ``pivots`` and reports the retries' in
+    ``info['attempt_pivots']`` (a step's pivot budget charges both)."""
+    res = solve(-np.eye(3), -np.ones(3), method="lemke")  # a ray on every path
+    assert res.status is LCPStatus.NO_SOLUTION and res.pivots == 1
+    assert res.info["attempt_pivots"] == 2  # the tolerant and the rescaled retry

@@ -155,8 +155,8 @@ def solve(M, q, method="robust", *, tol=None, equilibrate=True, **options):
                                     tol_used)
             if retry is not None:
                 out, z, w, err = retry
-            elif spent > out.pivots:  # the failed retries' pivots are reported too
-                out = MethodOutput(out.z, out.status, spent,
+            elif spent > out.pivots:  # the failed retries' pivots, beside the path's
+                out = MethodOutput(out.z, out.status, out.pivots,
                                    dict(out.info, attempt_pivots=spent - int(out.pivots)))
     else:
         out = func(M, q, **options)
