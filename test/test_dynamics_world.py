@@ -266,3 +266,16 @@ def test_wrong_vectors_raise_invalid_problem(world):
         world.free_acceleration(world.q0, np.zeros(nv), np.zeros(nv + 1))
     with pytest.raises(InvalidProblem, match="J must have shape"):
         world.delassus(world.q0, np.zeros((3, nv + 1)))
+
+
+@pytest.mark.parametrize("whole", [True, False])
+def test_geometry_placements_before_any_forward_are_those_at_q0(whole):
+    """Read before the first forward pass (the collision detector's set-up), Pinocchio's
+    geometry placements were uninitialized memory: now and then NaN or 1e308 (a
+    RuntimeWarning in the detector, and a broad phase built on garbage)."""
+    fresh = mixed_world(whole)
+    X = fresh.geometry_placements()
+    assert np.all(np.isfinite(X))
+    later = mixed_world(whole)
+    later.forward(later.q0)
+    np.testing.assert_array_equal(X, later.geometry_placements())

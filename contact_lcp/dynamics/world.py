@@ -310,12 +310,13 @@ class World:
 
     def geometry_placements(self):
         """(ngeoms, 4, 4) ndarray: every collision geometry's placement in W at the last
-        :meth:`forward`."""
+        :meth:`forward` (at ``q0`` when there was none: before it Pinocchio's placements
+        are uninitialized memory, which read as NaN or 1e308 now and then)."""
+        if self._q_kin is None:
+            self.forward(self.q0)
         if self.data is not None:
             oMg = self.collision_data.oMg
             return np.array([oMg[g].homogeneous for g in range(len(oMg))]).reshape(-1, 4, 4)
-        if self._q_kin is None:
-            self.forward(self.q0)
         if getattr(self, "_X_geom", None) is None:
             self._X_geom = self.geometry_fk(self._q_kin)
         return self._X_geom.copy()
