@@ -522,8 +522,9 @@ def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
         warm search certified in 1.0-2.1 n nodes where the Lemke paths then took
         1100-6100 pivots, 3-8 times as long).
     pivot_budget : int, optional
-        Pivots that all the Lemke paths (sparse and dense) may take together; once it is
-        spent, no further stage starts and the status is that of the last path (e.g.
+        Pivots that all the Lemke paths (sparse and dense) may take together (a warm path
+        counts its warm-start block, as ``pivots`` does, and takes at least that block and
+        one pivot); once it is spent, no further stage starts and the status is that of the last path (e.g.
         MAX_PIVOTS), ``info['paths']`` ending with ``budget:spent`` when a path was left
         out. None (default): each path has its own ``max(1000, 50 n)``. The search's nodes
         have their own budget, ``max_nodes``.
