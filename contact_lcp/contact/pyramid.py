@@ -209,12 +209,16 @@ class PyramidModel(ContactModel):
                                 + info.get("attempt_pivots", 0))
         return res
 
+    def _rows(self, problem):
+        """Rows of ``problem``'s frictional LCP: ``d + 2`` per contact, one per limit."""
+        return problem.num_contacts * (self.settings.friction_directions + 2) + problem.num_limits
+
     def _start_budget(self, problem):
         """The pivot budget of this contact solve's frictional LCPs (None: none): for a
         large LCP and the robust method, ``LARGE_PIVOTS_PER_ROW`` per row unless the
         solver options set ``pivot_budget`` themselves."""
         s = self.settings
-        rows = problem.num_contacts * (s.friction_directions + 2) + problem.num_limits
+        rows = self._rows(problem)
         self._budget = None
         if s.method == "robust" and rows >= LAST_BASIS_MAX_ROWS:
             self._budget = int(s.solver_options.get("pivot_budget",
@@ -340,7 +344,7 @@ class PyramidModel(ContactModel):
             if done is not None:
                 return done
             info["warm_miss"] = self._miss_reason  # why the last basis did not solve it
-            if problem.num_contacts * (s.friction_directions + 2) >= LAST_BASIS_MAX_ROWS:
+            if self._rows(problem) >= LAST_BASIS_MAX_ROWS:
                 flags = None  # (module notes, step 1: large LCPs go to the two-step)
         if flags is not None:
             info["warm_source"] = "previous_step"

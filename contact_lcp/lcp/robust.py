@@ -416,7 +416,6 @@ def _revised_paths(M, q, initial_basis, tie_threshold, pivot_tol, singular_tol, 
         paths += [("revised-tie-threshold", None, tie_threshold, "lexicographic")]
     paths += [("revised-min-index", None, 0.0, "min_index")]
     Ms = sparse.csc_matrix(M)  # once for every path
-    code = LCPStatus.MAX_PIVOTS
     for name, basis, delta, rule in paths:
         limit = default_max_pivots(q.shape[0])
         if budget is not None:
@@ -524,10 +523,10 @@ def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
     pivot_budget : int, optional
         Pivots that all the Lemke paths (sparse and dense) may take together (a warm path
         counts its warm-start block, as ``pivots`` does, and takes at least that block and
-        one pivot); once it is spent, no further stage starts and the status is that of the last path (e.g.
-        MAX_PIVOTS), ``info['paths']`` ending with ``budget:spent`` when a path was left
-        out. None (default): each path has its own ``max(1000, 50 n)``. The search's nodes
-        have their own budget, ``max_nodes``.
+        one pivot); once it is spent, no further stage starts and the status is that of
+        the last path (e.g. MAX_PIVOTS), ``info['paths']`` ending with ``budget:spent``
+        when a path was left out. None (default): each path has its own
+        ``max(1000, 50 n)``. The search's nodes have their own budget, ``max_nodes``.
 
     Returns
     -------
@@ -548,11 +547,11 @@ def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
                                      singular_tol, info, pivot_budget)
         if out is not None:
             return out
-        if n > DENSE_MAX_N or _spent(info, pivot_budget):
+        spent_budget = _spent(info, pivot_budget)
+        if n > DENSE_MAX_N or spent_budget:
             info["reason"] = (f"every sparse Lemke path failed ({', '.join(info['paths'])}); "
-                              + (f"the pivot budget ({pivot_budget}) is spent"
-                                 if _spent(info, pivot_budget) else
-                                 f"the dense search is not run above n = {DENSE_MAX_N} "
+                              + (f"the pivot budget ({pivot_budget}) is spent" if spent_budget
+                                 else f"the dense search is not run above n = {DENSE_MAX_N} "
                                  f"(n = {n}: O(n^2) per node)"))
             return MethodOutput(np.zeros(n), status, int(info.get("path_pivots", 0)), info)
     kept = _NO_INDEX
