@@ -9,7 +9,8 @@ Each scene (a bundled name or a path, ``:seconds`` of simulated time) is loaded 
 defaults and stepped; every step's wall time, contacts found and in the LCP, pivots, the
 solve's outcome, its failed solves, the deepest penetration and the process's peak
 resident memory go to one CSV row
-(``benchmarks/results/bench_large_<date>_<revision>.csv``). The table printed groups the
+(``benchmarks/results/bench_large_<date>_<revision>.csv``, rewritten after every step, so
+that a stopped run keeps its rows). The table printed groups the
 steps by the number of contacts in the LCP. Above n = 1000 the robust method pivots on
 sparse LU factors (:mod:`contact_lcp.lcp.revised`); below, on the dense tableau, whose
 cost grows with the cube of the problem (pivots x n^2). The pour lands in ~10 minutes
@@ -44,9 +45,10 @@ def peak_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def run(spec, revision, date, detail=False):
+def run(spec, revision, date, detail=False, save=None):
     """Rows (dicts of :data:`COLUMNS`) of one ``name[:seconds]`` scene; ``detail`` also
-    prints each step's solve report (its solves and how the solve went)."""
+    prints each step's solve report (its solves and how the solve went); ``save(rows)``,
+    when given, is called after every step with the rows so far."""
     name, _, seconds = spec.partition(":")
     path = name if os.path.sep in name else os.path.join(ROOT, "config", name)
     t0 = time.perf_counter()
@@ -70,6 +72,8 @@ def run(spec, revision, date, detail=False):
         if detail and info.report is not None:
             print(f"    {info.report.solves} solves, {info.report.failures} failed: "
                   f"{dict(info.report.info)}", flush=True)
+        if save is not None:
+            save(rows)
     st = sim.stats
     print(f"{os.path.basename(name)}: {st.steps} steps, {st.lcp_failures} failed solves, "
           f"{st.fallbacks} fallbacks, {st.safe_stops} safe stops, {st.uncertified} uncertified",
@@ -103,14 +107,16 @@ def main(argv=None):
     args = parser.parse_args(argv)
     revision = common.git_revision(ROOT)
     date, stamp = common.utc_stamp()
+    path = common.results_path("bench_large", revision, stamp, args.results_dir)
     rows = []
-    for spec in args.scenes:
-        rows += run(spec, revision, date, args.detail)
+    for spec in args.scenes:  # the CSV is rewritten after every step: a run of hours that
+        # is stopped keeps what it measured
+        rows += run(spec, revision, date, args.detail,
+                    lambda mine, done=list(rows): common.write_csv(path, done + mine, COLUMNS))
     table = summary(rows)
     print(common.format_table(table, ("scene", "active", "steps", "median_ms", "median_pivots",
                                       "not_solved")))
     print(f"peak resident memory {peak_rss_mb():.0f} MB")
-    path = common.results_path("bench_large", revision, stamp, args.results_dir)
     common.write_csv(path, rows, COLUMNS)
     print(f"wrote {path}")
     return 0

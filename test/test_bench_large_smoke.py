@@ -23,3 +23,18 @@ def test_rows_per_step_and_the_summary(tmp_path, capsys):
     assert max(int(r["active"]) for r in rows) > 0  # the stack rests on contacts
     assert float(rows[-1]["peak_rss_mb"]) > 0
     assert "median_pivots" in capsys.readouterr().out
+
+
+def test_the_csv_holds_every_step_so_far_while_the_run_goes_on(tmp_path, monkeypatch):
+    """A run of hours that is stopped keeps its rows: the CSV is rewritten after each
+    step (here read back when the third step has been written)."""
+    seen = []
+    real = common.write_csv
+
+    def spy(path, rows, columns, float_format=None):
+        real(path, rows, columns, float_format)
+        seen.append(len(common.read_csv(path)))
+
+    monkeypatch.setattr(common, "write_csv", spy)
+    assert bench_large.main(["box_stack.yaml:0.03", "--results-dir", str(tmp_path)]) == 0
+    assert seen[:3] == [1, 2, 3] and seen[-1] == seen[-2]  # and once more at the end
