@@ -137,6 +137,18 @@ def certifies(M, q, z):
     return bool(np.max(np.abs(np.minimum(z, w))) <= raw_tolerance(M, q, z))
 
 
+def path_limit(n, info, budget):
+    """The pivot limit of the next Lemke path: ``max(1000, 50 n)``, or what the paths
+    recorded in ``info['path_pivots']`` left of ``budget`` (None: no budget); 0 when it
+    is spent, recorded as ``budget:spent`` in ``info['paths']``."""
+    limit = default_max_pivots(n)
+    if budget is not None:
+        limit = max(min(limit, int(budget) - info.get("path_pivots", 0)), 0)
+        if limit == 0:
+            info.setdefault("paths", []).append("budget:spent")
+    return limit
+
+
 def lemke_paths(M, q, pivot_tol, info, budget=None):
     """The lexicographic then the min-index Lemke path; the first certified answer or
     None. Their outcomes are appended to ``info['paths']``, their pivots added to
@@ -144,12 +156,9 @@ def lemke_paths(M, q, pivot_tol, info, budget=None):
     stays within it: a path gets what is left, and none starts once it is spent."""
     for name, rule, delta in (("lexicographic", tb.RULE_LEXICOGRAPHIC, 0.0),
                               ("lemke", tb.RULE_MIN_INDEX, 0.0)):
-        max_pivots = default_max_pivots(q.shape[0])
-        if budget is not None:
-            max_pivots = min(max_pivots, int(budget) - info.get("path_pivots", 0))
-            if max_pivots <= 0:
-                info.setdefault("paths", []).append("budget:spent")
-                return None
+        max_pivots = path_limit(q.shape[0], info, budget)
+        if max_pivots == 0:
+            return None
         z, pivots, code, ended = certified_path(M, q, rule, float(delta), float(pivot_tol),
                                                 max_pivots)
         info.setdefault("paths", []).append(f"{name}:{STATUS[code].name.lower()}")

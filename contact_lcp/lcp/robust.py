@@ -69,7 +69,7 @@ from contact_lcp.lcp import revised
 from contact_lcp.lcp import search_nodes as sn
 from contact_lcp.lcp import tableau as tb
 from contact_lcp.lcp import warm_start as ws
-from contact_lcp.lcp.lemke import STATUS, certifies, default_max_pivots, lemke_paths
+from contact_lcp.lcp.lemke import STATUS, certifies, lemke_paths, path_limit
 from contact_lcp.lcp.residual import certification_coefficients, raw_tolerance
 from contact_lcp.lcp.result import LCPStatus, MethodOutput
 from contact_lcp.lcp.symmetric import symmetric_path
@@ -417,13 +417,9 @@ def _revised_paths(M, q, initial_basis, tie_threshold, pivot_tol, singular_tol, 
     paths += [("revised-min-index", None, 0.0, "min_index")]
     Ms = sparse.csc_matrix(M)  # once for every path
     for name, basis, delta, rule in paths:
-        limit = default_max_pivots(q.shape[0])
-        if budget is not None:
-            left = int(budget) - info.get("path_pivots", 0)
-            if left <= 0:
-                info.setdefault("paths", []).append("budget:spent")
-                return None, LCPStatus.MAX_PIVOTS
-            limit = min(limit, left)
+        limit = path_limit(q.shape[0], info, budget)
+        if limit == 0:
+            return None, LCPStatus.MAX_PIVOTS
         out = revised.solve_revised(Ms, q, tie_threshold=delta, pivot_tol=pivot_tol,
                                     initial_basis=basis, singular_tol=singular_tol, rule=rule,
                                     max_pivots=limit)

@@ -213,7 +213,8 @@ def _retries(M, q, Ms, qs, func, method, options, ruiz, first, tol):
     equilibrated ``(Ms, qs)``, then :data:`RESCALED_RETRY`. Returns ``(retry, spent)``:
     ``retry`` is ``(out, z, w, err)`` of the first that certifies to ``tol`` in the units
     of ``ruiz`` (``out`` carries every path's pivots, ``info['first_status']`` and the
-    retry's key), else None; ``spent`` the pivots of the first path and every retry.
+    retry's key) and ``spent`` None, else None and ``spent`` the pivots of the first path
+    and every retry.
     A ``pivot_budget`` option is shared: each retry gets what the paths before it left,
     and none runs once it is spent."""
     spent = int(first.pivots)
