@@ -5,13 +5,16 @@ Usage::
     .venv/bin/python benchmarks/bench_hard_lcps.py              # robust on each (~10 min)
     .venv/bin/python benchmarks/bench_hard_lcps.py --paths      # and each sparse path alone
     .venv/bin/python benchmarks/bench_hard_lcps.py --budget 50000 round3
+    .venv/bin/python benchmarks/bench_hard_lcps.py /tmp/failed/spheres_200_t0.960_1.npz
 
 ``benchmarks/data/pour_t084_round{1,2,3}.npz`` are the frictional LCPs of the three
 active-set rounds of the 200-sphere pour's step to t = 0.84 s (``config/spheres_200.yaml``;
 517-518 contacts, n = 5 170-5 180, 8-sided pyramids), as :func:`contact_lcp.lcp.solve`
 receives them from the pyramid model: ``M`` (CSR: ``data``, ``indices``, ``indptr``), ``q``
 and ``basis``, the warm start (the frictionless answer's loaded normals). They were
-captured from the step replayed from its saved state (issue 10). Before 489781f the third
+captured from the step replayed from its saved state (issue 10). A path to an ``.npz``
+file of the same form (``bench_large.py --failed-lcps DIR`` writes the LCPs a run failed
+to certify so) is read instead of a bundled name. Before 489781f the third
 defeated every sparse path and the step fell back to frictionless after 17 minutes.
 
 Each is solved by ``robust`` as the model calls it (with the warm start; ``--budget``
@@ -58,16 +61,26 @@ PATHS = (("warm-exact-ties", True, 0.0, "lexicographic"),
 
 
 def load(name):
-    """``(M, q, basis)`` of ``benchmarks/data/pour_t084_<name>.npz`` (``M`` sparse CSR)."""
-    with np.load(os.path.join(DATA, f"pour_t084_{name}.npz")) as f:
+    """``(M, q, basis)`` of ``benchmarks/data/pour_t084_<name>.npz``, or of the file
+    ``name`` when it ends in ``.npz`` (``M`` sparse CSR; ``basis`` None when empty: a
+    cold solve)."""
+    if name.endswith(".npz"):
+        path = name
+    elif name in NAMES:
+        path = os.path.join(DATA, f"pour_t084_{name}.npz")
+    else:
+        raise SystemExit(f"expected one of {', '.join(NAMES)} or a path to an .npz file; "
+                         f"received {name!r}")
+    with np.load(path) as f:
         n = f["q"].shape[0]
         M = sparse.csr_matrix((f["data"], f["indices"], f["indptr"]), shape=(n, n))
-        return M, f["q"].copy(), f["basis"].copy()
+        basis = f["basis"].copy()
+        return M, f["q"].copy(), basis if basis.size else None
 
 
 def robust_row(name, M, q, basis, budget):
     """One row: robust as the pyramid model calls it."""
-    opts = {"initial_basis": basis}
+    opts = {} if basis is None else {"initial_basis": basis}
     if budget is not None:
         opts["pivot_budget"] = budget
     t0 = time.perf_counter()
@@ -105,7 +118,8 @@ def path_rows(name, M, q, basis, max_pivots=None):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("lcps", nargs="*", default=list(NAMES), choices=NAMES)
+    parser.add_argument("lcps", nargs="*", default=list(NAMES),
+                        help=f"{', '.join(NAMES)} or paths to .npz files of the same form")
     parser.add_argument("--paths", action="store_true", help="also walk each sparse path alone")
     parser.add_argument("--budget", type=int, default=None, help="robust's pivot_budget")
     parser.add_argument("--path-pivots", type=int, default=None,
@@ -115,8 +129,9 @@ def main(argv=None):
     revision = common.git_revision()
     date, stamp = common.utc_stamp()
     rows = []
-    for name in args.lcps:
-        M, q, basis = load(name)
+    for spec in args.lcps:
+        M, q, basis = load(spec)
+        name = os.path.basename(spec)
         row = robust_row(name, M, q, basis, args.budget)
         print(f"  {name} robust: {row['status']} {row['all_pivots']} pivots "
               f"{row['s']:.1f} s ({row['paths']})", flush=True)

@@ -11,7 +11,10 @@ solve's outcome, its failed solves, the deepest penetration and the process's pe
 resident memory go to one CSV row
 (``benchmarks/results/bench_large_<date>_<revision>.csv``, rewritten after every step, so
 that a stopped run keeps its rows). The table printed groups the
-steps by the number of contacts in the LCP. Above n = 1000 the robust method pivots on
+steps by the number of contacts in the LCP. With ``--failed-lcps DIR`` every frictional
+LCP that a step's robust search did not certify is written to ``DIR`` in the format of
+``benchmarks/bench_hard_lcps.py`` (``<scene>_t<time>_<k>.npz``: ``M`` as CSR, ``q`` and
+the warm start ``basis``), so that a failing step of a run of hours can be studied alone. Above n = 1000 the robust method pivots on
 sparse LU factors (:mod:`contact_lcp.lcp.revised`); below, on the dense tableau, whose
 cost grows with the cube of the problem (pivots x n^2). The pour lands in ~10 minutes
 (its first 0.7 s); once ~500 contacts have settled a step takes 30-100 s, so its 2 s take
@@ -33,6 +36,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
+import numpy as np  # noqa: E402
+from scipy import sparse  # noqa: E402
+
+from contact_lcp.contact import pyramid  # noqa: E402
 from contact_lcp.sim import Simulator  # noqa: E402
 
 COLUMNS = ("scene", "step", "t", "ms", "contacts", "active", "pivots", "status", "failures",
@@ -45,10 +52,48 @@ def peak_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def run(spec, revision, date, detail=False, save=None):
+class FailedLCPs:
+    """While active, keeps every frictional LCP that the pyramid model's solve did not
+    certify (as CSR, with its ``q`` and warm start); :meth:`write` saves and forgets them."""
+
+    def __init__(self, folder):
+        self.folder, self.kept = folder, []
+
+    def __enter__(self):
+        self._real = pyramid.solve
+
+        def spy(M, q, method, **opts):
+            res = self._real(M, q, method, **opts)
+            if not res.success:
+                basis = opts.get("initial_basis")
+                self.kept.append((sparse.csr_matrix(M), np.array(q),
+                                  np.zeros(0, np.int64) if basis is None
+                                  else np.asarray(basis, dtype=np.int64)))
+            return res
+
+        pyramid.solve = spy
+        return self
+
+    def __exit__(self, *exc):
+        pyramid.solve = self._real
+
+    def write(self, scene, t):
+        """Write the LCPs kept since the last call; returns their paths."""
+        paths = []
+        for k, (M, q, basis) in enumerate(self.kept, 1):
+            path = os.path.join(self.folder, f"{os.path.splitext(scene)[0]}_t{t:.3f}_{k}.npz")
+            np.savez_compressed(path, data=M.data, indices=M.indices, indptr=M.indptr, q=q,
+                                basis=basis)
+            paths.append(path)
+        self.kept = []
+        return paths
+
+
+def run(spec, revision, date, detail=False, save=None, failed=None):
     """Rows (dicts of :data:`COLUMNS`) of one ``name[:seconds]`` scene; ``detail`` also
     prints each step's solve report (its solves and how the solve went); ``save(rows)``,
-    when given, is called after every step with the rows so far."""
+    when given, is called after every step with the rows so far; ``failed`` (a
+    :class:`FailedLCPs`), when given, writes the LCPs each step failed to certify."""
     name, _, seconds = spec.partition(":")
     path = name if os.path.sep in name else os.path.join(ROOT, "config", name)
     t0 = time.perf_counter()
@@ -74,6 +119,9 @@ def run(spec, revision, date, detail=False, save=None):
                   f"{dict(info.report.info)}", flush=True)
         if save is not None:
             save(rows)
+        if failed is not None:
+            for p in failed.write(rows[-1]["scene"], sim.t):
+                print(f"    wrote {p}", flush=True)
     st = sim.stats
     print(f"{os.path.basename(name)}: {st.steps} steps, {st.lcp_failures} failed solves, "
           f"{st.fallbacks} fallbacks, {st.safe_stops} safe stops, {st.uncertified} uncertified",
@@ -104,15 +152,23 @@ def main(argv=None):
     parser.add_argument("--results-dir", default=None)
     parser.add_argument("--detail", action="store_true",
                         help="also print each step's solve report")
+    parser.add_argument("--failed-lcps", metavar="DIR", default=None,
+                        help="write every frictional LCP not certified to DIR (npz)")
     args = parser.parse_args(argv)
+    if args.failed_lcps:
+        os.makedirs(args.failed_lcps, exist_ok=True)
     revision = common.git_revision(ROOT)
     date, stamp = common.utc_stamp()
     path = common.results_path("bench_large", revision, stamp, args.results_dir)
     rows = []
     for spec in args.scenes:  # the CSV is rewritten after every step: a run of hours that
         # is stopped keeps what it measured
-        rows += run(spec, revision, date, args.detail,
-                    lambda mine, done=list(rows): common.write_csv(path, done + mine, COLUMNS))
+        save = lambda mine, done=list(rows): common.write_csv(path, done + mine, COLUMNS)  # noqa: E731
+        if args.failed_lcps:
+            with FailedLCPs(args.failed_lcps) as failed:
+                rows += run(spec, revision, date, args.detail, save, failed)
+        else:
+            rows += run(spec, revision, date, args.detail, save)
     table = summary(rows)
     print(common.format_table(table, ("scene", "active", "steps", "median_ms", "median_pivots",
                                       "not_solved")))

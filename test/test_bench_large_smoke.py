@@ -4,6 +4,7 @@ row per step and groups them by contacts in the LCP. Nothing here is timed."""
 import os
 import sys
 
+import numpy as np
 import pytest
 
 BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
@@ -38,3 +39,38 @@ def test_the_csv_holds_every_step_so_far_while_the_run_goes_on(tmp_path, monkeyp
     monkeypatch.setattr(common, "write_csv", spy)
     assert bench_large.main(["box_stack.yaml:0.03", "--results-dir", str(tmp_path)]) == 0
     assert seen[:3] == [1, 2, 3] and seen[-1] == seen[-2]  # and once more at the end
+
+
+def test_failed_frictional_lcps_are_written_and_read_back_by_the_hard_lcp_bench(
+        tmp_path, monkeypatch):
+    """``--failed-lcps DIR``: each frictional LCP that a step did not certify (here every
+    one: the pyramid model's solver is made to report MAX_PIVOTS) is written in
+    bench_hard_lcps' format; read back, it is the same LCP, which robust certifies."""
+    from dataclasses import replace
+
+    from contact_lcp.contact import pyramid
+    from contact_lcp.lcp import LCPStatus, solve
+
+    bench_hard = pytest.importorskip("bench_hard_lcps")
+    real = pyramid.solve
+    seen = []
+
+    def failing(M, q, method, **opts):
+        seen.append((M.copy(), q.copy(), opts.get("initial_basis")))
+        return replace(real(M, q, method, **opts), status=LCPStatus.MAX_PIVOTS)
+
+    monkeypatch.setattr(pyramid, "solve", failing)
+    folder = tmp_path / "failed"
+    assert bench_large.main(["spheres_21.yaml:0.03", "--results-dir", str(tmp_path),
+                             "--failed-lcps", str(folder)]) == 0
+    assert pyramid.solve is failing  # put back after the run
+    rows = common.read_csv(next(tmp_path.glob("bench_large_*.csv")))
+    assert any(int(r["failures"]) > 0 for r in rows)
+    files = sorted(folder.glob("spheres_21_t*.npz"))
+    assert len(files) == sum(int(r["failures"]) for r in rows) == len(seen) > 0
+    M, q, basis = bench_hard.load(str(files[0]))
+    M0, q0, basis0 = seen[0]
+    assert np.array_equal(M.toarray(), M0) and np.array_equal(q, q0)
+    # (an empty warm start is a cold one: it is read back as None)
+    assert np.array_equal([] if basis is None else basis, [] if basis0 is None else basis0)
+    assert solve(M.toarray(), q, "robust").success
