@@ -161,6 +161,23 @@ def test_ties_narrowed_by_rows_choose_as_by_columns(monkeypatch):
     np.testing.assert_allclose(few.z, many.z, atol=1e-10 * np.abs(many.z).max())
 
 
+def test_columns_solved_for_choose_as_the_columns_kept_up_to_date(monkeypatch):
+    """The ties of the same LCP compare up to 16 columns of B^-1; those past
+    ``KEPT_COLUMNS`` are solved for when a tie needs them instead of updated at every
+    pivot. Keeping all 16 up to date walks the same path to the same answer."""
+    from contact_lcp.lcp import revised
+
+    with np.load(DATA / "spheres21_ties.npz") as f:
+        M, q = f["M"], f["q"]
+    solved_for = solve_revised(M, q)
+    monkeypatch.setattr(revised, "KEPT_COLUMNS", revised.LEX_COLUMNS)
+    kept = solve_revised(M, q)
+    assert kept.status is LCPStatus.SOLVED and solved_for.status is LCPStatus.SOLVED
+    assert kept.pivots == solved_for.pivots
+    assert kept.info["lexicographic_columns"] == solved_for.info["lexicographic_columns"] > 0
+    np.testing.assert_allclose(kept.z, solved_for.z, atol=1e-10 * np.abs(kept.z).max())
+
+
 def test_ill_conditioned_pour_lcp_is_certified_by_the_exact_tie_path():
     """The frictional LCP of the 200-sphere pour at t = 0.68 s (n = 4110, as equilibrated
     inside ``solve``; captured from ``benchmarks/bench_large.py``), warm-started on the

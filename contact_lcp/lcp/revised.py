@@ -15,9 +15,10 @@ the ratio test: O(nnz(L + U) + k n) instead of O(n^2).
 
 The path is the lexicographic one of :func:`contact_lcp.lcp.lexicographic.solve_lexicographic`
 with the same tie threshold: tied rows are narrowed by ``B^-1[i, k] / d_i`` for
-``k = 0, 1, ...``. The leading ``LEX_COLUMNS`` columns of ``B^-1`` are kept up to date
-once a tie has needed them (O(n) each per pivot); ties they do not break are narrowed by
-the tied rows of ``B^-1``, one transposed solve each. In exact arithmetic both walk the
+``k = 0, 1, ...``. The leading ``KEPT_COLUMNS`` columns of ``B^-1`` are kept up to date
+once a tie has needed them (O(n) each per pivot), the next ones up to ``LEX_COLUMNS``
+solved for when a tie needs them; ties they do not break are narrowed by the tied rows
+of ``B^-1``, one transposed solve each. In exact arithmetic both walk the
 same bases; the tests compare them pivot for pivot where nothing ties. ``rule="min_index"``
 walks plain Lemke's path instead.
 """
@@ -38,10 +39,14 @@ from contact_lcp.lcp.warm_start import well_conditioned_block
 RULES = ("lexicographic", "min_index")
 #: pivots between two factorizations of the basis (the eta file's length)
 REFACTOR = 100
-#: leading columns of B^-1 kept up to date at every pivot (O(n) each) for the
-#: lexicographic ties, which rarely need more: on the pour's LCPs 3 columns per pivot,
-#: each a solve with the factors when not kept
+#: columns of B^-1 that the lexicographic ties compare before they turn to the tied rows
 LEX_COLUMNS = 16
+#: leading columns of B^-1 kept up to date at every pivot (O(n) each) once a tie needed
+#: them; a deeper one is a solve with the factors each time. On the pour's LCPs the
+#: exact-tie paths tie at almost every pivot (degenerate rows at 0), and column 0 broke
+#: every tie (29 551 ties in the first 30 000 pivots of benchmarks/data/pour_t084_round3):
+#: keeping 16 columns up to date cost 0.1 ms of 0.55 ms per pivot
+KEPT_COLUMNS = 2
 
 
 @njit(cache=True)
@@ -181,7 +186,7 @@ class _Basis:
         self.W, self.Z, self.wi, self.R = W, Z, wi, R
         self.BWZ = BZ[wi].tocsr()
         self.count = 0
-        self.cols = None  # the leading columns of B^-1, computed when a tie needs them
+        self.cols = None  # the kept columns of B^-1, computed when a tie needs them
         self.factorizations += 1
         if lu is not None:
             self.lu_nnz = max(self.lu_nnz, lu.L.nnz + lu.U.nnz)
@@ -235,8 +240,12 @@ class _Basis:
 
     def column(self, k):
         """Column ``k`` of ``B^-1``."""
+        if k >= KEPT_COLUMNS:
+            e = np.zeros(self.n)
+            e[k] = 1.0
+            return self.solve(e)
         if self.cols is None:
-            self.cols = np.ascontiguousarray(self.solve(np.eye(self.n, min(LEX_COLUMNS, self.n))))
+            self.cols = np.ascontiguousarray(self.solve(np.eye(self.n, min(KEPT_COLUMNS, self.n))))
         return self.cols[:, k]
 
     @property
