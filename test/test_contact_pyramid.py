@@ -8,6 +8,7 @@ from contact_lcp.contact.base import ModelSettings
 from contact_lcp.contact.models import make_model
 from contact_lcp.contact.problem import build_problem
 from contact_lcp.contact.report import Outcome
+from contact_lcp.exceptions import SceneError
 
 G_ACC = 9.81
 H = 1e-3
@@ -86,6 +87,64 @@ def test_failed_frictional_solve_falls_back_to_certified_frictionless():
     assert r.outcome is Outcome.FALLBACK and r.applied == "frictionless" and r.fallbacks == 1
     assert r.certified and r.failures >= 1 and r.status.name != "SOLVED"
     assert r.label.startswith("FALLBACK(")
+
+
+def _failing_pyramid_lcps(monkeypatch):
+    """Make the pyramid model's frictional LCPs fail (MAX_PIVOTS) and leave the relaxed
+    one (``-mu`` at a normal row's ``lam`` column) to the real solver."""
+    from dataclasses import replace
+
+    from contact_lcp.contact import pyramid
+    from contact_lcp.lcp import LCPStatus
+
+    real = pyramid.solve
+
+    def failing(M, q, method, **opts):
+        res = real(M, q, method, **opts)
+        k = (q.shape[0]) // 10  # (no unilateral rows: n = 10 k for d = 8)
+        relaxed = M[0, 9 * k] < 0.0
+        return res if relaxed else replace(res, status=LCPStatus.MAX_PIVOTS)
+
+    monkeypatch.setattr(pyramid, "solve", failing)
+
+
+@pytest.mark.parametrize("ratio", [0.5, 2.0])
+def test_a_failed_frictional_solve_falls_back_to_the_relaxed_impulse_with_friction(
+        monkeypatch, ratio):
+    """When the frictional LCP fails, the default fallback is its convex relaxation
+    (Anitescu & Hart) on the same pyramids: the box sliding along an edge at ``ratio``
+    times the stick threshold ``mu g h`` still sticks (0.5: stopped, no hop) or slows
+    (2.0: slides on, pushed off at ``mu`` times its slip speed, the relaxation's
+    artefact); the frictionless fallback (``fallback_model: frictionless``) lets it slide
+    on at its speed."""
+    m, mu = 2.0, 0.6
+    v_t = ratio * mu * G_ACC * H
+    G, u, J, Minv, v_free = box_problem(mass=m, v=(v_t, 0, 0, 0, 0, 0))
+    _failing_pyramid_lcps(monkeypatch)
+    sol = solve_box(np.full(4, mu), J, Minv, v_free, friction_frame="fixed")
+    r = sol.report
+    assert r.outcome is Outcome.FALLBACK and r.applied == "relaxed" and r.fallbacks == 1
+    assert r.certified and r.status.name == "MAX_PIVOTS" and r.failures >= 1
+    v = v_free + Minv @ J.T @ sol.f
+    if ratio < 1.0:
+        np.testing.assert_allclose(v, 0.0, atol=1e-9)  # stuck, resting, no hop
+        assert sol.f[0::3].sum() == pytest.approx(m * G_ACC * H, rel=1e-9)
+    else:
+        assert 0.0 < v[0] < v_t and abs(v[1]) < 1e-9
+        assert v[2] == pytest.approx(mu * v[0], rel=1e-7)  # pushed off at mu |v_t|
+        # it slows by mu times the normal impulse per mass (a normal impulse that also
+        # lifts it: m (g h + v_z))
+        assert v_t - v[0] == pytest.approx(mu * (G_ACC * H + v[2]), rel=1e-7)
+    sol = solve_box(np.full(4, mu), J, Minv, v_free, friction_frame="fixed",
+                    options={"fallback_model": "frictionless"})
+    assert sol.report.outcome is Outcome.FALLBACK and sol.report.applied == "frictionless"
+    v = v_free + Minv @ J.T @ sol.f
+    assert v[0] == pytest.approx(v_t, rel=1e-12) and abs(v[2]) < 1e-9
+
+
+def test_an_unknown_fallback_model_is_refused():
+    with pytest.raises(SceneError, match="fallback_model must be one of"):
+        make_model("pyramid", ModelSettings(options={"fallback_model": "soft"}))
 
 
 def test_nothing_certified_means_safe_stop_with_zero_impulse():
@@ -415,8 +474,8 @@ def _spy_solves(monkeypatch):
 def test_a_large_frictional_solve_shares_one_pivot_budget(monkeypatch):
     """A contact solve whose frictional LCP has ``LAST_BASIS_MAX_ROWS`` rows or more gives
     all its frictional solves one pivot budget; when they spend it the step falls back
-    to the certified frictionless impulse instead of walking every path again (the
-    pour's failing steps took about an hour)."""
+    to the certified relaxed impulse instead of walking every path again (the pour's
+    failing steps took about an hour)."""
     from contact_lcp.contact import pyramid
 
     problem, _, _ = _boxes_apart(50, drift=0.01)  # 200 contacts, 2 000 rows, sliding
@@ -429,8 +488,8 @@ def test_a_large_frictional_solve_shares_one_pivot_budget(monkeypatch):
     budget = needed // 2
     sol = make_model("pyramid", ModelSettings(solver_options={"pivot_budget": budget})).solve(
         problem)
-    assert sol.report.outcome is Outcome.FALLBACK and sol.report.applied == "frictionless"
-    assert sol.report.certified
+    assert sol.report.outcome is Outcome.FALLBACK and sol.report.applied == "relaxed"
+    assert sol.report.certified and sol.report.method == "qp:clarabel"  # (2 000 rows)
     assert len(calls) >= 2 and sum(c[3] for c in calls) == budget
     assert [c[2] for c in calls] == [budget - sum(c[3] for c in calls[:i])
                                      for i in range(len(calls))]

@@ -20,8 +20,15 @@ default). Solve strategy, in order, each answer applied only when certified:
    warm-started on the contacts it loaded. With ``two_step=False`` the frictional LCP is
    solved cold.
 3. **Fallbacks**: the frictional LCP cold, if it was warm-started; with its pyramids on
-   the contact frames, if they were turned to the slip; the certified frictionless impulse
-   (``fallback=True``); else a safe stop (no impulse).
+   the contact frames, if they were turned to the slip. Then, with ``fallback=True``, the
+   certified answer of a simpler problem, counted as a fallback: by default (option
+   ``fallback_model: relaxed``) Anitescu & Hart's convex relaxation of the same LCP
+   (:mod:`contact_lcp.contact.relaxed`, on the same pyramids), which keeps the friction:
+   a sticking contact's conditions are the pyramid's, only a sliding one is pushed off at
+   ``mu`` times its slip speed for that step. Where a failed step fell straight back to
+   frictionless, a settled 200-sphere pile slid for a step and the next step's LCP failed
+   too. Then (or with ``fallback_model: frictionless``) the certified frictionless
+   impulse; else a safe stop (no impulse).
 
 Pyramid orientation. With ``friction_frame="slip"`` (default) each contact's first edge
 lies along its last friction impulse (matched by surface pair and nearest point), so that
@@ -55,6 +62,7 @@ from contact_lcp.contact.pyramid_kernel import (
     warm_pyramid,
 )
 from contact_lcp.contact.report import ContactSolution, Outcome, SolveReport, tally
+from contact_lcp.exceptions import SceneError
 from contact_lcp.lcp import LCPResult, LCPStatus, robust, solve
 
 #: methods that accept a warm start ``initial_basis``
@@ -106,15 +114,28 @@ LAST_BASIS_MAX_ROWS = 2000
 LARGE_PIVOTS_PER_ROW = 150
 
 
+#: ``fallback_model`` values: the problem whose certified answer a failed step applies
+FALLBACK_MODELS = ("relaxed", "frictionless")
+
+
 class PyramidModel(ContactModel):
-    """Frictional contact with a ``friction_directions``-sided pyramid."""
+    """Frictional contact with a ``friction_directions``-sided pyramid.
+
+    Options (``contact.options`` in a scene): ``fallback_model`` (see
+    :data:`FALLBACK_MODELS` and the module notes, step 3).
+    """
 
     name = "pyramid"
+    OPTIONS = {"fallback_model": "relaxed"}
 
     def __init__(self, settings=None):
         from contact_lcp.contact.base import ModelSettings
 
         super().__init__(ModelSettings() if settings is None else settings)
+        fallback = self.options.get("fallback_model", "relaxed")
+        if fallback not in FALLBACK_MODELS:
+            raise SceneError(f"contact model {self.name!r}: option fallback_model must be one "
+                             f"of {FALLBACK_MODELS}; received {fallback!r}")
         self.reset()
 
     def reset(self):
@@ -411,6 +432,15 @@ class PyramidModel(ContactModel):
         common = dict(pivots=pivots, solves=solves, failures=failures, warm_started=warm,
                       info=info)
         self._last_pair = None
+        if s.fallback and self.options.get("fallback_model", "relaxed") == "relaxed":
+            rl, rel = self._relaxed(problem)
+            results.append(rel)
+            pivots, solves, failures = tally(results)
+            common.update(pivots=pivots, solves=solves, failures=failures)
+            if rel.success:
+                return ContactSolution(rl.impulses(rel.z), SolveReport(
+                    Outcome.FALLBACK, res.status, "relaxed", rel.method, True, fallbacks=1,
+                    **common))
         if s.fallback and fl is None:
             _, fl = solve_frictionless(problem, s.method, s.solver_options)
             pivots, solves, failures = tally(results + [fl])
@@ -422,6 +452,21 @@ class PyramidModel(ContactModel):
         return safe_stop(problem, dict(outcome=Outcome.SAFE_STOP, status=res.status,
                                        applied="none", method="none", certified=False,
                                        fallbacks=2, **common))
+
+    def _relaxed(self, problem):
+        """Anitescu & Hart's convex relaxation of this step's LCP, on the pyramids of the
+        last attempt, solved as the relaxed model's ``path: auto`` does (its velocity QP
+        above ``AUTO_QP_SIZE`` unknowns, else the scene's LCP method), certified on the
+        relaxed LCP. Returns ``(lcp, result)``."""
+        from contact_lcp.contact.relaxed import AUTO_QP_SIZE, build_relaxed_lcp
+        from contact_lcp.contact.relaxed_qp import solve_relaxed_qp
+
+        s = self.settings
+        lcp = build_relaxed_lcp(problem, num_directions=s.friction_directions,
+                                edge_angle=self.__dict__.get("_used_angle"))
+        if lcp.q.shape[0] > AUTO_QP_SIZE:
+            return lcp, solve_relaxed_qp(problem, lcp)
+        return lcp, solve(lcp.M, lcp.q, s.method, **s.solver_options)
 
 
 def _walked_cold(res):

@@ -19,7 +19,8 @@ class Outcome(Enum):
     SOLVED
         The model's own problem was solved and certified.
     FALLBACK
-        The model's problem failed; a certified simpler problem (frictionless) was applied.
+        The model's problem failed; the certified answer of a simpler problem was applied
+        (the pyramid model's convex relaxation, or the frictionless problem).
     SAFE_STOP
         Nothing was certified: no impulse was applied and the dynamic motion stopped.
     """
@@ -41,8 +42,8 @@ class SolveReport:
         Status of the model's main solve (the frictional LCP for ``pyramid``), also when a
         fallback was applied; None without contact.
     applied : str
-        Which problem produced the applied impulse: the model name, ``"frictionless"``
-        (fallback) or ``"none"``.
+        Which problem produced the applied impulse: the model name, ``"relaxed"`` or
+        ``"frictionless"`` (fallbacks) or ``"none"``.
     method : str
         The solver method that produced the applied impulse (``"none"`` if none).
     certified : bool
@@ -54,7 +55,8 @@ class SolveReport:
     failures : int
         Solves that ended without a certified answer (recovered or not).
     fallbacks : int
-        0: the model's answer was applied; 1: a frictionless fallback; 2: a safe stop.
+        0: the model's answer was applied; 1: a fallback (``applied`` says which); 2: a
+        safe stop.
     warm_started : bool
         The main solve started from a basis (the previous step's or the frictionless one).
     info : Mapping

@@ -44,9 +44,10 @@ class StepInfo:
 
     @property
     def lcp_method(self) -> str:
-        """The method that produced the applied impulse, ``/frictionless`` on a fallback."""
+        """The method that produced the applied impulse, ``/frictionless`` or ``/relaxed``
+        on a fallback."""
         r = self.report
-        return f"{r.method}/frictionless" if r.applied == "frictionless" else r.method
+        return f"{r.method}/{r.applied}" if r.outcome is Outcome.FALLBACK else r.method
 
     @property
     def pivots(self) -> int:
@@ -55,7 +56,7 @@ class StepInfo:
 
     @property
     def fallbacks(self) -> int:
-        """0, 1 (frictionless applied) or 2 (safe stop)."""
+        """0, 1 (a fallback applied) or 2 (safe stop)."""
         return self.report.fallbacks
 
 
@@ -64,9 +65,10 @@ class SimStats:
     """Counters since the start (or the last reset).
 
     ``lcp_failures``: solves that ended uncertified (also those a fallback recovered);
-    ``fallbacks``: steps that applied a frictionless fallback; ``safe_stops``: steps that
-    applied nothing; ``uncertified``: steps whose applied impulse was not certified (safe
-    stops); ``warm_starts``: main solves started from a basis; ``solves``: LCP solves.
+    ``fallbacks``: steps that applied a fallback (relaxed or frictionless);
+    ``safe_stops``: steps that applied nothing; ``uncertified``: steps whose applied
+    impulse was not certified (safe stops); ``warm_starts``: main solves started from a
+    basis; ``solves``: LCP solves.
     """
 
     steps: int = 0
