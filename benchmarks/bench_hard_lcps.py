@@ -12,10 +12,13 @@ active-set rounds of the 200-sphere pour's step to t = 0.84 s (``config/spheres_
 517-518 contacts, n = 5 170-5 180, 8-sided pyramids), as :func:`contact_lcp.lcp.solve`
 receives them from the pyramid model: ``M`` (CSR: ``data``, ``indices``, ``indptr``), ``q``
 and ``basis``, the warm start (the frictionless answer's loaded normals). They were
-captured from the step replayed from its saved state (issue 10). A path to an ``.npz``
-file of the same form (``bench_large.py --failed-lcps DIR`` writes the LCPs a run failed
-to certify so) is read instead of a bundled name. Before 489781f the third
-defeated every sparse path and the step fell back to frictionless after 17 minutes.
+captured from the step replayed from its saved state (issue 10). Before 489781f the
+third defeated every sparse path and the step fell back to frictionless after 17 minutes.
+``t096`` (``pour_t096_failed.npz``, n = 5 210, 521 contacts) is the first frictional LCP
+of the step to t = 0.96 s of a fresh run (``bench_large.py spheres_200.yaml:2.0
+--failed-lcps DIR`` at faae878), the first the pour still fails: every sparse
+path hits its limit. A path to an ``.npz`` file of the same form (what ``--failed-lcps``
+writes) is read instead of a bundled name.
 
 Each is solved by ``robust`` as the model calls it (with the warm start; ``--budget``
 sets ``pivot_budget``), and with ``--paths`` along each of robust's sparse paths alone
@@ -50,7 +53,12 @@ from contact_lcp.lcp.residual import certify_scaled  # noqa: E402
 from contact_lcp.lcp.scaling import MAX_SWEEPS, equilibrated  # noqa: E402
 
 DATA = os.path.join(HERE, "data")
-NAMES = ("round1", "round2", "round3")
+#: bundled LCPs by name: file in benchmarks/data
+FILES = {"round1": "pour_t084_round1.npz", "round2": "pour_t084_round2.npz",
+         "round3": "pour_t084_round3.npz", "t096": "pour_t096_failed.npz"}
+NAMES = tuple(FILES)
+#: run when no LCP is named (t096 spends robust's whole budget: about 15 minutes)
+DEFAULT = ("round1", "round2", "round3")
 COLUMNS = ("lcp", "n", "variant", "status", "certified", "s", "pivots", "all_pivots", "paths",
            "error_over_tol", "revision", "date")
 #: robust's sparse paths: (variant, warm-started, tie threshold, rule)
@@ -61,13 +69,13 @@ PATHS = (("warm-exact-ties", True, 0.0, "lexicographic"),
 
 
 def load(name):
-    """``(M, q, basis)`` of ``benchmarks/data/pour_t084_<name>.npz``, or of the file
+    """``(M, q, basis)`` of the bundled LCP ``name`` (:data:`FILES`), or of the file
     ``name`` when it ends in ``.npz`` (``M`` sparse CSR; ``basis`` None when empty: a
     cold solve)."""
     if name.endswith(".npz"):
         path = name
-    elif name in NAMES:
-        path = os.path.join(DATA, f"pour_t084_{name}.npz")
+    elif name in FILES:
+        path = os.path.join(DATA, FILES[name])
     else:
         raise SystemExit(f"expected one of {', '.join(NAMES)} or a path to an .npz file; "
                          f"received {name!r}")
@@ -118,7 +126,7 @@ def path_rows(name, M, q, basis, max_pivots=None):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("lcps", nargs="*", default=list(NAMES),
+    parser.add_argument("lcps", nargs="*", default=list(DEFAULT),
                         help=f"{', '.join(NAMES)} or paths to .npz files of the same form")
     parser.add_argument("--paths", action="store_true", help="also walk each sparse path alone")
     parser.add_argument("--budget", type=int, default=None, help="robust's pivot_budget")
