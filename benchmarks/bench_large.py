@@ -161,14 +161,17 @@ def main(argv=None):
     date, stamp = common.utc_stamp()
     path = common.results_path("bench_large", revision, stamp, args.results_dir)
     rows = []
-    for spec in args.scenes:  # the CSV is rewritten after every step: a run of hours that
-        # is stopped keeps what it measured
-        save = lambda mine, done=list(rows): common.write_csv(path, done + mine, COLUMNS)  # noqa: E731
+
+    def save(mine):  # the CSV is rewritten after every step: a run of hours that is
+        common.write_csv(path, rows + mine, COLUMNS)  # stopped keeps what it measured
+
+    for spec in args.scenes:
         if args.failed_lcps:
             with FailedLCPs(args.failed_lcps) as failed:
-                rows += run(spec, revision, date, args.detail, save, failed)
+                mine = run(spec, revision, date, args.detail, save, failed)
         else:
-            rows += run(spec, revision, date, args.detail, save)
+            mine = run(spec, revision, date, args.detail, save)
+        rows += mine
     table = summary(rows)
     print(common.format_table(table, ("scene", "active", "steps", "median_ms", "median_pivots",
                                       "not_solved")))
