@@ -25,10 +25,10 @@ default). Solve strategy, in order, each answer applied only when certified:
    ``fallback_model: relaxed``) Anitescu & Hart's convex relaxation of the same LCP
    (:mod:`contact_lcp.contact.relaxed`, on the same pyramids), which keeps the friction:
    a sticking contact's conditions are the pyramid's, only a sliding one is pushed off at
-   ``mu`` times its slip speed for that step. Where a failed step fell straight back to
-   frictionless, a settled 200-sphere pile slid for a step and the next step's LCP failed
-   too. Then (or with ``fallback_model: frictionless``) the certified frictionless
-   impulse; else a safe stop (no impulse).
+   ``mu`` times its slip speed for that step. (In the 200-sphere pour the frictionless
+   fallback at t = 0.96 s was followed by another failing step; after the relaxed one the
+   next steps solved.) Then (or with ``fallback_model: frictionless``) the certified
+   frictionless impulse; else a safe stop (no impulse).
 
 Pyramid orientation. With ``friction_frame="slip"`` (default) each contact's first edge
 lies along its last friction impulse (matched by surface pair and nearest point), so that
