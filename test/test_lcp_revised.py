@@ -269,3 +269,22 @@ def test_a_pivot_budget_bounds_all_the_paths_and_retries_together():
     assert res.info["paths"] == ["revised:max_pivots", "budget:spent"]
     assert "pivot budget" in res.info["reason"]
     assert solve(M, q, method="robust", pivot_budget=n + 1).success
+
+
+def test_within_a_budget_the_cold_exact_path_may_take_all_that_is_left(monkeypatch):
+    """Under a ``pivot_budget`` the warm path keeps its limit of 50 n pivots (here made
+    n / 4), but the cold exact-tie path may spend the rest of the budget (the pour's LCP
+    at t = 0.96 s needed 104 n on it)."""
+    from contact_lcp.lcp import lemke
+
+    n = REVISED_MIN_N
+    M = 2.0 * np.eye(n) + np.diag(np.full(n - 1, 0.5), 1) + np.diag(np.full(n - 1, 0.5), -1)
+    q = -(1.0 + np.arange(n) / n)  # Lemke's path from the slack basis: n + 1 pivots
+    monkeypatch.setattr(lemke, "default_max_pivots", lambda size: size // 4)
+    res = solve(M, q, method="robust", pivot_budget=3 * n, initial_basis=[n - 1])
+    assert res.success and res.pivots == n + 1
+    assert res.info["paths"] == ["revised-warm:max_pivots", "revised:solved"]
+    assert res.info["path_pivots"] == n // 4 + n + 1
+    res = solve(M, q, method="robust", pivot_budget=n // 4 + n // 2, initial_basis=[n - 1])
+    assert res.status is LCPStatus.MAX_PIVOTS  # and no more than the budget in all
+    assert res.info["path_pivots"] + res.info.get("attempt_pivots", 0) == n // 4 + n // 2

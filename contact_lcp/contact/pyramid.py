@@ -105,13 +105,16 @@ MAP_NEW_MAX = 4
 LAST_BASIS_MAX_ROWS = 2000
 #: pivots that the frictional solves of one such large LCP (``LAST_BASIS_MAX_ROWS`` rows
 #: or more) may take together, per row (robust's ``pivot_budget``, unless the solver
-#: options set one): three of the 50 n paths a Lemke path may take. Without it a step of
-#: the 200-sphere pour whose LCPs (n = 5 170) defeat every sparse path walked them all
-#: in robust, again in solve()'s rescaled retry and in the contact-frame retry, about
-#: 1 200 n pivots (an hour) before the frictionless fallback. Solved LCPs there take
-#: 1-10 n, the hardest seen 94 n (t = 0.84 s, first active-set round: the warm exact-tie
-#: path to its 50 n limit, then the cold one, 44 n)
-LARGE_PIVOTS_PER_ROW = 150
+#: options set one): the warm path's 50 n, then all the rest for the cold exact-tie path
+#: (robust lets it past 50 n within a budget). Without a budget a step of the 200-sphere
+#: pour whose LCPs (n = 5 170) defeat every sparse path walked them all in robust, again
+#: in solve()'s rescaled retry and in the contact-frame retry, about 1 200 n pivots (an
+#: hour) before the fallback. Solved LCPs there take 1-10 n; the hard ones seen, on
+#: the cold exact-tie path after the warm one's 50 n: 44 n (t = 0.84 s), 104 n
+#: (t = 0.96 s), 232 n (t = 1.01 s); the one at t = 1.00 s was not done after 287 n.
+#: A budget of 150 n (6 minutes at 0.45 ms a pivot, n = 5 200) certifies only the first
+#: of these; 300 n (12 minutes) the first three
+LARGE_PIVOTS_PER_ROW = 300
 
 
 #: ``fallback_model`` values: the problem whose certified answer a failed step applies

@@ -137,13 +137,15 @@ def certifies(M, q, z):
     return bool(np.max(np.abs(np.minimum(z, w))) <= raw_tolerance(M, q, z))
 
 
-def path_limit(n, info, budget):
+def path_limit(n, info, budget, capped=True):
     """The pivot limit of the next Lemke path: ``max(1000, 50 n)``, or what the paths
-    recorded in ``info['path_pivots']`` left of ``budget`` (None: no budget); 0 when it
-    is spent, recorded as ``budget:spent`` in ``info['paths']``."""
+    recorded in ``info['path_pivots']`` left of ``budget`` (None: no budget) when that is
+    less (or, ``capped=False``, in any case); 0 when it is spent, recorded as
+    ``budget:spent`` in ``info['paths']``."""
     limit = default_max_pivots(n)
     if budget is not None:
-        limit = max(min(limit, int(budget) - info.get("path_pivots", 0)), 0)
+        left = int(budget) - info.get("path_pivots", 0)
+        limit = max(min(limit, left) if capped else left, 0)
         if limit == 0:
             info.setdefault("paths", []).append("budget:spent")
     return limit
