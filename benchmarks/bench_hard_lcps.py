@@ -16,12 +16,14 @@ captured from the step replayed from its saved state (issue 10). Before 489781f 
 third defeated every sparse path and the step fell back to frictionless after 17 minutes.
 ``t096`` (``pour_t096_failed.npz``, n = 5 210, 521 contacts) is the first frictional LCP
 of the step to t = 0.96 s of a fresh run (``bench_large.py spheres_200.yaml:2.0
---failed-lcps DIR`` at faae878), the first the pour still fails: every sparse
-path hits its limit. A path to an ``.npz`` file of the same form (what ``--failed-lcps``
+--failed-lcps DIR`` at faae878), which that run failed: every sparse path stopped at its
+50 n limit. The cold exact-tie path certifies it after 539 290 pivots (104 n), which
+robust allows since 44cdd12 within the model's budget. A path to an ``.npz`` file of the same form (what ``--failed-lcps``
 writes) is read instead of a bundled name.
 
-Each is solved by ``robust`` as the model calls it (with the warm start; ``--budget``
-sets ``pivot_budget``), and with ``--paths`` along each of robust's sparse paths alone
+Each is solved by ``robust`` as the model calls it (with the warm start and the
+pyramid model's pivot budget, ``pyramid.LARGE_PIVOTS_PER_ROW`` per row; ``--budget``
+sets another ``pivot_budget``), and with ``--paths`` along each of robust's sparse paths alone
 (:func:`contact_lcp.lcp.revised.solve_revised` on the equilibrated problem, at most 50 n
 pivots): the warm and the cold path with exact ties, the cold path with the tie threshold
 1e-9, the min-index path. Every answer is certified in the caller's units by
@@ -47,6 +49,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 from scipy import sparse  # noqa: E402
 
+from contact_lcp.contact.pyramid import LARGE_PIVOTS_PER_ROW  # noqa: E402
 from contact_lcp.lcp import revised, solve  # noqa: E402
 from contact_lcp.lcp.lemke import default_max_pivots  # noqa: E402
 from contact_lcp.lcp.residual import certify_scaled  # noqa: E402
@@ -57,7 +60,7 @@ DATA = os.path.join(HERE, "data")
 FILES = {"round1": "pour_t084_round1.npz", "round2": "pour_t084_round2.npz",
          "round3": "pour_t084_round3.npz", "t096": "pour_t096_failed.npz"}
 NAMES = tuple(FILES)
-#: run when no LCP is named (t096 spends robust's whole budget: about 15 minutes)
+#: run when no LCP is named (t096 takes robust 154 n pivots: about 6 minutes)
 DEFAULT = ("round1", "round2", "round3")
 COLUMNS = ("lcp", "n", "variant", "status", "certified", "s", "pivots", "all_pivots", "paths",
            "error_over_tol", "revision", "date")
@@ -89,8 +92,7 @@ def load(name):
 def robust_row(name, M, q, basis, budget):
     """One row: robust as the pyramid model calls it."""
     opts = {} if basis is None else {"initial_basis": basis}
-    if budget is not None:
-        opts["pivot_budget"] = budget
+    opts["pivot_budget"] = (LARGE_PIVOTS_PER_ROW * q.size) if budget is None else budget
     t0 = time.perf_counter()
     res = solve(M.toarray(), q, "robust", **opts)
     seconds = time.perf_counter() - t0
@@ -129,7 +131,8 @@ def main(argv=None):
     parser.add_argument("lcps", nargs="*", default=list(DEFAULT),
                         help=f"{', '.join(NAMES)} or paths to .npz files of the same form")
     parser.add_argument("--paths", action="store_true", help="also walk each sparse path alone")
-    parser.add_argument("--budget", type=int, default=None, help="robust's pivot_budget")
+    parser.add_argument("--budget", type=int, default=None,
+                        help="robust's pivot_budget (default: the pyramid model's)")
     parser.add_argument("--path-pivots", type=int, default=None,
                         help="pivot limit of each path with --paths (default 50 n)")
     parser.add_argument("--results-dir", default=None)
