@@ -111,7 +111,7 @@ LAST_BASIS_MAX_ROWS = 2000
 #: in solve()'s rescaled retry and in the contact-frame retry, about 1 200 n pivots (an
 #: hour) before the fallback. Solved LCPs there take 1-10 n; the hard ones seen, on
 #: the cold exact-tie path after the warm one's 50 n: 44 n (t = 0.84 s), 104 n
-#: (t = 0.96 s), 232 n (t = 1.01 s); the one at t = 1.00 s was not done after 287 n.
+#: (t = 0.96 s), 232 n (t = 1.01 s); the one at t = 1.00 s was not done after 325 n.
 #: A budget of 150 n (6 minutes at 0.45 ms a pivot, n = 5 200) certifies only the first
 #: of these; 300 n (12 minutes) the first three
 LARGE_PIVOTS_PER_ROW = 300
