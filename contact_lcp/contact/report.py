@@ -131,7 +131,16 @@ class ContactSolution:
 
 
 def tally(results):
-    """(pivots, solves, failures) of a sequence of :class:`LCPResult` (None skipped)."""
+    """(pivots, solves, failures) of a sequence of :class:`LCPResult` (None skipped).
+
+    A result's pivots are all it took: robust's ``pivots`` count only the path of its
+    answer, so the Lemke paths that failed before it (``info['path_pivots']`` holds
+    them all) and solve()'s other attempts (``info['attempt_pivots']``) are added."""
     results = [r for r in results if isinstance(r, LCPResult)]
-    return (sum(int(r.pivots) for r in results), len(results),
+    return (sum(_all_pivots(r) for r in results), len(results),
             sum(1 for r in results if not r.success))
+
+
+def _all_pivots(res):
+    info = res.info
+    return int(max(res.pivots, info.get("path_pivots", 0))) + int(info.get("attempt_pivots", 0))
