@@ -61,7 +61,8 @@ from contact_lcp.contact.pyramid_kernel import (
     reduced_basis,
     warm_pyramid,
 )
-from contact_lcp.contact.report import ContactSolution, Outcome, SolveReport, tally
+from contact_lcp.contact.report import (ContactSolution, Outcome, SolveReport, all_pivots,
+                                        tally)
 from contact_lcp.exceptions import SceneError
 from contact_lcp.lcp import LCPResult, LCPStatus, robust, solve
 
@@ -228,9 +229,7 @@ class PyramidModel(ContactModel):
         those of all robust's Lemke paths (``info['path_pivots']``; ``pivots`` counts only
         the answer's path) and of solve()'s other attempts (``info['attempt_pivots']``)."""
         if self._budget is not None:
-            info = res.info
-            self._budget -= int(info.get("path_pivots", res.pivots)
-                                + info.get("attempt_pivots", 0))
+            self._budget -= all_pivots(res)
         return res
 
     def _rows(self, problem):

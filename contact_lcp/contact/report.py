@@ -137,10 +137,12 @@ def tally(results):
     answer, so the Lemke paths that failed before it (``info['path_pivots']`` holds
     them all) and solve()'s other attempts (``info['attempt_pivots']``) are added."""
     results = [r for r in results if isinstance(r, LCPResult)]
-    return (sum(_all_pivots(r) for r in results), len(results),
+    return (sum(all_pivots(r) for r in results), len(results),
             sum(1 for r in results if not r.success))
 
 
-def _all_pivots(res):
+def all_pivots(res):
+    """Every pivot of the :class:`LCPResult` ``res``: its answer's and its failed paths'
+    (``info['path_pivots']``), and solve()'s other attempts' (``info['attempt_pivots']``)."""
     info = res.info
     return int(max(res.pivots, info.get("path_pivots", 0))) + int(info.get("attempt_pivots", 0))
