@@ -18,14 +18,14 @@ third defeated every sparse path and the step fell back to frictionless after 17
 of the step to t = 0.96 s of a fresh run (``bench_large.py spheres_200.yaml:2.0
 --failed-lcps DIR`` at faae878), which that run failed: every sparse path stopped at its
 50 n limit. The cold exact-tie path certifies it after 539 290 pivots (104 n), which
-robust allows since 44cdd12 within the model's budget. A path to an ``.npz`` file of the same form (what ``--failed-lcps``
-writes) is read instead of a bundled name.
+robust allows since 44cdd12 within the model's budget. A path to an ``.npz`` file of the
+same form (what ``--failed-lcps`` writes) is read instead of a bundled name.
 
 Each is solved by ``robust`` as the model calls it (with the warm start and the
 pyramid model's pivot budget, ``pyramid.LARGE_PIVOTS_PER_ROW`` per row; ``--budget``
-sets another ``pivot_budget``), and with ``--paths`` along each of robust's sparse paths alone
-(:func:`contact_lcp.lcp.revised.solve_revised` on the equilibrated problem, at most 50 n
-pivots): the warm and the cold path with exact ties, the cold path with the tie threshold
+sets another ``pivot_budget``), and with ``--paths`` along each of robust's sparse paths
+alone (:func:`contact_lcp.lcp.revised.solve_revised` on the equilibrated problem, at most
+50 n pivots): the warm and the cold path with exact ties, the cold path with the tie threshold
 1e-9, the min-index path. Every answer is certified in the caller's units by
 :func:`contact_lcp.lcp.residual.certify_scaled`. No peer runs here: quantecon's and
 Drake's Lemke keep a dense tableau (n^2 = 27 million entries, O(n^2) per pivot), hours for
