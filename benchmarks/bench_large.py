@@ -14,11 +14,13 @@ that a stopped run keeps its rows). The table printed groups the
 steps by the number of contacts in the LCP. With ``--failed-lcps DIR`` every frictional
 LCP that a step's robust search did not certify is written to ``DIR`` in the format of
 ``benchmarks/bench_hard_lcps.py`` (``<scene>_t<time>_<k>.npz``: ``M`` as CSR, ``q`` and
-the warm start ``basis``), so that a failing step of a run of hours can be studied alone. Above n = 1000 the robust method pivots on
-sparse LU factors (:mod:`contact_lcp.lcp.revised`); below, on the dense tableau, whose
-cost grows with the cube of the problem (pivots x n^2). The pour lands in ~10 minutes
-(its first 0.7 s); once ~500 contacts have settled a step takes 30-100 s, so its 2 s take
-hours (issue 10).
+the warm start ``basis``), so that a failing step of a run of hours can be studied alone.
+With ``--state FILE`` the simulator's state is written after every step, and
+``--resume FILE`` carries a stopped run on from there (to the pivot: the same steps).
+Above n = 1000 the robust method pivots on sparse LU factors
+(:mod:`contact_lcp.lcp.revised`); below, on the dense tableau, whose cost grows with the
+cube of the problem (pivots x n^2). The pour lands in ~10 minutes (its first 0.7 s); once
+~500 contacts have settled a step takes 30-100 s, so its 2 s take hours (issue 10).
 """
 
 import argparse
@@ -89,19 +91,26 @@ class FailedLCPs:
         return paths
 
 
-def run(spec, revision, date, detail=False, save=None, failed=None):
+def run(spec, revision, date, detail=False, save=None, failed=None, state=None, resume=None):
     """Rows (dicts of :data:`COLUMNS`) of one ``name[:seconds]`` scene; ``detail`` also
     prints each step's solve report (its solves and how the solve went); ``save(rows)``,
     when given, is called after every step with the rows so far; ``failed`` (a
-    :class:`FailedLCPs`), when given, writes the LCPs each step failed to certify."""
+    :class:`FailedLCPs`), when given, writes the LCPs each step failed to certify.
+    ``resume``: a state file (:meth:`Simulator.save_state`) to start from, up to the same
+    end time; ``state``: a file the state is written to after every step."""
     name, _, seconds = spec.partition(":")
     path = name if os.path.sep in name else os.path.join(ROOT, "config", name)
     t0 = time.perf_counter()
     sim = Simulator.from_file(path)
     load = time.perf_counter() - t0
     steps = int(round((float(seconds) if seconds else sim.scene.duration) / sim.h))
+    first = 1
+    if resume is not None:
+        sim.load_state(resume)
+        first = sim.stats.steps + 1
+        print(f"resumed {resume} at t = {sim.t:.3f} s (step {first - 1})", flush=True)
     rows = []
-    for k in range(1, steps + 1):
+    for k in range(first, steps + 1):
         t0 = time.perf_counter()
         info = sim.step()
         ms = 1e3 * (time.perf_counter() - t0)
@@ -122,6 +131,8 @@ def run(spec, revision, date, detail=False, save=None, failed=None):
         if failed is not None:
             for p in failed.write(rows[-1]["scene"], sim.t):
                 print(f"    wrote {p}", flush=True)
+        if state is not None:
+            sim.save_state(state)
     st = sim.stats
     print(f"{os.path.basename(name)}: {st.steps} steps, {st.lcp_failures} failed solves, "
           f"{st.fallbacks} fallbacks, {st.safe_stops} safe stops, {st.uncertified} uncertified",
@@ -154,7 +165,13 @@ def main(argv=None):
                         help="also print each step's solve report")
     parser.add_argument("--failed-lcps", metavar="DIR", default=None,
                         help="write every frictional LCP not certified to DIR (npz)")
+    parser.add_argument("--state", metavar="FILE", default=None,
+                        help="write the simulator's state to FILE after every step (one scene)")
+    parser.add_argument("--resume", metavar="FILE", default=None,
+                        help="start from a state FILE written by --state (one scene)")
     args = parser.parse_args(argv)
+    if (args.state or args.resume) and len(args.scenes) != 1:
+        parser.error(f"--state and --resume need exactly one scene; got {len(args.scenes)}")
     if args.failed_lcps:
         os.makedirs(args.failed_lcps, exist_ok=True)
     revision = common.git_revision(ROOT)
@@ -168,9 +185,10 @@ def main(argv=None):
     for spec in args.scenes:
         if args.failed_lcps:
             with FailedLCPs(args.failed_lcps) as failed:
-                mine = run(spec, revision, date, args.detail, save, failed)
+                mine = run(spec, revision, date, args.detail, save, failed, args.state,
+                           args.resume)
         else:
-            mine = run(spec, revision, date, args.detail, save)
+            mine = run(spec, revision, date, args.detail, save, None, args.state, args.resume)
         rows += mine
     table = summary(rows)
     print(common.format_table(table, ("scene", "active", "steps", "median_ms", "median_pivots",

@@ -74,3 +74,26 @@ def test_failed_frictional_lcps_are_written_and_read_back_by_the_hard_lcp_bench(
     # (an empty warm start is a cold one: it is read back as None)
     assert np.array_equal([] if basis is None else basis, [] if basis0 is None else basis0)
     assert solve(M.toarray(), q, "robust").success
+
+
+def test_a_run_stopped_and_resumed_from_its_state_file_gives_the_same_rows(tmp_path):
+    """``--state FILE`` after every step, ``--resume FILE``: the resumed run's rows go on
+    from the saved step with the same contacts, pivots and outcomes as one run through."""
+    whole, part, rest = (tmp_path / d for d in ("whole", "part", "rest"))
+    state = tmp_path / "tower.state"
+    assert bench_large.main(["tower_5.yaml:0.3", "--results-dir", str(whole)]) == 0
+    assert bench_large.main(["tower_5.yaml:0.15", "--results-dir", str(part),
+                             "--state", str(state)]) == 0
+    assert bench_large.main(["tower_5.yaml:0.3", "--results-dir", str(rest),
+                             "--resume", str(state)]) == 0
+    keys = ("step", "t", "contacts", "active", "pivots", "status", "max_penetration")
+
+    def table(folder):
+        (path,) = folder.glob("bench_large_*.csv")
+        return [tuple(r[k] for k in keys) for r in common.read_csv(path)]
+
+    a, b, c = table(whole), table(part), table(rest)
+    assert len(b) == 15 and [int(r[0]) for r in c] == list(range(16, 31))
+    assert a == b + c
+    with pytest.raises(SystemExit):  # one scene only
+        bench_large.main(["tower_5.yaml:0.1", "box_stack.yaml:0.1", "--state", str(state)])

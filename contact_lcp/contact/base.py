@@ -1,5 +1,6 @@
 """What every contact model shares: its settings and the interface the step calls."""
 
+import copy
 from dataclasses import dataclass, field
 from typing import ClassVar, Mapping
 
@@ -82,3 +83,20 @@ class ContactModel:
 
     def reset(self):
         """Forget what was carried across steps."""
+
+    #: attributes that are the model's configuration, not what it carries across steps
+    _CONFIGURATION = ("settings", "options")
+
+    def memory(self):
+        """What the model carries across steps, as a dict (a copy; for a state file).
+
+        Every attribute but the settings: a subclass keeps its memory in attributes that
+        :meth:`reset` sets, and nothing else that changes from step to step.
+        """
+        return copy.deepcopy({k: v for k, v in vars(self).items()
+                              if k not in self._CONFIGURATION})
+
+    def restore(self, memory):
+        """Carry on from a :meth:`memory` of a model with the same settings."""
+        self.reset()
+        vars(self).update(copy.deepcopy(memory))

@@ -3,12 +3,12 @@ the CLI summary and the ROS diagnostics."""
 
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from types import MappingProxyType
 from typing import Mapping, Optional
 
 import numpy as np
 
 from contact_lcp.lcp import LCPResult, LCPStatus
+from contact_lcp.lcp.result import ReadOnlyInfo
 
 
 class Outcome(Enum):
@@ -32,7 +32,7 @@ class Outcome(Enum):
 
 
 @dataclass(frozen=True)
-class SolveReport:
+class SolveReport(ReadOnlyInfo):
     """An honest account of one step's contact solve.
 
     Attributes
@@ -74,9 +74,6 @@ class SolveReport:
     fallbacks: int = 0
     warm_started: bool = False
     info: Mapping = field(default_factory=dict)
-
-    def __post_init__(self):
-        object.__setattr__(self, "info", MappingProxyType(dict(self.info)))
 
     @property
     def label(self) -> str:

@@ -1,11 +1,28 @@
 """Result and status of an LCP solve."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from types import MappingProxyType
 from typing import Mapping
 
 import numpy as np
+
+
+class ReadOnlyInfo:
+    """Base of the frozen records with a read-only ``info`` mapping: the mapping is frozen
+    on creation, and the record still pickles (a simulator's state file holds some)."""
+
+    def __post_init__(self):
+        object.__setattr__(self, "info", MappingProxyType(dict(self.info)))
+
+    def __reduce__(self):
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values["info"] = dict(self.info)
+        return _rebuild, (type(self), values)
+
+
+def _rebuild(cls, values):
+    return cls(**values)
 
 
 class LCPStatus(Enum):
@@ -34,7 +51,7 @@ class LCPStatus(Enum):
 
 
 @dataclass(frozen=True)
-class LCPResult:
+class LCPResult(ReadOnlyInfo):
     """Outcome of :func:`contact_lcp.lcp.solve`.
 
     Attributes
@@ -63,9 +80,6 @@ class LCPResult:
     pivots: int
     error: float
     info: Mapping = field(default_factory=dict)
-
-    def __post_init__(self):
-        object.__setattr__(self, "info", MappingProxyType(dict(self.info)))
 
     @property
     def success(self) -> bool:

@@ -186,6 +186,26 @@ class Simulator(SimulatorViews):
         self.model.reset()
         self.world.forward(self._q, self._v)
 
+    def save_state(self, path):
+        """Write the state to ``path``: :meth:`load_state` on a simulator of the same scene
+        then steps as this one would (:mod:`contact_lcp.sim.checkpoint`)."""
+        from contact_lcp.sim.checkpoint import save_state
+
+        save_state(self, path)
+
+    def load_state(self, path):
+        """Carry on from a state file of :meth:`save_state` (same scene; the contact
+        model's memory, commands and counters included).
+
+        Raises
+        ------
+        contact_lcp.sim.checkpoint.CheckpointError
+            Not a state file, or saved from another world, time step or contact model.
+        """
+        from contact_lcp.sim.checkpoint import load_state
+
+        load_state(self, path)
+
     @property
     def q(self):
         """Configuration (nq,) in Pinocchio's convention: robots in scene order, then bodies."""

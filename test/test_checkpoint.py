@@ -1,0 +1,119 @@
+"""A saved state resumes to the pivot: q, v and the solves' pivots equal an uninterrupted run."""
+
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+from contact_lcp.contact.models import model_names
+from contact_lcp.sim import Simulator
+from contact_lcp.sim.checkpoint import FORMAT, CheckpointError
+
+CONFIG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "config")
+
+
+def _scene(name):
+    return os.path.join(CONFIG, name)
+
+
+def _run(sim, steps):
+    """(q, v, pivots, status) after each of ``steps`` steps."""
+    out = []
+    for _ in range(steps):
+        info = sim.step()
+        out.append((sim.q, sim.v, info.pivots, info.lcp_status))
+    return out
+
+
+def _same(a, b):
+    assert len(a) == len(b)
+    for k, ((qa, va, pa, sa), (qb, vb, pb, sb)) in enumerate(zip(a, b)):
+        assert np.array_equal(qa, qb) and np.array_equal(va, vb), f"step {k}: state differs"
+        assert (pa, sa) == (pb, sb), f"step {k}: solve differs"
+
+
+# (scene, contact model or None for the scene's, steps before the save, steps after):
+# a settling sphere pile (warm starts from the last basis, the compiled step's back-off),
+# a box tower, a closed loop, a box over a crack (facet sets), the relaxed and no-slip
+# models, and a humanoid whose joints hold a command
+CASES = [
+    ("spheres_21.yaml", None, 40, 25),
+    ("tower_5.yaml", None, 30, 20),
+    ("hoist.yaml", None, 30, 20),
+    ("cracked_ramp.yaml", None, 30, 20),
+    ("spheres_21.yaml", "relaxed", 30, 15),
+    ("legged_no_slip.yaml", None, 20, 15),
+    ("spheres_21.yaml", "viscous", 30, 15),
+]
+
+
+@pytest.mark.parametrize("scene,model,before,after", CASES)
+def test_a_resumed_run_steps_as_the_uninterrupted_one(tmp_path, scene, model, before, after):
+    a = Simulator.from_file(_scene(scene), contact_model=model)
+    _run(a, before)
+    path = tmp_path / "state.pkl"
+    a.save_state(path)
+    straight = _run(a, after)
+
+    b = Simulator.from_file(_scene(scene), contact_model=model)
+    b.load_state(path)
+    assert b.t == pytest.approx(before * b.h)
+    assert b.stats.steps == before
+    resumed = _run(b, after)
+    _same(straight, resumed)
+    assert b.stats == a.stats  # the counters carry on too
+
+
+def test_a_command_and_the_last_contacts_are_part_of_the_state(tmp_path):
+    a = Simulator.from_file(_scene("humanoid_stand.yaml"))
+    _run(a, 5)
+    joint = a.joint_names[0]
+    a.set_command("effort", [3.0], joints=[joint])
+    _run(a, 2)
+    a.save_state(tmp_path / "s.pkl")
+    wrench_a = a.contacts()
+    straight = _run(a, 5)
+
+    b = Simulator.from_file(_scene("humanoid_stand.yaml"))
+    b.load_state(tmp_path / "s.pkl")
+    wrench_b = b.contacts()  # the last step's contacts, before any step of b
+    assert len(wrench_a) == len(wrench_b) > 0
+    assert np.array_equal(wrench_a[0].force_W, wrench_b[0].force_W)
+    _same(straight, _run(b, 5))  # the effort command still acts (else the joint moves otherwise)
+
+    c = Simulator.from_file(_scene("humanoid_stand.yaml"))
+    c.load_state(tmp_path / "s.pkl")
+    c.reset()  # and a reset forgets it like any command
+    assert c.t == 0.0 and not any(ctrl.commanded for ctrl in c.controls)
+
+
+def test_every_contact_model_memory_round_trips():
+    from contact_lcp.contact.models import make_model
+
+    for name in model_names():
+        m = make_model(name)
+        mem = pickle.loads(pickle.dumps(m.memory()))
+        m.restore(mem)
+        assert "settings" not in mem and "options" not in mem
+
+
+def test_a_state_of_another_scene_or_not_a_state_is_refused_by_name(tmp_path):
+    a = Simulator.from_file(_scene("spheres_21.yaml"))
+    a.step()
+    a.save_state(tmp_path / "s.pkl")
+    other = Simulator.from_file(_scene("tower_5.yaml"))
+    with pytest.raises(CheckpointError, match="another scene.*nq"):
+        other.load_state(tmp_path / "s.pkl")
+    h = Simulator.from_file(_scene("spheres_21.yaml"), time_step=0.005)
+    with pytest.raises(CheckpointError, match="time_step is 0.01 there, 0.005 here"):
+        h.load_state(tmp_path / "s.pkl")
+    with pytest.raises(CheckpointError, match="does not exist"):
+        other.load_state(tmp_path / "missing.pkl")
+    (tmp_path / "junk.pkl").write_bytes(b"not a pickle at all")
+    with pytest.raises(CheckpointError, match="not a contact_lcp state file"):
+        other.load_state(tmp_path / "junk.pkl")
+    (tmp_path / "dict.pkl").write_bytes(pickle.dumps({"format": "other/9"}))
+    with pytest.raises(CheckpointError, match=f"expected a state file of format '{FORMAT}'"):
+        other.load_state(tmp_path / "dict.pkl")
+    assert other.t == 0.0  # a refused file leaves the simulator as it was
