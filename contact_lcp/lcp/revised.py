@@ -64,6 +64,47 @@ def _apply_etas(y, rows, etas, count):
 
 
 @njit(cache=True)
+def _ftran(a, y, R, Z, W, wi, perm_r, perm_c, Lp, Li, Lx, Up, Ui, Ux, Bp, Bi, Bx, rows,
+           etas, count, work, work2):
+    """``y = B^-1 a`` in one compiled pass (:meth:`_Basis.solve` for one dense column).
+
+    ``K = B[R, Z]`` was factorized by SuperLU as ``Pr K Pc = L U`` (``L`` unit lower,
+    ``U`` upper, both CSC with sorted rows; ``Pr`` maps row ``i`` to ``perm_r[i]``,
+    ``x = Pc v`` is ``x_i = v[perm_c[i]]``): ``y_Z = K^-1 a_R``, then
+    ``y_W = a_wi - B[wi, Z] y_Z`` (``B[wi, Z]`` as CSR ``Bp, Bi, Bx``), then the eta file.
+    ``work`` and ``work2`` are scratch vectors of ``|Z|``.
+    """
+    m = Z.shape[0]
+    u = work
+    for i in range(m):
+        u[perm_r[i]] = a[R[i]]
+    for j in range(m):  # L u = Pr a_R (unit diagonal, stored first in its column)
+        uj = u[j]
+        if uj != 0.0:
+            for p in range(Lp[j], Lp[j + 1]):
+                r = Li[p]
+                if r > j:
+                    u[r] -= Lx[p] * uj
+    for j in range(m - 1, -1, -1):  # U v = u (diagonal last in its column)
+        end = Up[j + 1] - 1
+        uj = u[j] / Ux[end]
+        u[j] = uj
+        if uj != 0.0:
+            for p in range(Up[j], end):
+                u[Ui[p]] -= Ux[p] * uj
+    yZ = work2
+    for i in range(m):
+        yZ[i] = u[perm_c[i]]
+        y[Z[i]] = yZ[i]
+    for k in range(W.shape[0]):
+        s = a[wi[k]]
+        for p in range(Bp[k], Bp[k + 1]):
+            s -= Bx[p] * yZ[Bi[p]]
+        y[W[k]] = s
+    _apply_etas(y, rows, etas, count)
+
+
+@njit(cache=True)
 def _apply_etas_transposed(y, rows, etas, count):
     """``y' E_count ... E_1`` in place (a row of ``B^-1`` before the factors' solve)."""
     for t in range(count - 1, -1, -1):
@@ -185,6 +226,13 @@ class _Basis:
         self.lu, self.B = lu, B
         self.W, self.Z, self.wi, self.R = W, Z, wi, R
         self.BWZ = BZ[wi].tocsr()
+        self.BWZ.sort_indices()
+        if lu is not None:  # the factors as arrays, for _ftran
+            L, U = lu.L.tocsc(), lu.U.tocsc()
+            L.sort_indices(), U.sort_indices()
+            self._factors = (lu.perm_r.astype(np.int64), lu.perm_c.astype(np.int64),
+                             L.indptr, L.indices, L.data, U.indptr, U.indices, U.data)
+            self._work = (np.empty(Z.size), np.empty(Z.size))
         self.count = 0
         self.cols = None  # the kept columns of B^-1, computed when a tie needs them
         self.factorizations += 1
@@ -205,6 +253,12 @@ class _Basis:
 
     def solve(self, a):
         """``B^-1 a`` for a dense ``a``."""
+        if a.ndim == 1 and self.lu is not None:
+            y = np.empty(self.n)
+            B = self.BWZ
+            _ftran(a, y, self.R, self.Z, self.W, self.wi, *self._factors, B.indptr, B.indices,
+                   B.data, self.rows, self.etas, self.count, *self._work)
+            return y
         y = self._solve_factors(a)
         if self.count:
             if y.ndim == 1:

@@ -70,7 +70,10 @@ def save_state(sim, path):
     }
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".state-", dir=folder)
+    umask = os.umask(0)
+    os.umask(umask)
     try:
+        os.chmod(tmp, 0o666 & ~umask)  # as open() would make it (mkstemp's is 0600)
         with os.fdopen(fd, "wb") as f:
             pickle.dump(state, f, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)
