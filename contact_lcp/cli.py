@@ -30,13 +30,14 @@ def parse_method(spec):
     return spec, name, options
 
 
-def _progress(sim, info, wall0, last_print, end=False):
-    """Progress on stderr: redrawn in place on a terminal, one line a second otherwise."""
+def _progress(sim, info, wall0, last_print, end=False, t0=0.0):
+    """Progress on stderr: redrawn in place on a terminal, one line a second otherwise
+    (``t0``: the simulated time the run started from)."""
     now = time.perf_counter()
     tty = sys.stderr.isatty()
     if not end and now - last_print < (0.25 if tty else 1.0):
         return last_print
-    rtf = sim.t / max(now - wall0, 1e-9)
+    rtf = (sim.t - t0) / max(now - wall0, 1e-9)
     s = sim.stats
     line = (f"t={sim.t:7.3f}s  rtf={rtf:5.2f}x  contacts={info.num_contacts:3d} "
             f"active={info.num_active:3d}  pivots={info.pivots:4d}  failures={s.lcp_failures} "
@@ -58,7 +59,12 @@ def cmd_simulate(args):
     active = []
     duration = sim.scene.duration if args.duration is None else args.duration
     steps = int(round(duration / sim.h))
+    if args.resume:  # on from the saved time to the same end: --duration is the end time
+        sim.load_state(args.resume)
+        steps = max(steps - sim.stats.steps, 0)
+        print(f"resumed {args.resume} at t = {sim.t:.3f} s")
     rec = RunRecorder(sim.scene.output.wrench_links)
+    t0 = sim.t
     wall0 = last = time.perf_counter()
     info = None
     max_pen = 0.0
@@ -69,24 +75,29 @@ def cmd_simulate(args):
         rec.add(sim, info)
         if len(sim.recorded_problems) > recorded:  # one count per recorded problem
             active.append(int(info.report.info.get("pushing_facets", info.num_active)))
-        last = _progress(sim, info, wall0, last)
+        last = _progress(sim, info, wall0, last, t0=t0)
     wall = time.perf_counter() - wall0
     if info is not None:
-        _progress(sim, info, wall0, last, end=True)
+        _progress(sim, info, wall0, last, end=True, t0=t0)
     s = sim.stats
     # m g of the robots that stand on contacts (a fixed base carries its weight itself)
     mg = sum(sim.robot_mass(i) for i, r in enumerate(sim.world.robots)
              if r.floating_base) * np.linalg.norm(sim.scene.gravity)
     f_avg = np.mean(np.asarray(rec.rows["contact_force_total"])[:, 2]) if steps else 0.0
-    summary = (f"done: {steps} steps, {sim.t:.3f} s simulated in {wall:.2f} s "
-               f"({sim.t / max(wall, 1e-9):.2f}x real time); model {sim.model.name}, "
+    summary = (f"done: {steps} steps, {sim.t - t0:.3f} s simulated in {wall:.2f} s "
+               f"({(sim.t - t0) / max(wall, 1e-9):.2f}x real time); model {sim.model.name}, "
                f"{s.solves} solves, {s.pivots_total} pivots, {s.warm_starts} warm starts, "
                f"{sim.stepper.hot.hits} steps in one compiled call; "
                f"failures {s.lcp_failures}, fallbacks {s.fallbacks}, safe stops {s.safe_stops}, "
                f"uncertified steps {s.uncertified}; max penetration {1e3 * max_pen:.3f} mm")
     if mg > 0:
         summary += f"; mean vertical contact force {f_avg:.1f} N vs m*g {mg:.1f} N"
+    if args.resume:
+        summary += f" (solves, pivots and failures counted from t = 0, as the state file carries them)"
     print(summary)
+    if args.save_state:
+        sim.save_state(args.save_state)
+        print(f"state at t = {sim.t:.3f} s written to {args.save_state}")
     if args.output:
         rec.save(args.output)
         print(f"run written to {args.output}")
@@ -215,6 +226,11 @@ def build_parser():
     s.add_argument("--model", help="contact model instead of the scene's (e.g. frictionless)")
     s.add_argument("--time-step", type=float, help="replace the scene's time step [s]")
     s.add_argument("--plot", help="write the contact-force plot to this .png")
+    s.add_argument("--save-state", metavar="FILE",
+                   help="write the simulator's state at the end to FILE (for --resume)")
+    s.add_argument("--resume", metavar="FILE",
+                   help="start from a state FILE of --save-state (same scene) and run on to "
+                        "the end time (--duration or the scene's)")
     s.set_defaults(func=cmd_simulate)
     c = sub.add_parser("compare", help="replay recorded LCPs through several methods")
     c.add_argument("lcps", help=".npz written by simulate --record-lcps (the frictional "

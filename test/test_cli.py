@@ -70,3 +70,25 @@ def test_simulate_takes_another_time_step(tmp_path, capsys):
         np.testing.assert_allclose(np.diff(f["t"]), 0.01)
     assert main(["simulate", "config/box_on_plane.yaml", "--time-step", "-1"]) == 2
     assert "time_step: expected a number > 0" in capsys.readouterr().err
+
+
+def test_simulate_saves_a_state_and_resumes_to_the_same_end(tmp_path, capsys):
+    """--save-state then --resume to the same end time: the same final state as one run
+    through; a state of another scene is an error that names the difference."""
+    from contact_lcp.sim.checkpoint import read_state
+
+    whole, half, end = tmp_path / "whole.state", tmp_path / "half.state", tmp_path / "end.state"
+    scene = "config/tower_5.yaml"
+    assert main(["simulate", scene, "--duration", "0.3", "--save-state", str(whole)]) == 0
+    assert main(["simulate", scene, "--duration", "0.15", "--save-state", str(half)]) == 0
+    capsys.readouterr()
+    assert main(["simulate", scene, "--duration", "0.3", "--resume", str(half),
+                 "--save-state", str(end)]) == 0
+    out = capsys.readouterr().out
+    assert "resumed" in out and "done: 15 steps, 0.150 s simulated" in out
+    a, b = read_state(whole), read_state(end)
+    assert a["t"] == pytest.approx(0.3) and b["t"] == pytest.approx(0.3)
+    assert np.array_equal(a["q"], b["q"]) and np.array_equal(a["v"], b["v"])
+    assert a["stats"] == b["stats"]
+    assert main(["simulate", "config/box_on_plane.yaml", "--resume", str(half)]) == 2
+    assert "saved from another scene" in capsys.readouterr().err
