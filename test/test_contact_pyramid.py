@@ -513,3 +513,23 @@ def test_a_failed_warm_solve_that_walked_the_cold_paths_is_not_repeated_cold(mon
     # the warm-started frictional LCP and the contact-frame retry; no cold retry between
     assert [c[1] for c in calls] == [True, True]
     assert sol.report.info["edge_frame"] == "contact frame (retry)"
+
+
+def test_the_step_report_lists_the_sparse_paths_its_solves_walked():
+    """``info['lcp_paths']``: every robust sparse path of the step's solves, in order,
+    with its outcome and length (how a slow step of the pour spent its pivots)."""
+    from contact_lcp.contact.pyramid import _sparse_paths
+    from contact_lcp.lcp import LCPResult, LCPStatus
+
+    def result(paths, lengths):
+        return LCPResult(np.zeros(1), np.zeros(1), LCPStatus.SOLVED, "robust", 0, 0.0,
+                         {"paths": paths, "path_lengths": lengths})
+
+    info = {}
+    _sparse_paths([result(["revised:solved"], [40]), None,
+                   result(["revised-warm:max_pivots", "revised:solved"], [5, 7])], info)
+    assert info["lcp_paths"] == ["revised:solved:40", "revised-warm:max_pivots:5",
+                                 "revised:solved:7"]
+    info = {}
+    _sparse_paths([result([], [])], info)  # small LCPs: no sparse path, no key
+    assert "lcp_paths" not in info

@@ -284,6 +284,7 @@ def test_within_a_budget_the_cold_exact_path_may_take_all_that_is_left(monkeypat
     res = solve(M, q, method="robust", pivot_budget=3 * n, initial_basis=[n - 1])
     assert res.success and res.pivots == n + 1
     assert res.info["paths"] == ["revised-warm:max_pivots", "revised:solved"]
+    assert res.info["path_lengths"] == [n // 4, n + 1]
     assert res.info["path_pivots"] == n // 4 + n + 1
     res = solve(M, q, method="robust", pivot_budget=n // 4 + n // 2, initial_basis=[n - 1])
     assert res.status is LCPStatus.MAX_PIVOTS  # and no more than the budget in all

@@ -181,6 +181,7 @@ class PyramidModel(ContactModel):
         ``res`` solved the LCP of the contacts ``keep`` (None: all of them)."""
         self._remember(problem, res, f, keep)
         pivots, solves, failures = tally(results)
+        _sparse_paths(results, info)
         return ContactSolution(f, SolveReport(
             Outcome.SOLVED, res.status, self.name, self.settings.method, True, pivots=pivots,
             solves=solves, failures=failures, warm_started=warm, info=info))
@@ -431,6 +432,7 @@ class PyramidModel(ContactModel):
         if res.success:
             return self._done(problem, results, res, lcp.impulses(res.z), warm, info)
         pivots, solves, failures = tally(results)
+        _sparse_paths(results, info)
         common = dict(pivots=pivots, solves=solves, failures=failures, warm_started=warm,
                       info=info)
         self._last_pair = None
@@ -469,6 +471,15 @@ class PyramidModel(ContactModel):
         if lcp.q.shape[0] > AUTO_QP_SIZE:
             return lcp, solve_relaxed_qp(problem, lcp)
         return lcp, solve(lcp.M, lcp.q, s.method, **s.solver_options)
+
+
+def _sparse_paths(results, info):
+    """``info['lcp_paths']``: the sparse Lemke paths the step's solves walked, in order, as
+    ``name:outcome:pivots`` (robust's ``paths`` with their lengths; none below n = 1 000)."""
+    walked = [f"{p}:{n}" for r in results if r is not None
+              for p, n in zip(r.info.get("paths", ()), r.info.get("path_lengths", ()))]
+    if walked:
+        info["lcp_paths"] = walked
 
 
 def _walked_cold(res):

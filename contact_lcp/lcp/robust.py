@@ -431,6 +431,7 @@ def _revised_paths(M, q, initial_basis, tie_threshold, pivot_tol, singular_tol, 
         if code is LCPStatus.SOLVED and not certifies(M, q, out.z):
             code = LCPStatus.ERROR
         info.setdefault("paths", []).append(f"{name}:{code.name.lower()}")
+        info.setdefault("path_lengths", []).append(int(out.pivots))
         info["path_pivots"] = info.get("path_pivots", 0) + int(out.pivots)
         if code is LCPStatus.SOLVED:
             extra = {k: out.info[k] for k in ("factorizations", "lu_nnz", "basis_residual",
