@@ -19,8 +19,9 @@ With ``--state FILE`` the simulator's state is written after every step, and
 ``--resume FILE`` carries a stopped run on from there (to the pivot: the same steps).
 Above n = 1000 the robust method pivots on sparse LU factors
 (:mod:`contact_lcp.lcp.revised`); below, on the dense tableau, whose cost grows with the
-cube of the problem (pivots x n^2). The pour lands in ~10 minutes (its first 0.7 s); once
-~500 contacts have settled a step takes 30-100 s, so its 2 s take hours (issue 10).
+cube of the problem (pivots x n^2). The pour's first 0.95 s take ~30 minutes; from then a
+step takes 1.5-11 minutes, so its 2 s take hours (issue 10): ``--state``/``--resume`` split
+them, and ``benchmarks/data/spheres_200_pour.state`` is the pour at t = 1.14 s.
 """
 
 import argparse

@@ -117,3 +117,21 @@ def test_a_state_of_another_scene_or_not_a_state_is_refused_by_name(tmp_path):
     with pytest.raises(CheckpointError, match=f"expected a state file of format '{FORMAT}'"):
         other.load_state(tmp_path / "dict.pkl")
     assert other.t == 0.0  # a refused file leaves the simulator as it was
+
+
+def test_the_bundled_pour_state_resumes_the_pour_where_its_run_stopped():
+    """``benchmarks/data/spheres_200_pour.state``: the 200-sphere pour at t = 1.14 s, saved
+    by the run of benchmarks/results/bench_large_20261125T022033Z_dd7110f_partial.csv, for
+    ``bench_large.py spheres_200.yaml:2.0 --resume``. It loads into the bundled scene, and
+    what it records is that run's: no failed solve, fallback or safe stop up to there,
+    525 contacts with no penetration, the spheres inside the 0.4 m box."""
+    root = os.path.dirname(CONFIG)
+    sim = Simulator.from_file(_scene("spheres_200.yaml"))
+    sim.load_state(os.path.join(root, "benchmarks", "data", "spheres_200_pour.state"))
+    s = sim.stats
+    assert sim.t == pytest.approx(1.14) and s.steps == 114
+    assert s.lcp_failures == s.fallbacks == s.safe_stops == s.uncertified == 0
+    contacts = sim.contacts()
+    assert len(contacts) == 525 and min(c.distance for c in contacts) > -1e-9
+    centres = sim.q.reshape(200, 7)[:, :3]  # (the box has no joint: q is the spheres)
+    assert np.all(np.abs(centres[:, :2]) < 0.2) and np.all(centres[:, 2] > 0.0)
