@@ -93,7 +93,8 @@ def cmd_simulate(args):
     if mg > 0:
         summary += f"; mean vertical contact force {f_avg:.1f} N vs m*g {mg:.1f} N"
     if args.resume:
-        summary += f" (solves, pivots and failures counted from t = 0, as the state file carries them)"
+        summary += (" (solves, pivots and failures counted from t = 0, as the state file "
+                    "carries them)")
     print(summary)
     if args.save_state:
         sim.save_state(args.save_state)

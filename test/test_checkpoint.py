@@ -116,6 +116,9 @@ def test_a_state_of_another_scene_or_not_a_state_is_refused_by_name(tmp_path):
     (tmp_path / "dict.pkl").write_bytes(pickle.dumps({"format": "other/9"}))
     with pytest.raises(CheckpointError, match=f"expected a state file of format '{FORMAT}'"):
         other.load_state(tmp_path / "dict.pkl")
+    (tmp_path / "part.pkl").write_bytes(pickle.dumps({"format": FORMAT, "t": 1.0}))
+    with pytest.raises(CheckpointError, match="lacks .*'identity'"):
+        other.load_state(tmp_path / "part.pkl")
     assert other.t == 0.0  # a refused file leaves the simulator as it was
 
 

@@ -31,6 +31,9 @@ from contact_lcp.exceptions import ContactLCPError
 
 #: the file format; a file of another format is refused
 FORMAT = "contact_lcp.state/1"
+#: what a state file of that format holds
+KEYS = ("format", "identity", "scene", "t", "q", "v", "applied", "stats", "last", "model",
+        "hot", "controls")
 
 
 class CheckpointError(ContactLCPError, ValueError):
@@ -101,6 +104,9 @@ def read_state(path):
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         got = state.get("format") if isinstance(state, dict) else type(state).__name__
         raise CheckpointError(f"{path}: expected a state file of format {FORMAT!r}, got {got!r}")
+    missing = [k for k in KEYS if k not in state]
+    if missing:
+        raise CheckpointError(f"{path}: the state file lacks {missing}")
     return state
 
 
