@@ -44,6 +44,7 @@ from scipy import sparse  # noqa: E402
 
 from contact_lcp.contact import pyramid  # noqa: E402
 from contact_lcp.sim import Simulator  # noqa: E402
+from contact_lcp.sim.checkpoint import CheckpointError  # noqa: E402
 
 COLUMNS = ("scene", "step", "t", "ms", "contacts", "active", "pivots", "status", "failures",
            "max_penetration", "groups", "peak_rss_mb", "load_s", "revision", "date")
@@ -184,12 +185,16 @@ def main(argv=None):
         common.write_csv(path, rows + mine, COLUMNS)  # stopped keeps what it measured
 
     for spec in args.scenes:
-        if args.failed_lcps:
-            with FailedLCPs(args.failed_lcps) as failed:
-                mine = run(spec, revision, date, args.detail, save, failed, args.state,
+        try:
+            if args.failed_lcps:
+                with FailedLCPs(args.failed_lcps) as failed:
+                    mine = run(spec, revision, date, args.detail, save, failed, args.state,
+                               args.resume)
+            else:
+                mine = run(spec, revision, date, args.detail, save, None, args.state,
                            args.resume)
-        else:
-            mine = run(spec, revision, date, args.detail, save, None, args.state, args.resume)
+        except CheckpointError as e:  # --resume: not a state file, or another scene's
+            parser.error(str(e))
         rows += mine
     table = summary(rows)
     print(common.format_table(table, ("scene", "active", "steps", "median_ms", "median_pivots",

@@ -97,3 +97,6 @@ def test_a_run_stopped_and_resumed_from_its_state_file_gives_the_same_rows(tmp_p
     assert a == b + c
     with pytest.raises(SystemExit):  # one scene only
         bench_large.main(["tower_5.yaml:0.1", "box_stack.yaml:0.1", "--state", str(state)])
+    with pytest.raises(SystemExit):  # another scene's state: an error, not a traceback
+        bench_large.main(["box_stack.yaml:0.1", "--resume", str(state),
+                          "--results-dir", str(tmp_path / "other")])
