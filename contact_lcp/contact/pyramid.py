@@ -114,8 +114,11 @@ LAST_BASIS_MAX_ROWS = 2000
 #: the cold exact-tie path after the warm one's 50 n: 44 n (t = 0.84 s), 104 n
 #: (t = 0.96 s), 232 n (t = 1.01 s); the one at t = 1.00 s was not done after 325 n.
 #: A budget of 150 n (6 minutes at 0.45 ms a pivot, n = 5 200) certifies only the first
-#: of these; 300 n (12 minutes) the first three
-LARGE_PIVOTS_PER_ROW = 300
+#: of these; 300 n (11 minutes at 0.41 ms) the first three. A later run (t = 0.95-1.15 s)
+#: needed 164-294 n in all on its hardest steps, and 354 n at t = 1.15 s (50 n warm, then
+#: 304 n cold; certified alone in 780 s), which 300 n sent to the fallback: 400 n, about
+#: 14 minutes a round at n = 5 200
+LARGE_PIVOTS_PER_ROW = 400
 
 
 #: ``fallback_model`` values: the problem whose certified answer a failed step applies
