@@ -69,7 +69,7 @@ def _ftran(a, y, R, Z, W, wi, perm_r, perm_c, Lp, Li, Lx, Up, Ui, Ux, Bp, Bi, Bx
     """``y = B^-1 a`` in one compiled pass (:meth:`_Basis.solve` for one dense column).
 
     ``K = B[R, Z]`` was factorized by SuperLU as ``Pr K Pc = L U`` (``L`` unit lower,
-    ``U`` upper, both CSC with sorted rows; ``Pr`` maps row ``i`` to ``perm_r[i]``,
+    ``U`` upper, both CSC, ``U``'s rows sorted so that its diagonal ends each column; ``Pr`` maps row ``i`` to ``perm_r[i]``,
     ``x = Pc v`` is ``x_i = v[perm_c[i]]``): ``y_Z = K^-1 a_R``, then
     ``y_W = a_wi - B[wi, Z] y_Z`` (``B[wi, Z]`` as CSR ``Bp, Bi, Bx``), then the eta file.
     ``work`` and ``work2`` are scratch vectors of ``|Z|``.
@@ -226,10 +226,9 @@ class _Basis:
         self.lu, self.B = lu, B
         self.W, self.Z, self.wi, self.R = W, Z, wi, R
         self.BWZ = BZ[wi].tocsr()
-        self.BWZ.sort_indices()
-        if lu is not None:  # the factors as arrays, for _ftran
+        if lu is not None:  # the factors as arrays, for _ftran (which needs U's rows sorted)
             L, U = lu.L.tocsc(), lu.U.tocsc()
-            L.sort_indices(), U.sort_indices()
+            U.sort_indices()
             self._factors = (lu.perm_r.astype(np.int64), lu.perm_c.astype(np.int64),
                              L.indptr, L.indices, L.data, U.indptr, U.indices, U.data)
             self._work = (np.empty(Z.size), np.empty(Z.size))
