@@ -84,6 +84,13 @@ def test_a_command_and_the_last_contacts_are_part_of_the_state(tmp_path):
 
     c = Simulator.from_file(_scene("humanoid_stand.yaml"))
     c.load_state(tmp_path / "s.pkl")
+    # the fields a state file saves are every field that clear_commands sets
+    ctrl = c.controls[0]
+    for field in ctrl.COMMAND_FIELDS:
+        delattr(ctrl, field)
+    others = set(vars(ctrl))
+    ctrl.clear_commands()
+    assert set(vars(ctrl)) - others == set(ctrl.COMMAND_FIELDS)
     c.reset()  # and a reset forgets it like any command
     assert c.t == 0.0 and not any(ctrl.commanded for ctrl in c.controls)
 

@@ -67,6 +67,10 @@ class RobotControl:
         full[:, idx] = sampled.p
         return SampledReference(sampled.t, full)
 
+    #: what the external commands change (set by :meth:`clear_commands`; a state file
+    #: saves these, :mod:`contact_lcp.sim.checkpoint`)
+    COMMAND_FIELDS = ("mode", "value", "cmd_kp", "cmd_kd", "tracks", "commanded")
+
     def clear_commands(self):
         """Forget every external command: the scene controller drives all joints."""
         n = len(self.info.joint_names)
