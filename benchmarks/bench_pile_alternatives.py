@@ -1,0 +1,188 @@
+"""What else was tried on a settled pile's hard frictional LCP, measured on the real step.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_pile_alternatives.py            # the pour at t = 1.14 s (~5 min)
+    .venv/bin/python benchmarks/bench_pile_alternatives.py --compliance 1e-3 --iterations 40
+    .venv/bin/python benchmarks/bench_pile_alternatives.py --scene spheres_21.yaml --steps 40
+
+The contact problem is the one the next step hands to the contact model: of the bundled
+pour state ``benchmarks/data/spheres_200_pour.state`` by default (t = 1.14 s, 524 contacts,
+n = 5 240; the step the robust search certifies only after 1 853 791 pivots, 780 s, issue
+10), or of ``--scene`` after ``--steps`` steps from its start. On it, with the pyramids the
+model would use (:meth:`PyramidModel.edge_angles` from the state's memory):
+
+* ``compliance``: the same pyramid LCP built from ``G + eps max(diag G) I`` (a contact
+  compliance, as ODE's CFM or MuJoCo's soft constraints; penetration at rest grows with
+  ``eps``; ``eps = 0`` is the hard LCP itself), solved cold by ``robust`` under a pivot
+  budget. ``certified`` is its own
+  certification (on the compliant LCP); ``hard_error_over_tol`` is the same answer's
+  residual on the hard LCP, over that LCP's tolerance.
+* ``relaxed-fixed-point``: Anitescu & Hart's relaxation with each normal row's bias raised
+  by ``mu lam`` of the last iterate, solved as the velocity QP
+  (:mod:`contact_lcp.contact.relaxed_qp`); a fixed point ``lam`` is a solution of the
+  pyramid LCP. One row per iteration: ``|F(lam) - lam|`` [m/s] and the iterate's residual
+  on the hard LCP over its tolerance.
+
+Nothing here changes the simulator; the rows go to
+``benchmarks/results/pile_alternatives_<date>_<revision>.csv``.
+"""
+
+import argparse
+import dataclasses
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import one_thread  # noqa: E402,F401  (before numpy: one BLAS thread)
+
+import common  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+
+import numpy as np  # noqa: E402
+
+from contact_lcp.contact.lcp_builder import build_contact_lcp  # noqa: E402
+from contact_lcp.contact.relaxed import build_relaxed_lcp  # noqa: E402
+from contact_lcp.contact.relaxed_qp import lcp_unknowns, velocity_qp  # noqa: E402
+from contact_lcp.lcp import solve  # noqa: E402
+from contact_lcp.lcp.residual import certify  # noqa: E402
+from contact_lcp.sim import Simulator  # noqa: E402
+
+COLUMNS = ("scene", "t", "contacts", "n", "variant", "parameter", "iteration", "status",
+           "certified", "pivots", "s", "fixed_point_gap", "hard_error_over_tol", "revision",
+           "date")
+STATE = os.path.join(HERE, "data", "spheres_200_pour.state")
+
+
+class _Captured(Exception):
+    """Raised by the capturing stand-in for the model's solve (carries the problem)."""
+
+
+def next_problem(scene, state=None, steps=0):
+    """``(t, problem, model)``: the ContactProblem the next step of ``scene`` (after
+    loading ``state``, or after ``steps`` steps) hands to its contact model, and that
+    model, with its memory as it was at that moment."""
+    sim = Simulator.from_file(scene)
+    if state is not None:
+        sim.load_state(state)
+    for _ in range(steps):
+        sim.step()
+    model, captured = sim.model, []
+
+    def capture(problem):
+        captured.append(problem)
+        raise _Captured
+
+    model.solve = capture
+    try:
+        sim.step()
+    except _Captured:
+        pass
+    finally:
+        del model.solve
+    if not captured:
+        raise SystemExit(f"the step from t = {sim.t:.3f} s had no contact problem")
+    return sim.t, captured[0], model
+
+
+def hard_lcp(problem, angle, eps=0.0):
+    """The pyramid LCP of ``problem`` with ``eps max(diag G)`` added to G's diagonal."""
+    G = problem.G
+    if eps:
+        G = G + eps * float(np.max(np.diag(G))) * np.eye(G.shape[0])
+    return build_contact_lcp(G, problem.u, problem.mu, num_directions=8,
+                             num_unilateral=problem.num_limits, normal_bias=problem.bias,
+                             edge_angle=angle)
+
+
+def compliance_rows(problem, angle, hard, eps_list, budget):
+    rows = []
+    for eps in eps_list:
+        lcp = hard_lcp(problem, angle, eps)
+        t0 = time.perf_counter()
+        res = solve(lcp.M, lcp.q, "robust", pivot_budget=budget)
+        seconds = time.perf_counter() - t0
+        err, _, tol = certify(hard.M, hard.q, res.z)
+        rows.append({"variant": "compliance", "parameter": eps, "status": res.status.name,
+                     "certified": res.success, "pivots": res.info.get("path_pivots",
+                                                                      res.pivots),
+                     "s": seconds, "hard_error_over_tol": err / tol})
+        print(f"  compliance {eps:g}: {res.status.name}, {rows[-1]['pivots']} pivots, "
+              f"{seconds:.1f} s, hard residual {err / tol:.2e} x tol", flush=True)
+    return rows
+
+
+def fixed_point_rows(problem, angle, hard, iterations):
+    k = problem.num_contacts
+    lam = np.zeros(k)
+    rows = []
+    t0 = time.perf_counter()
+    for it in range(iterations):
+        bias = problem.bias.copy()
+        bias[:k] += problem.mu * lam
+        shifted = dataclasses.replace(problem, bias=bias)
+        relaxed = build_relaxed_lcp(shifted, num_directions=8, edge_angle=angle)
+        found, c, qp_iterations = velocity_qp(shifted, relaxed.edges)
+        z = lcp_unknowns(shifted, relaxed, c)
+        err, _, tol = certify(hard.M, hard.q, z)
+        gap = float(np.max(np.abs(z[-k:] - lam), initial=0.0))
+        rows.append({"variant": "relaxed-fixed-point", "parameter": "", "iteration": it,
+                     "status": "QP solved" if found else "QP failed", "certified": err <= tol,
+                     "pivots": qp_iterations, "s": time.perf_counter() - t0,
+                     "fixed_point_gap": gap, "hard_error_over_tol": err / tol})
+        print(f"  fixed point {it}: |F(lam) - lam| = {gap:.2e} m/s, hard residual "
+              f"{err / tol:.2e} x tol", flush=True)
+        if not found or err <= tol:
+            break
+        lam = z[-k:]
+    return rows
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--scene", default="spheres_200.yaml",
+                        help="a bundled scene name or a path (default spheres_200.yaml)")
+    parser.add_argument("--state", default=None,
+                        help="a state file to start from (default: the bundled pour state "
+                             "for spheres_200.yaml, else none)")
+    parser.add_argument("--steps", type=int, default=0, help="steps to take first")
+    parser.add_argument("--compliance", default="0,1e-3,1e-4,1e-5",
+                        help="comma-separated eps (relative to max diag G; 0: the hard "
+                             "LCP itself); '' for none")
+    parser.add_argument("--budget", type=int, default=150_000,
+                        help="robust's pivot budget per compliant LCP")
+    parser.add_argument("--iterations", type=int, default=30,
+                        help="relaxed fixed-point iterations (0: none)")
+    parser.add_argument("--results-dir", default=None)
+    args = parser.parse_args(argv)
+    scene = args.scene if os.path.exists(args.scene) else os.path.join(ROOT, "config",
+                                                                       args.scene)
+    state = args.state
+    if state is None and os.path.basename(scene) == "spheres_200.yaml" and not args.steps:
+        state = STATE
+    revision = common.git_revision()
+    date, stamp = common.utc_stamp()
+    t, problem, model = next_problem(scene, state, args.steps)
+    angle = model.edge_angles(problem)
+    hard = hard_lcp(problem, angle)
+    print(f"{os.path.basename(scene)} from t = {t:.3f} s: {problem.num_contacts} contacts, "
+          f"n = {hard.q.size}", flush=True)
+    eps_list = [float(e) for e in args.compliance.split(",") if e.strip()]
+    rows = compliance_rows(problem, angle, hard, eps_list, args.budget)
+    rows += fixed_point_rows(problem, angle, hard, args.iterations)
+    common_fields = {"scene": os.path.basename(scene), "t": round(t, 6),
+                     "contacts": problem.num_contacts, "n": hard.q.size,
+                     "revision": revision, "date": date}
+    rows = [{**common_fields, **r} for r in rows]
+    path = common.results_path("pile_alternatives", revision, stamp, args.results_dir)
+    common.write_csv(path, rows, COLUMNS)
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
