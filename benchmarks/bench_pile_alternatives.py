@@ -15,9 +15,9 @@ model would use (:meth:`PyramidModel.edge_angles` from the state's memory):
 * ``compliance``: the same pyramid LCP built from ``G + eps max(diag G) I`` (a contact
   compliance, as ODE's CFM or MuJoCo's soft constraints; penetration at rest grows with
   ``eps``; ``eps = 0`` is the hard LCP itself), solved cold by ``robust`` under a pivot
-  budget. ``certified`` is its own
-  certification (on the compliant LCP); ``hard_error_over_tol`` is the same answer's
-  residual on the hard LCP, over that LCP's tolerance.
+  budget. ``certified`` is its own certification (on the compliant LCP);
+  ``hard_error_over_tol`` is the same answer's residual on the hard LCP, over that LCP's
+  tolerance.
 * ``relaxed-fixed-point``: Anitescu & Hart's relaxation with each normal row's bias raised
   by ``mu lam`` of the last iterate, solved as the velocity QP
   (:mod:`contact_lcp.contact.relaxed_qp`); a fixed point ``lam`` is a solution of the
@@ -59,7 +59,7 @@ STATE = os.path.join(HERE, "data", "spheres_200_pour.state")
 
 
 class _Captured(Exception):
-    """Raised by the capturing stand-in for the model's solve (carries the problem)."""
+    """Raised by the capturing stand-in for the model's solve, to end the step there."""
 
 
 def next_problem(scene, state=None, steps=0):
@@ -89,12 +89,13 @@ def next_problem(scene, state=None, steps=0):
     return sim.t, captured[0], model
 
 
-def hard_lcp(problem, angle, eps=0.0):
-    """The pyramid LCP of ``problem`` with ``eps max(diag G)`` added to G's diagonal."""
+def pyramid_lcp(problem, angle, directions, eps=0.0):
+    """The pyramid LCP of ``problem`` (``directions`` edges, first edges at ``angle``) with
+    ``eps max(diag G)`` added to G's diagonal (0: the hard LCP)."""
     G = problem.G
     if eps:
         G = G + eps * float(np.max(np.diag(G))) * np.eye(G.shape[0])
-    return build_contact_lcp(G, problem.u, problem.mu, num_directions=8,
+    return build_contact_lcp(G, problem.u, problem.mu, num_directions=directions,
                              num_unilateral=problem.num_limits, normal_bias=problem.bias,
                              edge_angle=angle)
 
@@ -102,7 +103,7 @@ def hard_lcp(problem, angle, eps=0.0):
 def compliance_rows(problem, angle, hard, eps_list, budget):
     rows = []
     for eps in eps_list:
-        lcp = hard_lcp(problem, angle, eps)
+        lcp = pyramid_lcp(problem, angle, hard.num_directions, eps)
         t0 = time.perf_counter()
         res = solve(lcp.M, lcp.q, "robust", pivot_budget=budget)
         seconds = time.perf_counter() - t0
@@ -125,7 +126,8 @@ def fixed_point_rows(problem, angle, hard, iterations):
         bias = problem.bias.copy()
         bias[:k] += problem.mu * lam
         shifted = dataclasses.replace(problem, bias=bias)
-        relaxed = build_relaxed_lcp(shifted, num_directions=8, edge_angle=angle)
+        relaxed = build_relaxed_lcp(shifted, num_directions=hard.num_directions,
+                                    edge_angle=angle)
         found, c, qp_iterations = velocity_qp(shifted, relaxed.edges)
         z = lcp_unknowns(shifted, relaxed, c)
         err, _, tol = certify(hard.M, hard.q, z)
@@ -168,7 +170,7 @@ def main(argv=None):
     date, stamp = common.utc_stamp()
     t, problem, model = next_problem(scene, state, args.steps)
     angle = model.edge_angles(problem)
-    hard = hard_lcp(problem, angle)
+    hard = pyramid_lcp(problem, angle, model.settings.friction_directions)
     print(f"{os.path.basename(scene)} from t = {t:.3f} s: {problem.num_contacts} contacts, "
           f"n = {hard.q.size}", flush=True)
     eps_list = [float(e) for e in args.compliance.split(",") if e.strip()]

@@ -22,9 +22,10 @@ def test_the_captured_problem_is_the_next_steps_and_the_model_is_left_intact():
     assert t == pytest.approx(0.4)  # h = 10 ms: the step from t = 0.4 s
     assert problem.num_contacts > 20  # the pile has landed
     assert "solve" not in vars(model)  # the capturing stand-in is gone
-    hard = bench.hard_lcp(problem, model.edge_angles(problem))
-    assert hard.q.shape == (10 * problem.num_contacts,)
-    soft = bench.hard_lcp(problem, model.edge_angles(problem), 1e-3)
+    angle, d = model.edge_angles(problem), model.settings.friction_directions
+    hard = bench.pyramid_lcp(problem, angle, d)
+    assert hard.q.shape == ((d + 2) * problem.num_contacts,)
+    soft = bench.pyramid_lcp(problem, angle, d, 1e-3)
     normals = np.arange(problem.num_contacts)  # the compliance is on the diagonal only
     assert np.all(np.diag(soft.M)[normals] > np.diag(hard.M)[normals])
     assert np.array_equal(soft.q, hard.q)
