@@ -84,6 +84,25 @@ def test_warm_start_from_the_answer_pivots_only_its_block():
     np.testing.assert_allclose(warm.z, p.z_expected, atol=1e-9)
 
 
+def test_the_final_basis_keeps_degenerate_basic_variables_and_restarts_in_place():
+    """A resting pile's LCP (ties everywhere): the final basis holds every z_i with a
+    positive value and some at 0 (degenerate); given back as the warm start it is the
+    answer at once (no pivot beyond its block), where the support of z alone need not
+    be."""
+    M, q = pile_lcp(7, 6, 14, resting=True)
+    cold = solve(M, q, method="revised")
+    assert cold.success
+    basis = cold.info["final_basis"]
+    support = np.flatnonzero(cold.z > 0.0)
+    assert np.all(np.diff(basis) > 0) and np.all(np.isin(support, basis))
+    assert basis.size > support.size  # degenerate basic variables at 0
+    for check in (1e-10, 0.0):  # 0: the block taken as it is, no condition estimate
+        again = solve(M, q, method="revised", initial_basis=basis, singular_tol=check)
+        assert again.success and again.pivots == basis.size
+        assert np.array_equal(again.info["final_basis"], basis)
+        np.testing.assert_allclose(again.z, cold.z, atol=1e-9 * np.abs(cold.z).max())
+
+
 def test_warm_start_from_a_wrong_block_goes_on_pivoting():
     p = planted_p_matrix(40, 4)
     wrong = np.flatnonzero(p.z_expected == 0.0)[:10]
