@@ -18,6 +18,13 @@ model would use (:meth:`PyramidModel.edge_angles` from the state's memory):
   budget. ``certified`` is its own certification (on the compliant LCP);
   ``hard_error_over_tol`` is the same answer's residual on the hard LCP, over that LCP's
   tolerance.
+* ``compliance-continuation``: the compliant LCP solved cold at ``eps0``, then ``eps``
+  lowered step by step towards ``eps1``, each LCP solved by the lexicographic Lemke path
+  on sparse factors (``method='revised'``) warm-started on the last one's final basis
+  (``info['final_basis']``); a failed step is retried with the square root of its ratio,
+  a successful one lengthens the next by 1.5 (at most 10 x). It stops when an answer
+  certifies on the hard LCP, at ``eps1``, or when the ratio falls below ``1 + 1e-4`` (a
+  fold of the path in eps: the answer cannot follow eps down). One row per attempt.
 * ``relaxed-fixed-point``: Anitescu & Hart's relaxation with each normal row's bias raised
   by ``mu lam`` of the last iterate, solved as the velocity QP
   (:mod:`contact_lcp.contact.relaxed_qp`); a fixed point ``lam`` is a solution of the
@@ -117,6 +124,40 @@ def compliance_rows(problem, angle, hard, eps_list, budget):
     return rows
 
 
+def continuation_rows(problem, angle, hard, eps0, eps1, max_pivots):
+    def attempt(eps, basis):
+        lcp = pyramid_lcp(problem, angle, hard.num_directions, eps)
+        # (singular_tol=0: the last answer's basis is taken as it is, no O(b^3) condition
+        # estimate of its block; a singular one fails its factorization)
+        opts = {} if basis is None else {"initial_basis": basis, "singular_tol": 0.0}
+        res = solve(lcp.M, lcp.q, "revised", max_pivots=max_pivots, **opts)
+        block = 0 if basis is None else basis.size - len(res.info.get("warm_start_dropped",
+                                                                      ()))
+        return res, int(res.pivots) - block
+
+    rows, t0 = [], time.perf_counter()
+    res, pivots = attempt(eps0, None)
+    eps, ratio, basis = eps0, 1.1, res.info.get("final_basis")
+    while True:
+        err, _, tol = certify(hard.M, hard.q, res.z)
+        rows.append({"variant": "compliance-continuation", "parameter": eps,
+                     "iteration": len(rows), "status": res.status.name,
+                     "certified": res.success, "pivots": pivots,
+                     "s": time.perf_counter() - t0, "hard_error_over_tol": err / tol})
+        print(f"  continuation eps {eps:.4g}: {res.status.name}, {pivots} pivots, hard "
+              f"residual {err / tol:.2e} x tol", flush=True)
+        if res.success:
+            basis, done_eps = res.info["final_basis"], eps
+            ratio = min(1.5 * ratio, 10.0)
+        else:
+            ratio = np.sqrt(ratio)
+        if (res.success and (err <= tol or eps <= eps1)) or basis is None \
+                or ratio < 1.0 + 1e-4:
+            return rows
+        eps = max(done_eps / ratio, eps1)
+        res, pivots = attempt(eps, basis)
+
+
 def fixed_point_rows(problem, angle, hard, iterations):
     k = problem.num_contacts
     lam = np.zeros(k)
@@ -157,6 +198,8 @@ def main(argv=None):
                              "LCP itself); '' for none")
     parser.add_argument("--budget", type=int, default=150_000,
                         help="robust's pivot budget per compliant LCP")
+    parser.add_argument("--continuation", default="1e-4:1e-10",
+                        help="eps0:eps1 of the compliance continuation; '' for none")
     parser.add_argument("--iterations", type=int, default=30,
                         help="relaxed fixed-point iterations (0: none)")
     parser.add_argument("--results-dir", default=None)
@@ -175,6 +218,9 @@ def main(argv=None):
           f"n = {hard.q.size}", flush=True)
     eps_list = [float(e) for e in args.compliance.split(",") if e.strip()]
     rows = compliance_rows(problem, angle, hard, eps_list, args.budget)
+    if args.continuation:
+        eps0, eps1 = (float(e) for e in args.continuation.split(":"))
+        rows += continuation_rows(problem, angle, hard, eps0, eps1, args.budget)
     rows += fixed_point_rows(problem, angle, hard, args.iterations)
     common_fields = {"scene": os.path.basename(scene), "t": round(t, 6),
                      "contacts": problem.num_contacts, "n": hard.q.size,
