@@ -1,6 +1,7 @@
 """solve(): validation of the caller's input, dispatch, and the method table."""
 
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -31,6 +32,35 @@ def test_empty_problem(method):
 def test_nonnegative_q_gives_zero_in_zero_pivots(method):
     res = solve(M2, np.array([1.0, 0.0]), method=method)
     assert res.status is LCPStatus.SOLVED and res.pivots == 0
+    np.testing.assert_array_equal(res.z, 0.0)
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_nonnegative_q_is_answered_without_equilibration_and_keeps_its_verdict(method):
+    # q >= 0: z = 0 is exact whatever M is; the answer is returned before any O(n^2)
+    # sweep, under every positive scaling of rows, columns and q alike
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((12, 12))
+    M, q = A @ A.T - 3.0 * np.eye(12), rng.random(12)  # indefinite M: z = 0 still exact
+    q[4] = 0.0
+    for D1, D2, beta in ((np.ones(12), np.ones(12), 1.0),
+                         (10.0 ** rng.uniform(-6, 6, 12), 10.0 ** rng.uniform(-6, 6, 12), 1e-6)):
+        qs = beta * D1 * q
+        res = solve(D1[:, None] * M * D2[None, :], qs, method=method)
+        assert res.success and res.info["trivial"] and res.pivots == 0 and res.error == 0.0
+        np.testing.assert_array_equal(res.z, 0.0)
+        np.testing.assert_array_equal(res.w, qs)
+        # the tolerance is the certification formula at z = 0, in the units of q
+        assert res.info["tol"] == pytest.approx(1e4 * 12 * np.finfo(float).eps * qs.max())
+    assert solve(M, q, method=method, tol=1e-3).info["tol"] == 1e-3
+
+
+def test_nonnegative_q_whose_matrix_sum_overflows_takes_the_full_path():
+    M = np.array([[1e308, 1e308], [1e308, 1e308]])  # finite, but its sum is not
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # and no overflow warning reaches the caller
+        res = solve(M, np.array([1.0, 2.0]))
+    assert res.success and "trivial" not in res.info
     np.testing.assert_array_equal(res.z, 0.0)
 
 

@@ -88,6 +88,14 @@ def certify_scaled(M, q, zs, d1, d2, s):
     return True, z, w, err * W, tol * W, W, Z
 
 
+@njit(cache=True)
+def zero_is_exact(M, q):
+    """True when ``q >= 0`` and every entry of ``M`` and ``q`` is finite (their sum is,
+    without floating-point warnings): ``z = 0`` then solves LCP(M, q) exactly. False
+    also when the sum of finite entries overflows (the full path sorts that out)."""
+    return q.min() >= 0.0 and np.isfinite(M.sum() + q.sum())
+
+
 def relative_tolerance(n, norm_M, norm_q, norm_z):
     """``CERT_FACTOR * n * eps * (norm_M * norm_z + norm_q)`` (dimensionless when the
     norms are those of an equilibrated problem)."""
@@ -163,7 +171,7 @@ def default_tolerance(M, q, z):
 
 
 __all__ = ["CERT_FACTOR", "Scaling", "certify", "default_tolerance", "lcp_error",
-           "raw_tolerance", "relative_tolerance"]
+           "raw_tolerance", "relative_tolerance", "zero_is_exact"]
 
 
 @njit(cache=True)

