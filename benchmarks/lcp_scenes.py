@@ -15,10 +15,13 @@
   check in the original units).
 
 Both tables go to ``benchmarks/results/lcp-scenes_<stamp>_<rev>.csv`` and
-``lcp-sweep_<stamp>_<rev>.csv``.
+``lcp-sweep_<stamp>_<rev>.csv``, the time against n to ``lcp-scenes_<stamp>_<rev>.png``
+(``python benchmarks/lcp_scenes.py <lcp-scenes CSV>`` draws it again from a CSV).
 """
 
 import time
+
+import one_thread  # noqa: F401  (before numpy: one BLAS thread)
 
 import numpy as np
 
@@ -138,6 +141,41 @@ def pivot_cost_table(rows):
     return _bucket_table(rows, cell)
 
 
+def plot_sizes(rows, path):
+    """A PNG of each variant's time against n (log-log): filled markers certified, crosses
+    not; the README's per-size figure."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    markers = dict(zip(("robust", "lemke", "lexicographic", "revised", "quantecon"), "osD^v"))
+    for variant in dict.fromkeys(r["variant"] for r in rows):
+        sel = [r for r in rows if r["variant"] == variant]
+        for ok in (True, False):
+            pts = [(int(r["n"]), float(r["ms"])) for r in sel
+                   if str(r["certified"]) == str(ok)]
+            if not pts:
+                continue
+            n, ms = np.array(pts).T
+            ax.scatter(n, ms, marker=markers.get(variant, "o") if ok else "x",
+                       s=28 if ok else 40, alpha=0.75,
+                       label=variant if ok else f"{variant}, not certified",
+                       color=f"C{list(markers).index(variant) if variant in markers else 5}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("LCP size n")
+    ax.set_ylabel("time per solve [ms]")
+    ax.set_title("recorded scene LCPs (ours timed with equilibration and certification)",
+                 fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 def _independent_ok(M, q, z):
     """Dense check in the original units, each of z and w against its own size."""
     w = M @ z + q
@@ -203,5 +241,14 @@ def main(directory, per_scene=4, sweep_per_scene=1, sweep_max_n=500, results_dir
                              SCENE_COLUMNS, float_format="%.6g")
         b = common.write_csv(common.results_path("lcp-sweep", rev, stamp, results_dir), sweep,
                              SWEEP_COLUMNS)
-        print(f"wrote {a}, {b}")
+        png = a[:-len(".csv")] + ".png"
+        plot_sizes(rows, png)
+        print(f"wrote {a}, {b}, {png}")
     return rows, sweep
+
+
+if __name__ == "__main__":  # python benchmarks/lcp_scenes.py <lcp-scenes CSV>: its figure
+    import sys
+
+    csv_path = sys.argv[1]
+    plot_sizes(common.read_csv(csv_path), csv_path[:-len(".csv")] + ".png")
