@@ -55,6 +55,17 @@ def test_nonnegative_q_is_answered_without_equilibration_and_keeps_its_verdict(m
     assert solve(M, q, method=method, tol=1e-3).info["tol"] == 1e-3
 
 
+def test_nonnegative_q_with_method_options_runs_the_method_and_checks_them():
+    q = np.array([1.0, 0.0])
+    res = solve(M2, q, method="robust", max_nodes=50)
+    assert res.success and "trivial" not in res.info
+    np.testing.assert_array_equal(res.z, 0.0)
+    with pytest.raises(ValueError, match="tie_threshold"):
+        solve(M2, q, method="lexicographic", tie_threshold=-1.0)
+    with pytest.raises(ValueError, match="initial_basis"):
+        solve(M2, q, method="robust", initial_basis=[5])
+
+
 def test_nonnegative_q_whose_matrix_sum_overflows_takes_the_full_path():
     M = np.array([[1e308, 1e308], [1e308, 1e308]])  # finite, but its sum is not
     with warnings.catch_warnings():

@@ -115,8 +115,8 @@ def solve(M, q, method="robust", *, tol=None, equilibrate=True, **options):
         ``info['tol']`` is the tolerance used (units of ``q``: also how negative a
         certified ``w_i`` can be), ``info['tol_z']`` the same bound for ``z`` (units of
         ``z``, the largest over components), ``info['scale_sweeps']`` the Ruiz sweeps.
-        An LCP with ``q >= 0`` returns ``z = 0`` at once, whatever the method
-        (``info['trivial']``, no pivot).
+        An LCP with ``q >= 0`` and no method options returns ``z = 0`` at once, whatever
+        the method (``info['trivial']``, no pivot).
 
     Raises
     ------
@@ -135,8 +135,8 @@ def solve(M, q, method="robust", *, tol=None, equilibrate=True, **options):
     if n == 0:
         return LCPResult(np.zeros(0), np.zeros(0), LCPStatus.SOLVED, method, 0, 0.0,
                          {"tol": 0.0, "tol_z": 0.0})
-    if zero_is_exact(M, q):
-        return _trivial(q, method, tol)
+    if not options and zero_is_exact(M, q):  # (with options, the method runs: it checks
+        return _trivial(q, method, tol)    # their values, e.g. an initial basis's range)
     # One compiled call: finiteness, the Ruiz factors and the equilibrated problem.
     finite, d1, d2, s, sweeps, Ms, qs = equilibrated(M, q, MAX_SWEEPS, bool(equilibrate))
     if not finite:
