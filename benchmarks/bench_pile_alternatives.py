@@ -34,8 +34,8 @@ model would use (:meth:`PyramidModel.edge_angles` from the state's memory):
 * ``nsgs``: nonsmooth block Gauss-Seidel (Moreau, Jean: the granular-media solver) on the
   hard LCP, from z = 0: contact after contact, its own 10-unknown block is solved exactly
   (lexicographic Lemke; a block whose path ends on a ray, which happens when its normal
-  row is 0 to round-off, takes the separating answer, off by that round-off) with the
-  other contacts' impulses held. One row per ``--nsgs-every`` sweeps, then one for
+  row is 0 to round-off, takes the normal impulse of that row alone and no friction, off
+  by that round-off) with the other contacts' impulses held. One row per ``--nsgs-every`` sweeps, then one for
   ``revised`` warm-started on the last iterate's support (``parameter``: the support's
   size).
 * ``tresca-fixed-point``: the pyramid LCP with each contact's friction bound ``mu a``
@@ -272,8 +272,8 @@ def _nsgs_sweeps(M, z, w, idx, ptr, nbr, sweeps):
                     acc -= A[a, b] * z[idx[i, b]]
                 r[a] = acc
             if not _block_lemke(A, r, zl):
-                # a normal row at 0 to round-off: the separating answer (its error is
-                # that round-off times the block's entries)
+                # a normal row at 0 to round-off: that row's own normal impulse, no
+                # friction, the slip speed its edges need (off by that round-off)
                 rays += 1
                 zl[:] = 0.0
                 zl[0] = max(0.0, -r[0] / A[0, 0])
