@@ -33,11 +33,11 @@ model would use (:meth:`PyramidModel.edge_angles` from the state's memory):
 
 * ``nsgs``: nonsmooth block Gauss-Seidel (Moreau, Jean: the granular-media solver) on the
   hard LCP, from z = 0: contact after contact, its own 10-unknown block is solved exactly
-  (lexicographic Lemke; a block whose path ends on a ray, which happens when its normal
-  row is 0 to round-off, takes the normal impulse of that row alone and no friction, off
-  by that round-off) with the other contacts' impulses held. One row per ``--nsgs-every`` sweeps, then one for
-  ``revised`` warm-started on the last iterate's support (``parameter``: the support's
-  size).
+  (the project's compiled lexicographic Lemke path; a block whose path ends on a ray,
+  which happens when its normal row is 0 to round-off, takes the normal impulse of that
+  row alone and no friction, off by that round-off) with the other contacts' impulses
+  held. One row per ``--nsgs-every`` sweeps, then one for ``revised`` warm-started on the
+  last iterate's support (``parameter``: the support's size).
 * ``tresca-fixed-point``: the pyramid LCP with each contact's friction bound ``mu a``
   taken from the last iterate's normal impulse (Tresca friction: a convex QP, solved in
   velocities by Clarabel to 1e-10), the new normal impulses mixed in with ``--tresca-
@@ -71,6 +71,7 @@ from contact_lcp.contact.relaxed import build_relaxed_lcp  # noqa: E402
 from contact_lcp.contact.relaxed_qp import (lcp_unknowns, velocity_basis,  # noqa: E402
                                             velocity_qp)
 from contact_lcp.lcp import solve  # noqa: E402
+from contact_lcp.lcp import tableau as tb  # noqa: E402
 from contact_lcp.lcp.residual import certify  # noqa: E402
 from contact_lcp.lcp.scaling import equilibrate  # noqa: E402
 from contact_lcp.sim import Simulator  # noqa: E402
@@ -203,61 +204,25 @@ def fixed_point_rows(problem, angle, hard, over_tol, iterations):
 
 
 @njit(cache=True)
-def _block_lemke(A, r, z):
-    """Lexicographic Lemke on the small LCP ``(r, A)`` into ``z``; False on a ray."""
-    n = r.shape[0]
-    z[:] = 0.0
+def _block_lemke(A, r, keys, z):
+    """The small LCP ``(r, A)`` into ``z`` by the project's compiled lexicographic Lemke
+    path (:func:`contact_lcp.lcp.tableau.lemke_run`, ``keys`` its Zobrist keys); False
+    when the path does not end on a solution (a ray, on a round-off normal row)."""
     if r.min() >= 0.0:
+        z[:] = 0.0
         return True
-    T = np.zeros((n, 2 * n + 2))  # [w | z | z0 | rhs] of w - A z - z0 = r
-    for i in range(n):
-        T[i, i] = 1.0
-        T[i, n:2 * n] = -A[i]
-        T[i, 2 * n] = -1.0
-        T[i, 2 * n + 1] = r[i]
-    basis = np.arange(n)
-    row = np.argmin(r)
-    entering = 2 * n
-    for _ in range(20 * n):
-        T[row] /= T[row, entering]
-        for i in range(n):
-            if i != row and T[i, entering] != 0.0:
-                T[i] -= T[i, entering] * T[row]
-        leaving = basis[row]
-        basis[row] = entering
-        if leaving == 2 * n:
-            for i in range(n):
-                if n <= basis[i] < 2 * n:
-                    z[basis[i] - n] = T[i, 2 * n + 1]
-            return True
-        entering = leaving + n if leaving < n else leaving - n
-        row = -1
-        for i in range(n):  # the least ratio, ties broken by the rows of B^-1
-            c = T[i, entering]
-            if c <= 1e-12:
-                continue
-            if row < 0:
-                row = i
-                continue
-            cb = T[row, entering]
-            for j in range(-1, n):
-                x = T[i, 2 * n + 1 if j < 0 else j] / c
-                y = T[row, 2 * n + 1 if j < 0 else j] / cb
-                if x < y - 1e-14 * (1.0 + abs(y)):
-                    row = i
-                    break
-                if x > y + 1e-14 * (1.0 + abs(y)):
-                    break
-        if row < 0:
-            return False
-    return False
+    code, _, _, x, _ = tb.lemke_run(A, r, keys, tb.RULE_LEXICOGRAPHIC, 0.0, tb.PIVOT_TOL,
+                                    50 * r.shape[0])
+    z[:] = x
+    return code == tb.SOLVED
 
 
 @njit(cache=True)
-def _nsgs_sweeps(M, z, w, idx, ptr, nbr, sweeps):
+def _nsgs_sweeps(M, z, w, idx, ptr, nbr, sweeps, keys):
     """``sweeps`` Gauss-Seidel sweeps over the contact blocks ``idx`` (k, d + 2) of the
     LCP, ``w = M z + q`` kept up to date on the neighbours ``nbr[ptr[i]:ptr[i + 1]]`` of
-    each block; returns how many block solves ended on a ray."""
+    each block (``keys``: :func:`contact_lcp.lcp.tableau.zobrist_keys` of a block's
+    size); returns how many block solves ended on a ray."""
     k, m = idx.shape
     A, r, zl, dz = np.empty((m, m)), np.empty(m), np.empty(m), np.empty(m)
     rays = 0
@@ -271,7 +236,7 @@ def _nsgs_sweeps(M, z, w, idx, ptr, nbr, sweeps):
                 for b in range(m):
                     acc -= A[a, b] * z[idx[i, b]]
                 r[a] = acc
-            if not _block_lemke(A, r, zl):
+            if not _block_lemke(A, r, keys, zl):
                 # a normal row at 0 to round-off: that row's own normal impulse, no
                 # friction, the slip speed its edges need (off by that round-off)
                 rays += 1
@@ -318,11 +283,12 @@ def nsgs_rows(hard, over_tol, sweeps, every, max_pivots):
         raise SystemExit("nsgs: joint-limit rows are not blocked here (the pile scenes "
                          "have none)")
     idx, ptr, nbr = contact_blocks(hard)
+    keys = tb.zobrist_keys(idx.shape[1])
     z, w = np.zeros(hard.q.size), hard.q.copy()
     rows, done, t0 = [], 0, time.perf_counter()
     while done < sweeps:
         step = min(every, sweeps - done)
-        rays = _nsgs_sweeps(hard.M, z, w, idx, ptr, nbr, step)
+        rays = _nsgs_sweeps(hard.M, z, w, idx, ptr, nbr, step, keys)
         done += step
         w = hard.M @ z + hard.q  # (refreshed: the running update drifts by round-off)
         hard_residual = over_tol(z)

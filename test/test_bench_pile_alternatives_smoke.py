@@ -83,7 +83,7 @@ def test_the_block_solve_is_exact_on_one_contact():
 
     for lcp in _one_contact_lcps(200, 5):
         z = np.zeros(lcp.q.size)
-        assert bench._block_lemke(lcp.M, lcp.q, z)
+        assert bench._block_lemke(lcp.M, lcp.q, bench.tb.zobrist_keys(10), z)
         err, _, tol = certify(lcp.M, lcp.q, z)
         assert err <= tol
 
@@ -105,7 +105,8 @@ def test_one_sweep_solves_contacts_that_do_not_touch_each_other():
     idx, ptr, nbr = bench.contact_blocks(lcp)
     assert [nbr[ptr[i]:ptr[i + 1]].tolist() for i in range(3)] == [[0], [1], [2]]
     z, w = np.zeros(lcp.q.size), lcp.q.copy()
-    assert bench._nsgs_sweeps(lcp.M, z, w, idx, ptr, nbr, 1) == 0
+    assert bench._nsgs_sweeps(lcp.M, z, w, idx, ptr, nbr, 1,
+                              bench.tb.zobrist_keys(10)) == 0
     err, w_true, tol = certify(lcp.M, lcp.q, z)
     assert err <= tol
     np.testing.assert_allclose(w, w_true, atol=1e-12)
