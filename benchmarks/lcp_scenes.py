@@ -151,7 +151,7 @@ def plot_sizes(rows, path):
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     markers = dict(zip(("robust", "lemke", "lexicographic", "revised", "quantecon"), "osD^v"))
-    for variant in dict.fromkeys(r["variant"] for r in rows):
+    for colour, variant in enumerate(dict.fromkeys(r["variant"] for r in rows)):
         sel = [r for r in rows if r["variant"] == variant]
         for ok in (True, False):
             pts = [(int(r["n"]), float(r["ms"])) for r in sel
@@ -162,7 +162,7 @@ def plot_sizes(rows, path):
             ax.scatter(n, ms, marker=markers.get(variant, "o") if ok else "x",
                        s=28 if ok else 40, alpha=0.75,
                        label=variant if ok else f"{variant}, not certified",
-                       color=f"C{list(markers).index(variant) if variant in markers else 5}")
+                       color=f"C{colour}")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("LCP size n")
