@@ -75,6 +75,17 @@ def test_nonnegative_q_whose_matrix_sum_overflows_takes_the_full_path():
     np.testing.assert_array_equal(res.z, 0.0)
 
 
+@pytest.mark.parametrize("where", [0, 1, 36, 37 * 37 - 2, 37 * 37 - 1])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_nonnegative_q_with_one_non_finite_entry_of_m_anywhere_is_rejected(where, bad):
+    # the q >= 0 shortcut sums M in vectorised blocks: an entry in the remainder lanes or
+    # the first one must still reach the verdict
+    M = np.eye(37)
+    M.flat[where] = bad
+    with pytest.raises(InvalidProblem, match="M must be finite"):
+        solve(M, np.ones(37))
+
+
 @pytest.mark.parametrize("method", sorted(METHODS))
 def test_result_is_certified(method):
     res = solve(M2, Q2, method=method)

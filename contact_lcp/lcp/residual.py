@@ -88,12 +88,25 @@ def certify_scaled(M, q, zs, d1, d2, s):
     return True, z, w, err * W, tol * W, W, Z
 
 
+@njit(cache=True, fastmath={"reassoc", "nsz"})
+def _sum(a):
+    """Sum of a 1-D array in any order (vectorised). Non-finite entries make it non-finite
+    (only the association is relaxed, not IEEE's inf and NaN rules)."""
+    total = 0.0
+    for i in range(a.size):
+        total += a[i]
+    return total
+
+
 @njit(cache=True)
 def zero_is_exact(M, q):
-    """True when ``q >= 0`` and every entry of ``M`` and ``q`` is finite (their sum is,
-    without floating-point warnings): ``z = 0`` then solves LCP(M, q) exactly. False
-    also when the sum of finite entries overflows (the full path sorts that out)."""
-    return q.min() >= 0.0 and np.isfinite(M.sum() + q.sum())
+    """``(exact, max(q))``: ``exact`` when ``q >= 0`` and every entry of ``M`` and ``q`` is
+    finite (their sum is, without floating-point warnings): ``z = 0`` then solves
+    LCP(M, q) exactly. Not exact also when the sum of finite entries overflows (the full
+    path sorts that out). ``M`` C-contiguous."""
+    if not q.min() >= 0.0:
+        return False, 0.0
+    return bool(np.isfinite(_sum(M.ravel()) + _sum(q))), q.max()
 
 
 def relative_tolerance(n, norm_M, norm_q, norm_z):
