@@ -4,6 +4,8 @@ Usage::
 
     .venv/bin/python benchmarks/bench_pile_alternatives.py            # the pour at t = 1.14 s (~12 min)
     .venv/bin/python benchmarks/bench_pile_alternatives.py --compliance 1e-3 --iterations 40
+    .venv/bin/python benchmarks/bench_pile_alternatives.py --compliance "" --continuation "" \
+        --iterations 0 --nsgs 0 --tresca 0 --proximal 24
     .venv/bin/python benchmarks/bench_pile_alternatives.py --scene spheres_21.yaml --steps 40
 
 The contact problem is the one the next step hands to the contact model: of the bundled
@@ -43,6 +45,18 @@ model would use (:meth:`PyramidModel.edge_angles` from the state's memory):
   velocities by Clarabel to 1e-10), the new normal impulses mixed in with ``--tresca-
   damping``; a fixed point is a solution of the pyramid LCP.
 
+* ``proximal``: the proximal point iteration ``z_(j+1)`` solves LCP(M + w R, q - w R z_j)
+  with ``R`` the compliance ``eps max(diag G)`` (as in ``compliance``, whose LCP is
+  ``w = 1``); a fixed point solves the hard LCP whatever ``w``, and the compliance picks
+  one of the pile's non-unique impulses (the one nearest the last). Each iteration is
+  ``solve(..., "revised")`` warm-started on the last one's final basis (cold when that
+  path fails); ``w`` shrinks by 3 when the hard residual did not halve. One row per
+  iteration (``parameter``: ``eps w``), then one ``proximal-crossover`` row: the hard
+  LCP by ``solve(..., "revised")`` warm-started on that iterate's final basis.
+  ``max_impulse`` is the largest normal or edge impulse of the row's answer [N.s]: a
+  crossover "certified" with impulses of 1e9 N.s carries an internal force along the
+  pile's null space (the tolerance grows with ``||z||``).
+
 Nothing here changes the simulator; the rows go to
 ``benchmarks/results/pile_alternatives_<date>_<revision>.csv``.
 """
@@ -67,6 +81,7 @@ from numba import njit  # noqa: E402
 from scipy import sparse  # noqa: E402
 
 from contact_lcp.contact.lcp_builder import build_contact_lcp  # noqa: E402
+from contact_lcp.contact.report import all_pivots  # noqa: E402
 from contact_lcp.contact.relaxed import build_relaxed_lcp  # noqa: E402
 from contact_lcp.contact.relaxed_qp import (lcp_unknowns, velocity_basis,  # noqa: E402
                                             velocity_qp)
@@ -77,8 +92,8 @@ from contact_lcp.lcp.scaling import equilibrate  # noqa: E402
 from contact_lcp.sim import Simulator  # noqa: E402
 
 COLUMNS = ("scene", "t", "contacts", "n", "variant", "parameter", "iteration", "status",
-           "certified", "pivots", "s", "fixed_point_gap", "hard_error_over_tol", "revision",
-           "date")
+           "certified", "pivots", "s", "fixed_point_gap", "hard_error_over_tol",
+           "max_impulse", "revision", "date")
 STATE = os.path.join(HERE, "data", "spheres_200_pour.state")
 
 
@@ -312,6 +327,51 @@ def nsgs_rows(hard, over_tol, sweeps, every, max_pivots):
     return rows
 
 
+def proximal_rows(problem, angle, hard, over_tol, eps, iterations, max_pivots):
+    """The proximal iteration and its crossovers (module notes)."""
+    R = pyramid_lcp(problem, angle, hard.num_directions, eps).M - hard.M
+    rows_, cols_ = np.nonzero(R)
+    vals = R[rows_, cols_]
+    R = sparse.csr_matrix((vals, (rows_, cols_)), shape=R.shape)
+    Mw = hard.M.copy()
+    impulses = hard.q.size - problem.num_contacts  # (then the slip speeds)
+    z, basis, weight, last = np.zeros(hard.q.size), None, 1.0, np.inf
+    rows, t0 = [], time.perf_counter()
+    for it in range(iterations):
+        Mw[rows_, cols_] = hard.M[rows_, cols_] + weight * vals
+        qw = hard.q - weight * (R @ z)
+        warm = {} if basis is None else {"initial_basis": basis, "singular_tol": 0.0}
+        res = solve(Mw, qw, "revised", max_pivots=max_pivots, **warm)
+        pivots = all_pivots(res)
+        if not res.success and basis is not None:  # a warm path may end on a ray
+            res = solve(Mw, qw, "revised", max_pivots=max_pivots)
+            pivots += all_pivots(res)
+        ratio = over_tol(res.z) if res.success else np.inf
+        rows.append({"variant": "proximal", "parameter": eps * weight, "iteration": it,
+                     "status": res.status.name, "certified": ratio <= 1.0, "pivots": pivots,
+                     "s": time.perf_counter() - t0, "hard_error_over_tol": ratio,
+                     "max_impulse": float(np.max(res.z[:impulses], initial=0.0))})
+        print(f"  proximal {it} (eps w = {eps * weight:.3g}): {res.status.name}, {pivots} "
+              f"pivots, hard residual {ratio:.3g} x tol", flush=True)
+        if not res.success or ratio <= 1.0:
+            break
+        z, basis = res.z, res.info["final_basis"]
+        cross = solve(hard.M, hard.q, "revised", initial_basis=basis, singular_tol=0.0,
+                      max_pivots=max_pivots)
+        rows.append({"variant": "proximal-crossover", "parameter": eps * weight,
+                     "iteration": it, "status": cross.status.name,
+                     "certified": cross.success, "pivots": all_pivots(cross),
+                     "s": time.perf_counter() - t0, "hard_error_over_tol": over_tol(cross.z),
+                     "max_impulse": float(np.max(cross.z[:impulses], initial=0.0))})
+        print(f"    crossover: {cross.status.name} (certified {cross.success}), hard "
+              f"residual {rows[-1]['hard_error_over_tol']:.3g} x tol, largest impulse "
+              f"{rows[-1]['max_impulse']:.3g} N.s", flush=True)
+        if ratio > 0.5 * last:
+            weight /= 3.0
+        last = ratio
+    return rows
+
+
 def tresca_rows(problem, angle, hard, over_tol, iterations, damping):
     """The Tresca fixed point (module notes): min 1/2 xi' diag(1/kappa) xi + sum mu_i a_i
     lam_i over the velocity change ``dv = U xi`` and the slip ``lam`` >= 0, subject to
@@ -385,6 +445,10 @@ def main(argv=None):
                         help="Tresca fixed-point iterations (0: none)")
     parser.add_argument("--tresca-damping", type=float, default=1.0,
                         help="weight of the new normal impulses in each Tresca bound")
+    parser.add_argument("--proximal", type=int, default=0,
+                        help="proximal iterations (0: none)")
+    parser.add_argument("--proximal-eps", type=float, default=1e-3,
+                        help="compliance of the proximal metric (relative to max diag G)")
     parser.add_argument("--results-dir", default=None)
     args = parser.parse_args(argv)
     scene = args.scene if os.path.exists(args.scene) else os.path.join(ROOT, "config",
@@ -416,6 +480,9 @@ def main(argv=None):
         rows += nsgs_rows(hard, over_tol, args.nsgs, args.nsgs_every, args.budget)
     if args.tresca:
         rows += tresca_rows(problem, angle, hard, over_tol, args.tresca, args.tresca_damping)
+    if args.proximal:
+        rows += proximal_rows(problem, angle, hard, over_tol, args.proximal_eps, args.proximal,
+                              args.budget)
     common_fields = {"scene": os.path.basename(scene), "t": round(t, 6),
                      "contacts": problem.num_contacts, "n": hard.q.size,
                      "revision": revision, "date": date}
