@@ -161,3 +161,40 @@ def test_failed_retries_report_their_pivots_beside_the_first_path():
     res = solve(-np.eye(3), -np.ones(3), method="lemke")  # a ray on every path
     assert res.status is LCPStatus.NO_SOLUTION and res.pivots == 1
     assert res.info["attempt_pivots"] == 2  # the tolerant and the rescaled retry
+
+
+def test_a_retry_is_certified_to_its_own_tolerance_not_the_failed_paths(monkeypatch):
+    """The tolerance grows with ||z||: a first path that ends on a ray at ||z|| = 1e12
+    has one ~7 in these units. A retry's answer must meet the tolerance of its own z
+    (~1e-11 here), not that one (on the pour's LCP at t = 1.15 s a retry's answer
+    violating a friction cone by 0.15 N.s was certified that way)."""
+    from contact_lcp.lcp.result import MethodOutput
+
+    calls = []
+
+    def fake(M, q, **options):
+        calls.append(options)
+        if len(calls) == 1:  # the first path: a secondary ray far out
+            return MethodOutput(np.array([1e12, 0.0, 0.0]), LCPStatus.NO_SOLUTION, 5, {})
+        # every retry: a wrong point (w_3 = -0.5) claimed as solved
+        return MethodOutput(np.array([1.0, 1.0, 0.5]), LCPStatus.SOLVED, 3, {})
+
+    monkeypatch.setitem(METHODS, "lemke", fake)
+    res = solve(np.eye(3), -np.ones(3), method="lemke")
+    assert len(calls) == 3  # the first path, the tolerant and the rescaled retry
+    assert not res.success and res.status is LCPStatus.NO_SOLUTION
+    assert res.info["tol"] > 1.0  # (the first path's own, reported with its point)
+    # a retry that is right is accepted, with its own (small) tolerance
+    calls.clear()
+
+    def fixed(M, q, **options):
+        calls.append(options)
+        if len(calls) == 1:
+            return MethodOutput(np.array([1e12, 0.0, 0.0]), LCPStatus.NO_SOLUTION, 5, {})
+        return MethodOutput(np.linalg.solve(M, -q), LCPStatus.SOLVED, 3, {})
+
+    monkeypatch.setitem(METHODS, "lemke", fixed)
+    res = solve(np.eye(3), -np.ones(3), method="lemke")
+    assert res.success and res.info["tolerant_retry"]
+    assert res.info["tol"] < 1e-9
+    np.testing.assert_allclose(res.z, 1.0)
