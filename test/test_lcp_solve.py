@@ -163,11 +163,12 @@ def test_failed_retries_report_their_pivots_beside_the_first_path():
     assert res.info["attempt_pivots"] == 2  # the tolerant and the rescaled retry
 
 
-def test_a_retry_is_certified_to_its_own_tolerance_not_the_failed_paths(monkeypatch):
+def test_a_retry_is_certified_to_its_own_tolerance_too(monkeypatch):
     """The tolerance grows with ||z||: a first path that ends on a ray at ||z|| = 1e12
-    has one ~7 in these units. A retry's answer must meet the tolerance of its own z
-    (~1e-11 here), not that one (on the pour's LCP at t = 1.15 s a retry's answer
-    violating a friction cone by 0.15 N.s was certified that way)."""
+    has one ~7 in these units. A retry's answer must also meet the tolerance of its own
+    z (~1e-11 here), not that one alone (on the pour's LCP at t = 1.15 s a retry's answer
+    violating a friction cone by 0.15 N.s was certified that way); and a retry's answer
+    far out must meet the first path's (test_lcp_scaling's seed 3)."""
     from contact_lcp.lcp.result import MethodOutput
 
     calls = []

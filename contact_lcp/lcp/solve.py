@@ -158,7 +158,8 @@ def solve(M, q, method="robust", *, tol=None, equilibrate=True, **options):
         finite, z, w, err, tol_default, W, Z = certify_scaled(M, q, zs, d1, d2, s)
         tol_used = tol_default if tol is None else float(tol)
         if finite and not (out.status is LCPStatus.SOLVED and err <= tol_used):
-            retry, spent = _retries(M, q, Ms, qs, func, method, raw_options, ruiz, out, tol)
+            retry, spent = _retries(M, q, Ms, qs, func, method, raw_options, ruiz, out,
+                                    tol_used if tol is None else None, tol)
             if retry is not None:
                 out, z, w, err, tol_used = retry
             elif spent > out.pivots:  # the failed retries' pivots, beside the path's
@@ -228,21 +229,22 @@ TOLERANT_RETRY = {
 }
 
 
-def _retries(M, q, Ms, qs, func, method, options, ruiz, first, tol):
+def _retries(M, q, Ms, qs, func, method, options, ruiz, first, first_tol, tol):
     """The retries of a failed first path, in order: :data:`TOLERANT_RETRY` on the
     equilibrated ``(Ms, qs)``, then :data:`RESCALED_RETRY`. Returns ``(retry, spent)``:
     ``retry`` is ``(out, z, w, err, tol)`` of the first that certifies in the units of
-    ``ruiz``, to the caller's ``tol`` or (None) to the tolerance of its own answer
-    (``out`` carries every path's pivots, ``info['first_status']`` and the retry's key)
-    and ``spent`` None, else None and ``spent`` the pivots of the first path and every
-    retry.
+    ``ruiz`` (to the caller's ``tol``, or, ``tol`` None, to the smaller of ``first_tol``,
+    the first path's, and that of its own answer; ``out`` carries every path's pivots,
+    ``info['first_status']`` and the retry's key) and ``spent`` None, else None and
+    ``spent`` the pivots of the first path and every retry.
     A ``pivot_budget`` option is shared: each retry gets what the paths before it left,
     and none runs once it is spent."""
     spent = int(first.pivots)
     extra = {k: v for k, v in TOLERANT_RETRY.get(method, {}).items() if k not in options}
     if extra:
         retry, pivots = _retry(M, q, Ms, qs, ruiz, func,
-                               _scaled_options(method, dict(options, **extra), ruiz), ruiz, tol)
+                               _scaled_options(method, dict(options, **extra), ruiz), ruiz,
+                               first_tol, tol)
         if retry is not None:
             return _retried(retry, spent, first, tolerant_retry=extra), None
         spent += pivots
@@ -256,22 +258,23 @@ def _retries(M, q, Ms, qs, func, method, options, ruiz, first, tol):
         scalar = Scaling(d1, d2, s, 0)
         retry, pivots = _retry(M, q, Mp, qp, scalar, func,
                                _scaled_options(method, options, scalar) if options else options,
-                               ruiz, tol)
+                               ruiz, first_tol, tol)
         if retry is not None:
             return _retried(retry, spent, first, rescaled_retry=True), None
         spent += pivots
     return None, spent
 
 
-def _retry(M, q, Ms, qs, scaling, func, options, ruiz, tol):
+def _retry(M, q, Ms, qs, scaling, func, options, ruiz, first_tol, tol):
     """One more path on ``(Ms, qs)`` (the caller's problem in the units of ``scaling``):
-    ``((out, z, w, err, tol_z), pivots)`` when it certifies in the units of ``ruiz`` to
-    ``tol`` (None: the tolerance of its own answer, ``tol_z``), else ``(None, pivots)``.
-
-    Never the first path's tolerance: it grows with that path's ``||z||``, and a path
-    that ended on a ray at ``||z|| ~ 1e12`` made it ~1e7 m/s on the pour's LCP at
-    t = 1.15 s (n = 5 240), which a retry's answer violating a friction cone by 0.15 N.s
-    then passed."""
+    ``((out, z, w, err, tol_used), pivots)`` when it certifies in the units of ``ruiz``
+    to ``tol_used``, else ``(None, pivots)``. ``tol_used`` is the caller's ``tol``, or,
+    ``tol`` None, the smaller of ``first_tol`` and the tolerance of the retry's own
+    answer. The certification tolerance grows with ``||z||``, so neither alone will do:
+    on the pour's LCP at t = 1.15 s (n = 5 240) a first path that ended on a ray at
+    ``||z|| ~ 1e12`` had one of ~1e7 m/s, which a retry's answer violating a friction
+    cone by 0.15 N.s passed; and on a contact LCP of the scaling tests a retry's own
+    answer, with a component at -73 beside others of ~1e15, passed its own."""
     n = q.shape[0]
     out = func(Ms, qs, **options)
     zs = np.asarray(out.z, dtype=float)
@@ -279,7 +282,7 @@ def _retry(M, q, Ms, qs, scaling, func, options, ruiz, tol):
         return None, int(out.pivots)
     z = scaling.z_from_scaled(zs)
     err, w, own = certify(M, q, z, ruiz)
-    tol = own if tol is None else float(tol)
+    tol = min(own, first_tol) if tol is None else float(tol)
     if not (out.status is LCPStatus.SOLVED and err <= tol):
         return None, int(out.pivots)
     return (out, z, w, err, tol), int(out.pivots)
