@@ -243,3 +243,26 @@ def test_no_false_success_at_any_scale(method, seed, a, b):
     zs, ws = np.abs(z).max() + 1e-300, np.abs(w).max() + np.abs(q).max()
     assert z.min() >= -1e-6 * zs and w.min() >= -1e-6 * ws, (z.min(), w.min())
     assert np.max(np.minimum(np.abs(z) / zs, np.abs(w) / ws)) <= 1e-6
+
+
+def test_a_huge_component_does_not_license_an_error_elsewhere():
+    """The tolerance grows with ||zs|| but stops at TOL_CAP. An internal force of 1e14
+    along M's null space (two redundant contacts pushing on each other) leaves w_1 = w_2
+    = 0, and with z_3 = 0.5 for w_3 = z_3 - 1 a violated row (w_3 = -0.5) that the
+    uncapped formula (~1e3 here) would pass; in any units."""
+    from contact_lcp.lcp.residual import TOL_CAP
+
+    M = np.array([[1.0, -1.0, 0.0], [-1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    q = np.array([0.0, 0.0, -1.0])
+    z = np.array([1e14, 1e14, 0.5])
+    err, w, tol = certify(M, q, z)
+    assert np.array_equal(w, [0.0, 0.0, -0.5])
+    units = equilibrate(M, q)
+    assert tol == pytest.approx(TOL_CAP * np.max(units.w_unit))  # the cap, in q's units
+    assert err > 100.0 * tol
+    for alpha, beta in ((1e-6, 1.0), (1.0, 1e6), (1e3, 1e-3)):
+        err_s, _, tol_s = certify(alpha * M, beta * q, beta / alpha * z)
+        assert err_s > tol_s
+    # the same internal force beside the exact z_3 = 1 is certified: its error is 0
+    err, _, tol = certify(M, q, np.array([1e14, 1e14, 1.0]))
+    assert err == 0.0 <= tol

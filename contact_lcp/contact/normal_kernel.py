@@ -27,7 +27,7 @@ from contact_lcp.contact.find_indices import select_rows
 from contact_lcp.contact.tangential import cholesky_lower, schur, tangent_impulse
 from contact_lcp.contact.viscous_dofs import viscous_dofs, viscous_dofs_impulse
 from contact_lcp.lcp.ppm import _kernel as _ppm_kernel
-from contact_lcp.lcp.residual import CERT_FACTOR, _pass
+from contact_lcp.lcp.residual import _pass, certification_tolerance
 from contact_lcp.lcp.scaling import MAX_SWEEPS, _apply, _first_factor, _pow2_sqrt, inf_norms, q_scale
 
 _EPS = float(np.finfo(float).eps)
@@ -108,7 +108,7 @@ def solve_certified(A, c, beta0, max_pivots, singular_tol, keys):
     W = 0.0
     for i in range(n):
         W = max(W, s / d1[i])
-    tol = CERT_FACTOR * n * _EPS * (nM * nz + nq) * W
+    tol = certification_tolerance(n, nM, nq, nz) * W
     err *= W
     if not err <= tol:
         return NOT_CERTIFIED, z, w, err, tol, pivots

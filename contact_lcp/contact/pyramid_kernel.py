@@ -35,7 +35,7 @@ from numba import njit
 from contact_lcp.contact.lcp_builder import _assemble
 from contact_lcp.lcp.residual import CERT_FACTOR
 from contact_lcp.lcp.scaling import MAX_SWEEPS, _apply, _ruiz
-from contact_lcp.lcp.residual import _pass
+from contact_lcp.lcp.residual import _pass, certification_tolerance
 
 _EPS = float(np.finfo(float).eps)
 
@@ -260,7 +260,7 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
     for i in range(n):
         W = max(W, s / d1[i])
     err = err_rel * W
-    tol = CERT_FACTOR * n * _EPS * (norm_M * norm_z + norm_q) * W
+    tol = certification_tolerance(n, norm_M, norm_q, norm_z) * W
     if not err <= tol:
         return 4, z, w, err, tol, nb + flips
     # impulses in Delassus coordinates

@@ -10,7 +10,7 @@ measured in the units of the equilibrated problem (:mod:`contact_lcp.lcp.scaling
 data, and
 
     error_rel = ||min(zs, ws)||_inf,
-    tol_rel   = 1e4 n eps (||Ms||_inf ||zs||_inf + ||qs||_inf),
+    tol_rel   = min(1e4 n eps (||Ms||_inf ||zs||_inf + ||qs||_inf), 1e-3),
 
 where ``||Ms||_inf`` and ``||qs||_inf`` are between 1/2 and 2 (no absolute floor).
 ``error_rel <= tol_rel`` holds or fails the same way for ``(alpha M, beta q)`` and for
@@ -20,7 +20,8 @@ where ``||Ms||_inf`` and ``||qs||_inf`` are between 1/2 and 2 (no absolute floor
 A backward-stable pivoting method leaves an error of about
 ``n eps (||Ms|| ||zs|| + ||qs||)`` in ``ws`` (Drake's Lemke uses ``n ||M||_inf 10 eps``);
 the factor 1e4 leaves room for the ill-conditioned, rank-deficient Delassus matrices of
-redundant contact while still rejecting anything visibly wrong.
+redundant contact while still rejecting anything visibly wrong. The cap (``TOL_CAP``)
+keeps an answer with huge components from licensing a large error elsewhere.
 
 For reporting, both numbers are multiplied by the largest w-unit ``W = max_i s / d1_i``,
 so that ``error`` and ``tol`` are in the units of ``q`` (velocities [m/s] for contact
@@ -37,6 +38,19 @@ _EPS = float(np.finfo(float).eps)
 
 #: ``tol_rel = CERT_FACTOR * n * eps * (||Ms|| ||zs|| + ||qs||)``.
 CERT_FACTOR = 1e4
+#: ... but never more than this (equilibrated units, where ``||qs||_inf <= 1``). The
+#: formula grows with ``||zs||``, so an answer with a huge component would carry its own
+#: license: a Lemke path that ended on a ray at ``||z|| ~ 1e12`` had a tolerance of 1e7
+#: m/s on the pour's LCP at t = 1.15 s. A backward-stable answer leaves an error of about
+#: ``n eps ||Ms|| ||zs||``, below this cap up to ``||zs|| ~ 1e8`` at n = 5 000.
+TOL_CAP = 1e-3
+
+
+@njit(cache=True)
+def certification_tolerance(n, norm_M, norm_q, norm_z):
+    """``min(CERT_FACTOR n eps (norm_M norm_z + norm_q), TOL_CAP)``: the certification
+    tolerance in equilibrated units (the one definition; compiled callers included)."""
+    return min(CERT_FACTOR * n * _EPS * (norm_M * norm_z + norm_q), TOL_CAP)
 
 
 @njit(cache=True)
@@ -84,7 +98,7 @@ def certify_scaled(M, q, zs, d1, d2, s):
     if not finite:
         return False, z, np.empty(0), np.nan, np.nan, W, Z
     w, err, norm_M, norm_q, norm_z = _pass(M, q, z, d1, d2, s)
-    tol = CERT_FACTOR * n * _EPS * (norm_M * norm_z + norm_q)
+    tol = certification_tolerance(n, norm_M, norm_q, norm_z)
     return True, z, w, err * W, tol * W, W, Z
 
 
@@ -158,7 +172,7 @@ def certify(M, q, z, scaling=None):
         scaling = equilibrate(M, q)
     w, err, norm_M, norm_q, norm_z = _pass(M, q, z, scaling.d1, scaling.d2, scaling.s)
     W = float(np.max(scaling.w_unit))
-    return float(err) * W, w, relative_tolerance(n, norm_M, norm_q, norm_z) * W
+    return float(err) * W, w, certification_tolerance(n, norm_M, norm_q, norm_z) * W
 
 
 def lcp_error(M, q, z):
@@ -183,8 +197,9 @@ def default_tolerance(M, q, z):
     return certify(M, q, z)[2]
 
 
-__all__ = ["CERT_FACTOR", "Scaling", "certify", "default_tolerance", "lcp_error",
-           "raw_tolerance", "relative_tolerance", "zero_is_exact"]
+__all__ = ["CERT_FACTOR", "TOL_CAP", "Scaling", "certification_tolerance", "certify",
+           "default_tolerance", "lcp_error", "raw_tolerance", "relative_tolerance",
+           "zero_is_exact"]
 
 
 @njit(cache=True)
