@@ -217,6 +217,10 @@ def main(directory, per_scene=4, sweep_per_scene=1, sweep_max_n=500, results_dir
     """Run both parts and write the CSVs."""
     sweep_methods = methods or sorted(METHODS)
     methods = methods or ["robust", "lemke", "lexicographic", "revised"]
+    # the tree that runs, read before the runs: a commit made during them (10-20 min)
+    # labelled a CSV with code it had not measured
+    date, stamp = common.utc_stamp()
+    rev = common.git_revision()
     print(f"recorded LCPs from {directory}:")
     problems = recorded(directory, per_scene)
     rows = run_scenes(problems, methods)
@@ -233,8 +237,6 @@ def main(directory, per_scene=4, sweep_per_scene=1, sweep_max_n=500, results_dir
               f"{sum(r['false_success'] for r in sel)} false successes, "
               f"{sum(r['ok'] for r in sel)} certified")
     if results_dir:
-        date, stamp = common.utc_stamp()
-        rev = common.git_revision()
         for r in rows + sweep:
             r.update(revision=rev, date=date)
         a = common.write_csv(common.results_path("lcp-scenes", rev, stamp, results_dir), rows,
