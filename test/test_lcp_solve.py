@@ -164,37 +164,38 @@ def test_failed_retries_report_their_pivots_beside_the_first_path():
 
 
 def test_a_retry_is_certified_to_its_own_tolerance_too(monkeypatch):
-    """The tolerance grows with ||z|| (up to TOL_CAP): a first path that ends on a ray
-    at ||z|| = 1e12 has the cap, far above ~1e-11. A retry's answer must also meet the tolerance of its own
-    z (~1e-11 here), not that one alone (on the pour's LCP at t = 1.15 s a retry's answer
-    violating a friction cone by 0.15 N.s was certified that way); and a retry's answer
-    far out must meet the first path's (test_lcp_scaling's seed 3)."""
+    """The tolerance grows with ||z|| (up to TOL_CAP): a first path that ends on a ray at
+    ||z|| = 1e12 has the cap, 1e-3. A retry's answer must also meet the tolerance of its
+    own z (~1e-11 here), not that one alone (on the pour's LCP at t = 1.15 s a retry's
+    answer violating a friction cone by 0.15 N.s was certified that way); and a retry's
+    answer far out must meet the first path's (test_lcp_scaling's seed 3)."""
     from contact_lcp.lcp.result import MethodOutput
 
     calls = []
 
-    def fake(M, q, **options):
-        calls.append(options)
-        if len(calls) == 1:  # the first path: a secondary ray far out
-            return MethodOutput(np.array([1e12, 0.0, 0.0]), LCPStatus.NO_SOLUTION, 5, {})
-        # every retry: a wrong point (w_3 = -0.5) claimed as solved
-        return MethodOutput(np.array([1.0, 1.0, 0.5]), LCPStatus.SOLVED, 3, {})
+    def method(shortfall):
+        """A method whose first path ends on a ray far out, and whose every retry claims
+        the solution of ``M z = -q`` it is handed with z_3 short by ``shortfall`` (so
+        that w_3 = -shortfall |q_3|, in the units it pivots in)."""
+        def run(M, q, **options):
+            calls.append(options)
+            if len(calls) == 1:
+                return MethodOutput(np.array([1e12, 0.0, 0.0]), LCPStatus.NO_SOLUTION, 5, {})
+            z = np.linalg.solve(M, -q)
+            z[2] *= 1.0 - shortfall
+            return MethodOutput(z, LCPStatus.SOLVED, 3, {})
+        return run
 
-    monkeypatch.setitem(METHODS, "lemke", fake)
+    # a wrong point (w_3 = -1e-4 relative): below the first path's capped tolerance, far
+    # above its own
+    monkeypatch.setitem(METHODS, "lemke", method(1e-4))
     res = solve(np.eye(3), -np.ones(3), method="lemke")
     assert len(calls) == 3  # the first path, the tolerant and the rescaled retry
     assert not res.success and res.status is LCPStatus.NO_SOLUTION
     assert res.error > res.info["tol"]  # (the first path's, reported with its point)
     # a retry that is right is accepted, with its own (small) tolerance
     calls.clear()
-
-    def fixed(M, q, **options):
-        calls.append(options)
-        if len(calls) == 1:
-            return MethodOutput(np.array([1e12, 0.0, 0.0]), LCPStatus.NO_SOLUTION, 5, {})
-        return MethodOutput(np.linalg.solve(M, -q), LCPStatus.SOLVED, 3, {})
-
-    monkeypatch.setitem(METHODS, "lemke", fixed)
+    monkeypatch.setitem(METHODS, "lemke", method(0.0))
     res = solve(np.eye(3), -np.ones(3), method="lemke")
     assert res.success and res.info["tolerant_retry"]
     assert res.info["tol"] < 1e-9
