@@ -53,9 +53,8 @@ model would use (:meth:`PyramidModel.edge_angles` from the state's memory):
   path fails); ``w`` shrinks by 3 when the hard residual did not halve. One row per
   iteration (``parameter``: ``eps w``), then one ``proximal-crossover`` row: the hard
   LCP by ``solve(..., "revised")`` warm-started on that iterate's final basis.
-  ``max_impulse`` is the largest normal or edge impulse of the row's answer [N.s]: a
-  crossover "certified" with impulses of 1e9 N.s carries an internal force along the
-  pile's null space (the tolerance grows with ``||z||``).
+  ``max_impulse`` is the largest normal or edge impulse of the row's answer [N.s] (a
+  failed crossover ends at 1e9-1e13 N.s: an internal force along the pile's null space).
 
 Nothing here changes the simulator; the rows go to
 ``benchmarks/results/pile_alternatives_<date>_<revision>.csv``.
