@@ -12,7 +12,7 @@ from contact_lcp.contact.reference import (
     rigid_box_contact,
 )
 from contact_lcp.lcp import LCPStatus, solve
-from contact_lcp.lcp.residual import certification_coefficients, raw_tolerance
+from contact_lcp.lcp.residual import TOL_CAP, certification_coefficients, raw_tolerance
 
 STATS = ("nodes", "queued", "max_queue", "depth", "total_pivots", "replayed")
 
@@ -26,7 +26,10 @@ def test_certification_coefficients_match_raw_tolerance():
     for n in (1, 5, 40):
         M, q, z = rng.standard_normal((n, n)), rng.standard_normal(n), rng.standard_normal(n)
         a, b = certification_coefficients(M, q)
-        assert a * np.max(np.abs(z)) + b == pytest.approx(raw_tolerance(M, q, z), rel=1e-12)
+        for scale in (1.0, 1e20):  # below the cap, and far above it
+            zz = scale * z
+            assert min(a * np.max(np.abs(zz)) + b, TOL_CAP) == pytest.approx(
+                raw_tolerance(M, q, zz), rel=1e-12)
 
 
 def test_info_reports_the_search():

@@ -266,3 +266,22 @@ def test_a_huge_component_does_not_license_an_error_elsewhere():
     # the same internal force beside the exact z_3 = 1 is certified: its error is 0
     err, _, tol = certify(M, q, np.array([1e14, 1e14, 1.0]))
     assert err == 0.0 <= tol
+
+
+def test_the_methods_stopping_tests_share_the_cap():
+    """A method's own test (on the equilibrated data it pivots on) rejects what certify
+    rejects: the point of the test above, with its violated row, does not stop a Lemke
+    path (lemke.certifies, which the robust search's paths use; PGS, Murty and the
+    symmetric path stop on raw_tolerance too). Uncapped, raw_tolerance there is ~1e3."""
+    from contact_lcp.lcp.lemke import certifies
+    from contact_lcp.lcp.residual import TOL_CAP, raw_tolerance
+
+    M = np.array([[1.0, -1.0, 0.0], [-1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    q = np.array([0.0, 0.0, -1.0])
+    units = equilibrate(M, q)
+    Ms, qs = units.apply(M, q)
+    bad = units.z_to_scaled(np.array([1e14, 1e14, 0.5]))
+    good = units.z_to_scaled(np.array([1e14, 1e14, 1.0]))
+    assert raw_tolerance(Ms, qs, bad) == TOL_CAP
+    assert not certifies(Ms, qs, bad)
+    assert certifies(Ms, qs, good)

@@ -44,6 +44,7 @@ from numba import njit
 
 from contact_lcp.lcp import tableau as tb
 from contact_lcp.lcp.cholesky import _backward, _forward
+from contact_lcp.lcp.residual import TOL_CAP
 from contact_lcp.lcp.result import LCPStatus, MethodOutput
 from contact_lcp.lcp.robust import solve_robust
 
@@ -119,7 +120,8 @@ def _kernel(M, q, beta0, max_pivots, singular_tol, keys, tol_scale, norm_M, norm
 
     The sign tolerance of a pass is half the certification tolerance of
     :func:`contact_lcp.lcp.residual.default_tolerance` at the current ``z``:
-    ``tol_scale * (norm_M * ||z||_inf + norm_q) + 1e-14`` with ``tol_scale = 1e4 n eps``.
+    ``min(tol_scale * (norm_M * ||z||_inf + norm_q), TOL_CAP) + 1e-14`` with
+    ``tol_scale = 1e4 n eps``.
     """
     n = q.shape[0]
     L = np.zeros((n, n))
@@ -175,7 +177,7 @@ def _kernel(M, q, beta0, max_pivots, singular_tol, keys, tol_scale, norm_M, norm
         for r in range(k):
             for i in range(n):
                 w[i] += M[i, beta[r]] * zb[r]
-        tol = 0.5 * (tol_scale * (norm_M * norm_z + norm_q) + 1e-14)
+        tol = 0.5 * (min(tol_scale * (norm_M * norm_z + norm_q), TOL_CAP) + 1e-14)
         i, wmin = -1, 0.0
         for j in range(n):
             if not in_beta[j] and (i < 0 or w[j] < wmin):

@@ -130,16 +130,22 @@ def relative_tolerance(n, norm_M, norm_q, norm_z):
 
 
 def raw_tolerance(M, q, z):
-    """The tolerance formula applied to ``(M, q, z)`` in whatever units they come.
+    """The tolerance formula applied to ``(M, q, z)`` in whatever units they come, capped
+    at ``TOL_CAP`` as :func:`certification_tolerance` is.
 
     For methods that run on the equilibrated problem (their stopping tests); it is the
-    certification tolerance only when ``(M, q)`` is already equilibrated.
+    certification tolerance only when ``(M, q)`` is already equilibrated. The cap keeps a
+    method from stopping on an answer that :func:`certify` will reject (a path's point
+    with a huge internal force and a violated row elsewhere): the robust search would
+    return it as SOLVED, ``solve()`` report it as ERROR, and the search's next path would
+    never run.
     """
     n = q.shape[0]
     if n == 0:
         return 0.0
     norm_M = float(np.abs(M).sum(axis=1).max())
-    return relative_tolerance(n, norm_M, float(np.abs(q).max()), float(np.abs(z).max()))
+    return min(relative_tolerance(n, norm_M, float(np.abs(q).max()), float(np.abs(z).max())),
+               TOL_CAP)
 
 
 def certify(M, q, z, scaling=None):
@@ -204,7 +210,7 @@ __all__ = ["CERT_FACTOR", "TOL_CAP", "Scaling", "certification_tolerance", "cert
 
 @njit(cache=True)
 def certification_coefficients(M, q):
-    """``(a, b)`` with ``raw_tolerance(M, q, z) == a * ||z||_inf + b``.
+    """``(a, b)`` with ``raw_tolerance(M, q, z) == min(a * ||z||_inf + b, TOL_CAP)``.
 
     The same formula as :func:`raw_tolerance`, evaluated in numba to spare two numpy
     passes per solve of the robust search; ``test_lcp_robust.py`` pins the two together.

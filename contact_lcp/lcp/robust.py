@@ -70,7 +70,7 @@ from contact_lcp.lcp import search_nodes as sn
 from contact_lcp.lcp import tableau as tb
 from contact_lcp.lcp import warm_start as ws
 from contact_lcp.lcp.lemke import STATUS, certifies, lemke_paths, path_limit
-from contact_lcp.lcp.residual import certification_coefficients, raw_tolerance
+from contact_lcp.lcp.residual import TOL_CAP, certification_coefficients, raw_tolerance
 from contact_lcp.lcp.result import LCPStatus, MethodOutput
 from contact_lcp.lcp.symmetric import symmetric_path
 
@@ -247,7 +247,7 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
                         if n <= basis[i] < 2 * n:
                             znorm = max(znorm, abs(qc[i]))
                     basis[r] = z0
-                    tol_c = 0.5 * (cert_a * znorm + cert_b)  # margin for solve()'s check
+                    tol_c = 0.5 * min(cert_a * znorm + cert_b, TOL_CAP)  # margin for solve()'s check
                     if tb.norm_inf(r_x) <= tol_c and qmin >= -tol_c:
                         tb.pivot(Binv, qbar, basis, where, d, r, e, work)
                         stats[TOTAL_PIVOTS] += 1
