@@ -6,6 +6,8 @@ Usage::
     .venv/bin/python benchmarks/bench_pile_alternatives.py --compliance 1e-3 --iterations 40
     .venv/bin/python benchmarks/bench_pile_alternatives.py --compliance "" --continuation "" \
         --iterations 0 --nsgs 0 --tresca 0 --proximal 24
+    .venv/bin/python benchmarks/bench_pile_alternatives.py --compliance "" --continuation "" \
+        --iterations 0 --nsgs 0 --tresca 0 --proximal 7 --newton 60
     .venv/bin/python benchmarks/bench_pile_alternatives.py --scene spheres_21.yaml --steps 40
 
 The contact problem is the one the next step hands to the contact model: of the bundled
@@ -55,6 +57,13 @@ model would use (:meth:`PyramidModel.edge_angles` from the state's memory):
   LCP by ``solve(..., "revised")`` warm-started on that iterate's final basis.
   ``max_impulse`` is the largest normal or edge impulse of the row's answer [N.s] (a
   failed crossover ends at 1e9-1e13 N.s: an internal force along the pile's null space).
+* ``fb-newton``: a semismooth Newton method on the Fischer-Burmeister reformulation
+  ``phi(z_i, w_i) = sqrt(z_i^2 + w_i^2) - z_i - w_i = 0`` of the hard LCP, in its
+  equilibrated units, with a Levenberg-Marquardt term ``lam`` (redundant contacts make the
+  Jacobian singular) and an Armijo backtracking line search on ``|phi|^2 / 2``; each step
+  is one sparse LU of the augmented system ``[I H; H' -lam I]``. It starts from the last
+  proximal iterate when ``--proximal`` ran, else from z = 0. One row per iteration
+  (``parameter``: ``lam``, ``fixed_point_gap``: ``|phi|^2 / 2``).
 
 Nothing here changes the simulator; the rows go to
 ``benchmarks/results/pile_alternatives_<date>_<revision>.csv``.
@@ -336,6 +345,7 @@ def proximal_rows(problem, angle, hard, over_tol, eps, iterations, max_pivots):
     impulses = hard.q.size - problem.num_contacts  # (then the slip speeds)
     z, basis, weight, last = np.zeros(hard.q.size), None, 1.0, np.inf
     rows, t0 = [], time.perf_counter()
+    best = z
     for it in range(iterations):
         Mw[rows_, cols_] = hard.M[rows_, cols_] + weight * vals
         qw = hard.q - weight * (R @ z)
@@ -352,6 +362,8 @@ def proximal_rows(problem, angle, hard, over_tol, eps, iterations, max_pivots):
                      "max_impulse": float(np.max(res.z[:impulses], initial=0.0))})
         print(f"  proximal {it} (eps w = {eps * weight:.3g}): {res.status.name}, {pivots} "
               f"pivots, hard residual {ratio:.3g} x tol", flush=True)
+        if res.success:
+            best = res.z
         if not res.success or ratio <= 1.0:
             break
         z, basis = res.z, res.info["final_basis"]
@@ -368,6 +380,63 @@ def proximal_rows(problem, angle, hard, over_tol, eps, iterations, max_pivots):
         if ratio > 0.5 * last:
             weight /= 3.0
         last = ratio
+    return rows, best
+
+
+def newton_rows(hard, over_tol, units, iterations, z0, lam=1e-2):
+    """The Levenberg-Marquardt Fischer-Burmeister Newton iteration (module notes) from
+    ``z0`` (caller's units)."""
+    from scipy.sparse.linalg import splu
+
+    n = hard.q.size
+    Ms, qs = units.apply(hard.M, hard.q)
+    S = sparse.csr_matrix(Ms)
+    impulses = n - hard.num_contacts  # (then the slip speeds)
+
+    def phi(z):
+        w = S @ z + qs
+        r = np.hypot(z, w)
+        return r - z - w, w, r
+
+    zs = units.z_to_scaled(z0)
+    F, w, r = phi(zs)
+    psi, rows, t0 = 0.5 * F @ F, [], time.perf_counter()
+    eye = sparse.identity(n, format="csr")
+    for it in range(iterations):
+        # an element of the generalized Jacobian: (z/r - 1, w/r - 1), at r = 0 any point of
+        # the unit circle shifted by (-1, -1) (here both -1 + 1/sqrt 2)
+        live = r > 0.0
+        ra = np.where(live, r, 1.0)
+        da = np.where(live, zs / ra - 1.0, -1.0 + np.sqrt(0.5))
+        db = np.where(live, w / ra - 1.0, -1.0 + np.sqrt(0.5))
+        H = sparse.diags(da) + sparse.diags(db) @ S
+        K = sparse.bmat([[eye, H], [H.T, -lam * eye]], format="csc")
+        dz = splu(K).solve(np.concatenate([-F, np.zeros(n)]))[n:]
+        step, accepted = 1.0, False
+        for _ in range(30):
+            Fn, wn, rn = phi(zs + step * dz)
+            psin = 0.5 * Fn @ Fn
+            if psin <= (1.0 - 1e-4 * step) * psi:
+                accepted = True
+                break
+            step *= 0.5
+        if accepted:
+            zs, F, w, r, psi = zs + step * dz, Fn, wn, rn, psin
+            if step == 1.0:
+                lam = max(lam / 3.0, 1e-12)
+        else:
+            lam *= 10.0
+        z = units.z_from_scaled(np.maximum(zs, 0.0))
+        ratio = over_tol(z)
+        rows.append({"variant": "fb-newton", "parameter": lam, "iteration": it,
+                     "status": f"step {step:.3g}" if accepted else "no descent",
+                     "certified": ratio <= 1.0, "pivots": 0, "s": time.perf_counter() - t0,
+                     "fixed_point_gap": psi, "hard_error_over_tol": ratio,
+                     "max_impulse": float(np.max(z[:impulses], initial=0.0))})
+        print(f"  fb-newton {it}: |phi|^2/2 = {psi:.3e}, step {step:.3g}, lam {lam:.1e}, "
+              f"hard residual {ratio:.3g} x tol", flush=True)
+        if ratio <= 1.0:
+            break
     return rows
 
 
@@ -448,6 +517,8 @@ def main(argv=None):
                         help="proximal iterations (0: none)")
     parser.add_argument("--proximal-eps", type=float, default=1e-3,
                         help="compliance of the proximal metric (relative to max diag G)")
+    parser.add_argument("--newton", type=int, default=0,
+                        help="Fischer-Burmeister Newton iterations (0: none)")
     parser.add_argument("--results-dir", default=None)
     args = parser.parse_args(argv)
     scene = args.scene if os.path.exists(args.scene) else os.path.join(ROOT, "config",
@@ -479,9 +550,13 @@ def main(argv=None):
         rows += nsgs_rows(hard, over_tol, args.nsgs, args.nsgs_every, args.budget)
     if args.tresca:
         rows += tresca_rows(problem, angle, hard, over_tol, args.tresca, args.tresca_damping)
+    start = np.zeros(hard.q.size)
     if args.proximal:
-        rows += proximal_rows(problem, angle, hard, over_tol, args.proximal_eps, args.proximal,
-                              args.budget)
+        prox, start = proximal_rows(problem, angle, hard, over_tol, args.proximal_eps,
+                                    args.proximal, args.budget)
+        rows += prox
+    if args.newton:
+        rows += newton_rows(hard, over_tol, units, args.newton, start)
     common_fields = {"scene": os.path.basename(scene), "t": round(t, 6),
                      "contacts": problem.num_contacts, "n": hard.q.size,
                      "revision": revision, "date": date}

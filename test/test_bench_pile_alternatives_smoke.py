@@ -126,3 +126,31 @@ def test_proximal_iterates_approach_the_hard_lcp(tmp_path):
     residuals = [float(r["hard_error_over_tol"]) for r in iterates]
     assert residuals[2] < 0.1 * residuals[0]
     assert float(iterates[0]["parameter"]) == 1e-3
+
+
+def test_fischer_burmeister_newton_certifies_a_nondegenerate_lcp():
+    """On an LCP with a positive definite M and a strictly complementary solution the
+    semismooth Newton iteration converges quadratically: certified from z = 0 within 30
+    iterations (7 measured; |phi|^2 / 2 4e-8, 4e-14, 7e-23 over the last three)."""
+    from types import SimpleNamespace
+
+    from contact_lcp.lcp.residual import certify
+    from contact_lcp.lcp.scaling import equilibrate
+
+    rng = np.random.default_rng(4)
+    n = 40
+    A = rng.standard_normal((n, n))
+    M = A @ A.T / n + 0.1 * np.eye(n)
+    z_star = np.where(rng.random(n) < 0.5, rng.uniform(0.5, 2.0, n), 0.0)
+    w_star = np.where(z_star > 0.0, 0.0, rng.uniform(0.5, 2.0, n))
+    hard = SimpleNamespace(M=M, q=w_star - M @ z_star, num_contacts=0)
+    units = equilibrate(hard.M, hard.q)
+
+    def over_tol(z):
+        err, _, tol = certify(hard.M, hard.q, z, units)
+        return err / tol
+
+    rows = bench.newton_rows(hard, over_tol, units, 30, np.zeros(n))
+    assert rows[-1]["certified"] and len(rows) < 30
+    gaps = [r["fixed_point_gap"] for r in rows]
+    assert all(b <= a for a, b in zip(gaps, gaps[1:]))  # the line search only descends
