@@ -225,3 +225,27 @@ def test_bad_options_are_scene_errors():
         RelaxedModel(ModelSettings(options={"qp_solver": "cvxopt"}))
     with pytest.raises(SceneError, match="unknown option"):
         RelaxedModel(ModelSettings(options={"paht": "qp"}))
+
+
+def test_the_relaxed_pour_lands_without_penetration():
+    """The 200-sphere pour with the relaxed model, through its landing (t = 0.2-0.4 s,
+    spheres hitting the floor and each other at up to ~2.4 m/s, 100-300 contacts): the
+    relaxation pushes sliding contacts apart, which drives neighbours shut, and the step's
+    active-set rounds must keep every contact any of their answers closes. When a round
+    dropped the contacts that only the previous answer closed, the rounds alternated
+    between two sets (152 and 155 contacts at t = 0.27 s) and the step applied the answer
+    of the set without them: 1.6 mm of penetration at t = 0.28 s, 4.6 mm at 0.34 s, 7.2 mm
+    at 0.35 s. Contacts found at gap 0 and prediction error of the linearised gaps aside,
+    nothing penetrates now (measured: 0.0 mm to t = 0.8 s); 0.1 mm allows the activation
+    band's round-off."""
+    import os
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "config", "spheres_200.yaml")
+    sim = Simulator.from_file(path, contact_model="relaxed")
+    deepest = 0.0
+    while sim.t < 0.4 - 1e-9:
+        info = sim.step()
+        assert info.report.fallbacks == 0 and info.report.failures == 0
+        deepest = max(deepest, info.max_penetration)
+    assert deepest <= 1e-4

@@ -187,7 +187,7 @@ class Stepper:
         timings["collision"] = t2 - t1
         J_found = world.contact_jacobian(q, found)
         active = active_contacts(J_found, v_free, v_free, found.distance, h, self.activation)
-        rounds, spent = 0, []
+        rounds, spent, answers = 0, [], []
         while True:
             if active.size > self.max_contacts:  # (the candidates may be many more)
                 self.check_contacts(found.select(active))
@@ -241,7 +241,17 @@ class Stepper:
                 lookahead = np.maximum(lookahead, wider)
                 found = self.detector.detect(q, lookahead)
                 J_found = world.contact_jacobian(q, found)
-            more = active_contacts(J_found, v_free, v_next, found.distance, h, self.activation)
+            # every contact that this step's answers so far drive shut, not only the
+            # last one's: a contact that one answer closes and the next (with it in the
+            # problem) keeps open must stay in, or the rounds alternate between the two
+            # sets and the last one leaves it out (the relaxed 200-sphere pour landing:
+            # 152 and 155 contacts in turn, 1.6 mm of penetration at t = 0.28 s)
+            answers.append(v_next)
+            more = active_contacts(J_found, v_free, answers[0], found.distance, h,
+                                   self.activation)
+            for v_r in answers[1:]:
+                more = np.union1d(more, active_contacts(J_found, v_free, v_r, found.distance,
+                                                        h, self.activation))
             if not redo and more.size == active.size:  # (a superset of active: the same)
                 break
             active, rounds = more, rounds + 1
