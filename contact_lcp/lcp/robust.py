@@ -247,7 +247,8 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
                         if n <= basis[i] < 2 * n:
                             znorm = max(znorm, abs(qc[i]))
                     basis[r] = z0
-                    tol_c = 0.5 * min(cert_a * znorm + cert_b, TOL_CAP)  # margin for solve()'s check
+                    # (half: a margin for solve()'s check)
+                    tol_c = 0.5 * min(cert_a * znorm + cert_b, TOL_CAP)
                     if tb.norm_inf(r_x) <= tol_c and qmin >= -tol_c:
                         tb.pivot(Binv, qbar, basis, where, d, r, e, work)
                         stats[TOTAL_PIVOTS] += 1
