@@ -316,6 +316,9 @@ def main(argv=None):
     ap.add_argument("--synthetic", action="store_true", help="scaling on the LCP alone even if the sim exists")
     ap.add_argument("--results-dir", default=common.RESULTS_DIR, help="where the CSV goes ('' for none)")
     args = ap.parse_args(argv)
+    unknown = [s for s in args.scenes.split(",") if s and s not in SCENES]
+    if unknown:
+        ap.error(f"--scenes: unknown {unknown}; expected names from {sorted(SCENES)}")
     steps, settle, chunks, peer_s = (20, 5, 2, 0.02) if args.quick else (3000, 200, 5, 5.0)
     load1 = os.getloadavg()[0]
 

@@ -90,3 +90,13 @@ def test_quick_run_writes_csv(tmp_path):
     rows = sys.modules["common"].read_csv(csv_path)
     assert {r["section"] for r in rows} == {"ours", "scaling"}
     assert all(r["revision"] and r["revision"] != "unknown" for r in rows)
+
+
+def test_an_unknown_scene_is_named_in_the_error(capsys):
+    """A scene name bench_sim does not know is a usage error naming it and the known ones
+    (it was a KeyError traceback from deep in main)."""
+    with pytest.raises(SystemExit) as exc:
+        bench_sim.main(["--scenes", "talos_stand", "--peers", ""])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "talos_stand" in err and "humanoid" in err and "talos" in err
