@@ -30,7 +30,6 @@ from contact_lcp.lcp.ppm import _kernel as _ppm_kernel
 from contact_lcp.lcp.residual import _pass, certification_tolerance
 from contact_lcp.lcp.scaling import MAX_SWEEPS, _apply, _first_factor, _pow2_sqrt, inf_norms, q_scale
 
-_EPS = float(np.finfo(float).eps)
 
 #: codes of :func:`normal_step`
 SOLVED, PPM_FAILED, NOT_CERTIFIED, NOT_DEFINITE, NOT_FINITE = range(5)
@@ -97,7 +96,7 @@ def solve_certified(A, c, beta0, max_pivots, singular_tol, keys):
     Ms, qs = _apply(A, c, d1, d2, s)
     norm_M, norm_q = inf_norms(Ms, qs)
     code, zs, _, pivots, _, _ = _ppm_kernel(Ms, qs, beta0, max_pivots, singular_tol, keys,
-                                            1e4 * n * _EPS, norm_M, norm_q)
+                                            norm_M, norm_q)
     z = zs * (s * d2)
     if code != 0:
         return PPM_FAILED, z, c.copy(), np.inf, 0.0, pivots

@@ -44,7 +44,7 @@ from numba import njit
 
 from contact_lcp.lcp import tableau as tb
 from contact_lcp.lcp.cholesky import _backward, _forward
-from contact_lcp.lcp.residual import TOL_CAP
+from contact_lcp.lcp.residual import certification_tolerance
 from contact_lcp.lcp.result import LCPStatus, MethodOutput
 from contact_lcp.lcp.robust import solve_robust
 
@@ -115,13 +115,13 @@ def _block_solve(L, k, rhs):
 
 
 @njit(cache=True)
-def _kernel(M, q, beta0, max_pivots, singular_tol, keys, tol_scale, norm_M, norm_q):
+def _kernel(M, q, beta0, max_pivots, singular_tol, keys, norm_M, norm_q):
     """The modified PPM. Returns ``(status, z, beta, pivots, stats, culprit)``.
 
     The sign tolerance of a pass is half the certification tolerance of
     :func:`contact_lcp.lcp.residual.default_tolerance` at the current ``z``:
-    ``min(tol_scale * (norm_M * ||z||_inf + norm_q), TOL_CAP) + 1e-14`` with
-    ``tol_scale = 1e4 n eps``.
+    :func:`contact_lcp.lcp.residual.certification_tolerance` ``(n, norm_M, norm_q,
+    ||z||_inf) + 1e-14``.
     """
     n = q.shape[0]
     L = np.zeros((n, n))
@@ -129,7 +129,7 @@ def _kernel(M, q, beta0, max_pivots, singular_tol, keys, tol_scale, norm_M, norm
     in_beta = np.zeros(n, dtype=np.bool_)
     z = np.zeros(n)
     stats = np.zeros(4, dtype=np.int64)
-    tol = 0.5 * (tol_scale * norm_q + 1e-14)
+    tol = 0.5 * (certification_tolerance(n, norm_M, norm_q, 0.0) + 1e-14)
     if q.min() >= -tol:
         return _SOLVED, z, beta[:0], 0, stats, -1
     k = 0
@@ -177,7 +177,7 @@ def _kernel(M, q, beta0, max_pivots, singular_tol, keys, tol_scale, norm_M, norm
         for r in range(k):
             for i in range(n):
                 w[i] += M[i, beta[r]] * zb[r]
-        tol = 0.5 * (min(tol_scale * (norm_M * norm_z + norm_q), TOL_CAP) + 1e-14)
+        tol = 0.5 * (certification_tolerance(n, norm_M, norm_q, norm_z) + 1e-14)
         i, wmin = -1, 0.0
         for j in range(n):
             if not in_beta[j] and (i < 0 or w[j] < wmin):
@@ -258,10 +258,9 @@ def _run(M, q, beta0, max_pivots, singular_tol):
     n = q.shape[0]
     norm_M = float(np.abs(M).sum(axis=1).max())
     norm_q = float(np.abs(q).max())
-    tol_scale = 1e4 * n * float(np.finfo(float).eps)
     code, z, beta, pivots, stats, culprit = _kernel(
         M, q, np.asarray(beta0, dtype=np.int64), int(max_pivots), float(singular_tol),
-        tb.zobrist_keys(n), tol_scale, norm_M, norm_q)
+        tb.zobrist_keys(n), norm_M, norm_q)
     info = {name: int(x) for name, x in zip(_STATS, stats)}
     info["least_index"] = bool(stats[LEAST_INDEX])
     info["beta"] = beta.tolist()

@@ -144,8 +144,8 @@ def raw_tolerance(M, q, z):
     if n == 0:
         return 0.0
     norm_M = float(np.abs(M).sum(axis=1).max())
-    return min(relative_tolerance(n, norm_M, float(np.abs(q).max()), float(np.abs(z).max())),
-               TOL_CAP)
+    return float(certification_tolerance(n, norm_M, float(np.abs(q).max()),
+                                         float(np.abs(z).max())))
 
 
 def certify(M, q, z, scaling=None):
