@@ -52,6 +52,35 @@ def test_spread_subset_keeps_the_deepest_and_the_extent():
     assert {2, 3} <= set(keep)  # the far corners come next
 
 
+def _tipped_sole():
+    """A sole tipped onto its toe edge (x = 0.08 m), as a turning foot's hull is seen
+    through a 40 mm search distance: the edge's 4 vertices 0.2-0.4 mm deep and 40 others
+    rising away from it at 0.3 m/m (up to 36 mm)."""
+    rng = np.random.default_rng(7)
+    edge = np.column_stack([np.full(4, 0.08), [-0.149, -0.069, -0.057, -0.043]])
+    rest = np.column_stack([rng.uniform(-0.12, 0.06, 40), rng.uniform(-0.15, -0.03, 40)])
+    xy = np.vstack([edge, rest])
+    d = np.concatenate([[-4.0e-4, -2.6e-4, -4.4e-4, -1.8e-4], 0.3 * (0.08 - rest[:, 0])])
+    return xy, d
+
+
+def test_the_cap_keeps_the_points_in_contact_before_far_ones():
+    # Farthest-point sampling alone kept 1 of the edge's points and 7 far ones 6-36 mm up
+    # (a limp Talos's foot: the dropped end of its toe edge sank 1.6 mm in the next 1 ms
+    # step). Points in contact are sampled first: the edge's two ends stay.
+    from contact_lcp.collision.ground import reduce_patch
+    from contact_lcp.collision.reduction import spread_subset
+
+    xy, d = _tipped_sole()
+    flat = np.where(d <= d.min() + 5e-4, d.min(), d)  # the default flat tolerance, 0.5 mm
+    keep = spread_subset(xy, flat, 8)
+    assert len(keep) == 8 and sum(i < 4 for i in keep) == 4  # every point in contact
+    P = np.column_stack([xy, 0.5 * d])
+    kept = reduce_patch(P, d.copy(), 0.005 ** 2, 5e-4, True, 8)  # the compiled ground pass
+    assert {0, 3} <= set(kept.tolist())  # the ends of the edge (its middle is on the hull)
+    assert len(kept) <= 8
+
+
 def assert_lower_hull_agrees_with_qhull(xy, d):
     """The points kept by the direct test (not above the lower hull of the others) plus the
     2-D hull are the vertices of qhull's lower facets plus the 2-D hull."""

@@ -8,7 +8,7 @@ vertex and the plane, normal +z). Then, per geometry, exactly as
 flattened to its depth; points within ``reduction_distance`` of a deeper kept point are
 dropped; with ``remove_interior`` a large patch is thinned to twice the cap by
 farthest-point sampling and only the points of the lower hull of ``(x, y, d)`` are kept;
-at most ``cap`` well-spread points remain.
+at most ``cap`` well-spread points remain, those in contact first.
 """
 
 import numpy as np
@@ -44,9 +44,7 @@ def reduce_patch(P, d, r2, flat_tol, remove_interior, cap):
     keep = _remove_close(P, r2, np.argsort(d, kind="mergesort"))
     xy = np.ascontiguousarray(P[:, :2])
     if cap > 0 and remove_interior and keep.shape[0] > 2 * cap:
-        sub = np.ascontiguousarray(xy[keep])
-        first = int(np.argmin(d[keep]))
-        keep = np.sort(keep[_spread(sub, first, 2 * cap)])
+        keep = np.sort(keep[_spread(np.ascontiguousarray(xy[keep]), d[keep], 2 * cap)])
     if remove_interior and keep.shape[0] > 3:
         dk = d[keep]
         if dk.max() - dk.min() <= 1e-9:
@@ -61,9 +59,7 @@ def reduce_patch(P, d, r2, flat_tol, remove_interior, cap):
             above = _above_lower_hull(np.ascontiguousarray(xy[keep]), dk, 1e-12, skip)
             keep = keep[~above]
     if cap > 0 and keep.shape[0] > cap:
-        sub = np.ascontiguousarray(xy[keep])
-        first = int(np.argmin(d[keep]))
-        keep = np.sort(keep[_spread(sub, first, cap)])
+        keep = np.sort(keep[_spread(np.ascontiguousarray(xy[keep]), d[keep], cap)])
     return keep
 
 

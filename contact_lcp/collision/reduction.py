@@ -229,37 +229,57 @@ def _monotone_chain(xy, order, tol):
 
 
 def spread_subset(xy, d, count):
-    """At most ``count`` indices: the deepest point, then farthest-point sampling in xy.
-
-    Each next point is the one farthest (in the contact plane) from those already chosen,
-    which keeps the support polygon's extent while bounding the LCP size. Increasing order.
+    """At most ``count`` indices: the deepest point, then farthest-point sampling in xy,
+    first over the points in contact, then over the others (see :func:`_spread`).
+    Increasing order.
 
     Parameters
     ----------
     xy : (k, 2) ndarray
         Coordinates in the contact plane [m].
     d : (k,) ndarray
-        Signed distances [m] (the smallest is always kept).
+        Signed distances [m], flattened by the flat tolerance if any (the smallest is
+        always kept).
     count : int
         Maximum number of points, >= 1.
     """
     xy = np.ascontiguousarray(xy, dtype=float)
     if len(xy) <= count:
         return list(range(len(xy)))
-    return sorted(_spread(xy, int(np.argmin(d)), int(count)).tolist())
+    return sorted(_spread(xy, np.ascontiguousarray(d, dtype=float), int(count)).tolist())
 
 
 @njit(cache=True)
-def _spread(xy, first, count):
-    """Farthest-point sampling from ``first``: ``count`` indices, in the order chosen."""
+def _spread(xy, d, count):
+    """``count`` indices, in the order chosen: the deepest point, then farthest-point
+    sampling in xy (each next point the one farthest from those chosen, which keeps the
+    support polygon's extent while bounding the LCP size), first among the points in
+    contact (penetrating, or as deep as the deepest: ``d <= max(min d, 0)``, ``d``
+    flattened by the flat tolerance), then among the rest.
+
+    Points in contact come first because a dropped one is unconstrained: a limp Talos's
+    foot turning at 15 rad/s had 79 vertices within its 40 mm search distance; sampled by
+    extent alone, 7 of its 8 points were vertices 6-36 mm up, the two ends of the toe edge
+    it stood on were dropped, and one sank 1.6 mm in the next 1 ms step.
+    """
     k = xy.shape[0]
+    first = int(np.argmin(d))
+    near = np.empty(k, dtype=np.bool_)
+    level = max(d[first], 0.0)
+    for j in range(k):
+        near[j] = d[j] <= level
     chosen = np.empty(count, dtype=np.int64)
     chosen[0] = first
     gap = np.empty(k)
     for j in range(k):
         gap[j] = np.hypot(xy[j, 0] - xy[first, 0], xy[j, 1] - xy[first, 1])
     for m in range(1, count):
-        i = int(np.argmax(gap))
+        i, best = 0, 0.0
+        for j in range(k):  # the farthest point in contact not yet chosen ...
+            if near[j] and gap[j] > best:
+                i, best = j, gap[j]
+        if best <= 0.0:  # ... else the farthest of all
+            i = int(np.argmax(gap))
         chosen[m] = i
         for j in range(k):
             gap[j] = min(gap[j], np.hypot(xy[j, 0] - xy[i, 0], xy[j, 1] - xy[i, 1]))

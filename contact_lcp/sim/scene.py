@@ -93,7 +93,8 @@ class ContactSettings:
     ``remove_interior``: keep only points on the lower hull of a pair's patch, the ones
     that can carry load (the seed's interior-point removal; on by default).
     ``max_points_per_pair``: at most this many points per pair, the deepest and the most
-    spread (8: a polygonal sole keeps its support polygon; None: no limit).
+    spread, those in contact before those with a gap (8: a polygonal sole keeps its
+    support polygon, and a turning foot the edge it stands on; None: no limit).
     ``flat_tolerance`` [m]: a pair's points within this of its deepest form one flat patch
     (0.5 mm: a mesh sole flat to that tolerance stands on its polygon instead of rocking
     between vertices; the body rests at most this much high).
