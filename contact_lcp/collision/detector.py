@@ -268,6 +268,12 @@ class ContactDetector(GeneralPairs):
         np.minimum(out, cap, out=out)
         return out
 
+    @property
+    def levers(self):
+        """(ngeoms, nv) levers ``L``: no point of geometry g moves faster than
+        ``sum_c L[g, c] |v_c|`` (:func:`~contact_lcp.collision.broadphase.lever_matrix`)."""
+        return self._levers
+
     def reach(self, v_a, v_b, h, cap):
         """:meth:`lookahead` at the larger of ``|v_a|`` and ``|v_b|`` per coordinate (the
         speeds at the start of a step and after its free motion or its impulses)."""

@@ -8,7 +8,8 @@ row velocities are ``u + G f`` [m/s or rad/s].
 The stabilization ``bias`` (k + l,) is added to the normal rows: a gap ``phi > 0`` may
 close within the step (``phi / h``); a penetration is pushed out at ``gamma * phi / h``,
 never faster than ``max_correction_speed`` (Anitescu & Hart's term, bounded so that it
-cannot launch a body).
+cannot launch a body). A contact whose points' paths curve into each other over the step
+also keeps that much more gap (``curvature``; :mod:`contact_lcp.sim.curvature`).
 """
 
 from dataclasses import dataclass, field
@@ -246,7 +247,8 @@ def _symmetrize(G):
 
 
 def build_problem(h, R_WC, p_W, distance, mu, J, K, v, v_free, *, limit_gap=None,
-                  gamma=1.0, max_correction_speed=None, pair=None, extras=None):
+                  gamma=1.0, max_correction_speed=None, pair=None, extras=None,
+                  curvature=None):
     """Assemble a :class:`ContactProblem` (``G = J K J'``, ``u = J v_free``, the bias).
 
     Parameters
@@ -269,6 +271,11 @@ def build_problem(h, R_WC, p_W, distance, mu, J, K, v, v_free, *, limit_gap=None
         Surface-pair key per contact.
     extras : Mapping, optional
         Model-specific data (see :class:`ContactProblem`).
+    curvature : (k,) ndarray, optional
+        Each contact's curvature defect over the step [m]
+        (:func:`contact_lcp.sim.curvature.curvature_defects`); its negative part (paths
+        that curve into each other) is added to the gap the normal row keeps, beyond the
+        stabilization and its cap.
     """
     k = int(np.shape(mu)[0])
     limit_gap = np.zeros(0) if limit_gap is None else np.asarray(limit_gap, dtype=float)
@@ -285,6 +292,8 @@ def build_problem(h, R_WC, p_W, distance, mu, J, K, v, v_free, *, limit_gap=None
         np.inf if max_correction_speed is None else float(max_correction_speed))
     if not finite:
         raise InvalidProblem("contact Jacobian and gaps must be finite; they contain NaN or inf")
+    if curvature is not None:
+        bias[:k] += np.minimum(np.asarray(curvature, dtype=float), 0.0) / float(h)
     pair = np.zeros(k, dtype=np.int64) if pair is None else np.asarray(pair, dtype=np.int64)
     return ContactProblem(float(h), np.asarray(R_WC, dtype=float), np.asarray(p_W, dtype=float),
                           phi, np.asarray(mu, dtype=float), J, K, G, v, v_free, u, bias, l,

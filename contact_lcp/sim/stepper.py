@@ -14,7 +14,9 @@ and runs the one kinematics pass (``world.forward(q, v)``) after each step:
    activation distance) and the joint-limit rows, ``G = J K J'``, the bias;
 4. the contact model (:mod:`contact_lcp.contact.models`) turns it into certified impulses;
    contacts those impulses drive shut (or bodies they move farther than collision looked)
-   join, and stages 3-4 run again, at most ``MAX_ACTIVE_ROUNDS`` more times;
+   join, contacts whose points' paths curve into each other over the step by more than
+   the push-out removes keep that much more gap (:mod:`contact_lcp.sim.curvature`), and
+   stages 3-4 run again, at most ``MAX_ACTIVE_ROUNDS`` more times;
 5. ``v+ = v_free + K J' f`` and ``q+ = q (+) h v+`` on the configuration manifold, free
    flyers exactly for torque-free motion (:meth:`World.integrate_state`). A step with no
    contact or limit row in a world without free flyers is second order instead
@@ -32,6 +34,7 @@ from contact_lcp.collision.contact_set import ContactSet
 from contact_lcp.contact.problem import ContactProblem, active_contacts, build_problem
 from contact_lcp.contact.report import NO_CONTACT, SolveReport
 from contact_lcp.exceptions import InvalidProblem
+from contact_lcp.sim.curvature import CurvatureCheck
 from contact_lcp.sim.hot_step import HotStep
 from contact_lcp.sim.limits import JointLimits, no_limits
 
@@ -97,6 +100,10 @@ class Stepper:
             from contact_lcp.collision.facets import FacetSetFinder
             self.facets = FacetSetFinder(detector)
         self.max_contacts = contact.max_contacts
+        # contacts whose points' paths curve into each other by more than the push-out
+        # removes in a step are solved again with that much more gap (curvature.py)
+        self.curvature = CurvatureCheck(world, detector, self.h,
+                                       max(self.max_correction_speed * self.h, 1e-9))
         # second order between impulses, for worlds without free-flyer joints (whose
         # exact rotation step takes the velocity of the whole step)
         self.midpoint = len(free_motion.flyers) == 0
@@ -174,6 +181,8 @@ class Stepper:
         lookahead = self.detector.reach(v, v_free, h, self.max_lookahead)
         if self.hot.enabled:  # the common case in one compiled call (hot_step.py)
             hot = self.hot.step(q, v, v_free, K, lookahead, prescribed)
+            if hot is not None and self.curvature(q, hot[3][0], hot[2]) is not None:
+                hot = None  # its contacts turn into each other: the general path corrects
             if hot is not None:
                 q_next, v_next, v_step, fields = hot
                 self.detector.advance(q_next, v_step, h)
@@ -188,6 +197,7 @@ class Stepper:
         J_found = world.contact_jacobian(q, found)
         active = active_contacts(J_found, v_free, v_free, found.distance, h, self.activation)
         rounds, spent, answers = 0, [], []
+        defect = None  # (len(found),) curvature defects, once a round found them large
         while True:
             if active.size > self.max_contacts:  # (the candidates may be many more)
                 self.check_contacts(found.select(active))
@@ -215,7 +225,8 @@ class Stepper:
                 h, contacts.R_WC, contacts.p_W, contacts.distance, contacts.mu,
                 J_c, K, v, v_free, limit_gap=limits.gap if l else None, gamma=self.gamma,
                 max_correction_speed=self.max_correction_speed,
-                pair=contacts.body_a * self.num_geometries + contacts.body_b, extras=extras)
+                pair=contacts.body_a * self.num_geometries + contacts.body_b, extras=extras,
+                curvature=None if defect is None else defect[active])
             t3 = time.perf_counter()
             timings["lcp_build"] = timings.get("lcp_build", 0.0) + t3 - t2
             sol = self.model.solve(problem)
@@ -237,10 +248,20 @@ class Stepper:
             # farther than the search looked get a wider search.
             wider = self.detector.reach(v_next, v_free, h, self.max_lookahead)
             redo = farther(wider, lookahead, self.activation)
+            # contacts whose points' paths curve into each other by more than the
+            # push-out removes in a step keep that much more gap (once a step)
+            bend = False
+            if defect is None and k:
+                e = self.curvature(q, contacts, v_next)
+                if e is not None:
+                    defect = np.zeros(len(found))
+                    defect[active] = e
+                    bend = True
             if redo:
                 lookahead = np.maximum(lookahead, wider)
                 found = self.detector.detect(q, lookahead)
                 J_found = world.contact_jacobian(q, found)
+                defect = None  # (indices into the old candidates)
             # every contact that this step's answers so far drive shut, not only the
             # last one's: a contact that one answer closes and the next (with it in the
             # problem) keeps open must stay in, or the rounds alternate between the two
@@ -252,7 +273,7 @@ class Stepper:
             for v_r in answers[1:]:
                 more = np.union1d(more, active_contacts(J_found, v_free, v_r, found.distance,
                                                         h, self.activation))
-            if not redo and more.size == active.size:  # (a superset of active: the same)
+            if not redo and not bend and more.size == active.size:  # (a superset: the same)
                 break
             active, rounds = more, rounds + 1
             spent.append(sol.report)
