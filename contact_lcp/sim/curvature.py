@@ -17,9 +17,10 @@ point of body X at the contact over the step. The linear part is read from a ste
 ``e`` to the rows' gaps (see :func:`contact_lcp.contact.problem.build_problem`) and
 solves once more when some defect is larger than what the push-out removes in a step
 (:class:`CurvatureCheck`, which measures only when a bound says it may be).
-A smooth body's material point curves away from its contact (a rolling ball's rises on
-its cycloid), so its defect is positive and left out: only vertices and edges that
-turn into a surface are corrected.
+Positive defects are left out: a ball rolling on a floor has its material contact point
+rise on its cycloid while its gap does not depend on its spin. Negative ones come from
+points that turn about an axis beyond the contact, into the other body: a ring hanging
+on another, a link rolling while the chain above it turns.
 """
 
 import numpy as np
@@ -106,8 +107,8 @@ def turn_matrix(model, collision_model):
 
 
 class CurvatureCheck:
-    """``check(q, contacts, v_step)``: the contacts' curvature defects [m] when one of
-    them curves in by more than ``tol`` [m], else None.
+    """Called as ``check(q, contacts, v_step)``: the contacts' curvature defects [m] when
+    one of them curves in by more than ``tol`` [m], else None.
 
     Measured only when the bound ``h W_g reach_g / 2`` exceeds ``tol`` for a geometry g of
     the contacts, with ``reach_g`` the farthest a point of g travels in the step (the

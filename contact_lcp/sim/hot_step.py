@@ -53,7 +53,7 @@ from contact_lcp.sim.limits import _rows as _limit_rows
 MISSES = ("", "no contact or limit row", "other contacts than the last step's",
           "the last basis does not solve it", "the impulses close or reach other contacts",
           "more contacts than max_contacts", "NaN or inf in the rows", "no last basis",
-          "a near pair without a closed form")
+          "a near pair without a closed form", "its contacts curve into each other")
 
 
 #: steps without an attempt after consecutive misses at most (the misses' cost is the
@@ -131,6 +131,13 @@ class HotStep:
         else:
             self._backoff = 1
         return out
+
+    def reject(self):
+        """The staged step redoes the step the last call answered (its contacts' paths
+        curve into each other: :mod:`contact_lcp.sim.curvature`): counted as a miss."""
+        self.hits -= 1
+        key = MISSES[9]
+        self.misses[key] = self.misses.get(key, 0) + 1
 
     def _attempt(self, q, v, v_free, K, lookahead, prescribed):
         model = self._model

@@ -182,7 +182,8 @@ class Stepper:
         if self.hot.enabled:  # the common case in one compiled call (hot_step.py)
             hot = self.hot.step(q, v, v_free, K, lookahead, prescribed)
             if hot is not None and self.curvature(q, hot[3][0], hot[2]) is not None:
-                hot = None  # its contacts turn into each other: the general path corrects
+                self.hot.reject()  # its contacts turn into each other: the staged step
+                hot = None         # solves it again with their arcs' gaps
             if hot is not None:
                 q_next, v_next, v_step, fields = hot
                 self.detector.advance(q_next, v_step, h)
