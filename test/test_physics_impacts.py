@@ -150,3 +150,25 @@ def test_no_slip_impulses_stay_within_the_load(name):
                          for c in views) * sim.h
         worst = max(worst, tangential / (normal + momentum))
     assert worst <= 1.0
+
+
+@pytest.mark.parametrize("model", [None, "viscous", "no_slip", "relaxed"])
+def test_a_sliding_ball_ends_rolling_at_five_sevenths_of_its_speed(model):
+    # A solid ball (I = 2/5 m r^2) launched at v0 without spin: friction and the normal
+    # force act at the contact and gravity through it, so its angular momentum about the
+    # contact line, m r v + I w, is kept whatever the friction law; once it rolls
+    # (w = v / r), v = 5/7 v0, for Coulomb (pyramid), viscous and no-slip friction alike.
+    # The relaxed model's sliding contact is pushed off at mu times its slip speed (its
+    # known artefact), which costs it a little: 1.4307 against 1.4286 m/s measured.
+    data = {"time_step": 0.01, "ground": {"friction": 0.5},
+            "bodies": [{"name": "ball", "shape": "sphere", "size": [0.1], "mass": 1.0,
+                        "pose": [0, 0, 0.1, 0, 0, 0, 1], "velocity": [2, 0, 0, 0, 0, 0]}]}
+    if model is not None:
+        data["contact"] = {"model": model}
+    sim = Simulator(scene_from_dict(data))
+    while sim.t < 1.5 - 1e-9:
+        sim.step()
+    twist = sim.body_state("ball").twist
+    tol = 2e-3 if model == "relaxed" else 1e-4
+    assert twist[0] == pytest.approx(2.0 * 5.0 / 7.0, rel=tol)
+    assert twist[4] * 0.1 == pytest.approx(twist[0], rel=1e-6)  # rolling: no slip left
