@@ -108,6 +108,16 @@ def lever_bound(L, v, h, out):
         out[g] += h * acc
 
 
+def chain_joints(model, joint):
+    """``(j, kind, cols)`` for joint ``joint`` and each of its ancestors up to the world:
+    the joint index, its ``shortname()`` and its velocity coordinates (a list)."""
+    j = int(joint)
+    while j > 0:
+        yield j, model.joints[j].shortname(), list(range(model.idx_vs[j],
+                                                          model.idx_vs[j] + model.nvs[j]))
+        j = int(model.parents[j])
+
+
 def lever_matrix(model, objs, centers, radii):
     """(ngeoms, nv) levers ``L``: the speed of any point of geometry g is at most
     ``sum_c L[g, c] |v_c|`` for every configuration.
@@ -124,9 +134,7 @@ def lever_matrix(model, objs, centers, radii):
         if j == 0 or not np.isfinite(radii[g]):
             continue
         reach = float(np.linalg.norm(o.placement.act(centers[g]))) + float(radii[g])
-        while j > 0:
-            kind = model.joints[j].shortname()
-            cols = list(range(model.idx_vs[j], model.idx_vs[j] + model.nvs[j]))
+        for j, kind, cols in chain_joints(model, j):
             if "FreeFlyer" in kind:
                 L[g, cols[:3]] = 1.0
                 L[g, cols[3:]] = reach
@@ -139,7 +147,6 @@ def lever_matrix(model, objs, centers, radii):
             else:
                 L[g, cols] = max(1.0, reach)
             reach += float(np.linalg.norm(model.jointPlacements[j].translation))
-            j = int(model.parents[j])
     return L
 
 

@@ -26,6 +26,8 @@ on another, a link rolling while the chain above it turns.
 import numpy as np
 from numba import njit
 
+from contact_lcp.collision.broadphase import chain_joints
+
 #: the linear part is read from a step this much shorter
 _SHORT = 1e-3
 
@@ -94,15 +96,11 @@ def turn_matrix(model, collision_model):
     objs = list(collision_model.geometryObjects)
     A = np.zeros((len(objs), model.nv))
     for g, o in enumerate(objs):
-        j = int(o.parentJoint)
-        while j > 0:
-            kind = model.joints[j].shortname()
-            first, count = model.idx_vs[j], model.nvs[j]
+        for _, kind, cols in chain_joints(model, o.parentJoint):
             if "FreeFlyer" in kind:
-                A[g, first + 3:first + count] = 1.0
+                A[g, cols[3:]] = 1.0
             elif not ("Prismatic" in kind or kind.startswith("JointModelP")):
-                A[g, first:first + count] = 1.0
-            j = int(model.parents[j])
+                A[g, cols] = 1.0
     return A
 
 
