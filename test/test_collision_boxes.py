@@ -139,3 +139,38 @@ def test_separated_boxes_have_no_contact_and_the_search_distance_counts():
     assert len(d) == 0
     _, _, _, d, _ = box_contacts(*args, np.full(2, 1.5e-3), 1e-3, 1e-6, 0.0, True, 8)
     np.testing.assert_allclose(d, [2e-3] * 4, atol=1e-12)
+
+
+@pytest.mark.parametrize("lookahead", [0.0, 0.05])
+def test_deep_overlaps_keep_their_deepest_point(detectors, lookahead):
+    """Boxes 5-30 mm into each other in any orientation (a tumbling box landing in a pile
+    at h = 10 ms), searched with and without a look-ahead of 5 cm on each box: the deepest
+    gap is the penetration depth (the largest axis separation) to 1e-7 m on the closed
+    form and on the coal path. A search distance this wide takes most of a box's vertices
+    into its support feature, and their hull in the contact plane hid the tip of a box
+    pointing into the other: with the look-ahead 54 of these 300 placements missed it by
+    up to 78 mm on the closed form, and the coal path missed it on 63 (38 without the
+    look-ahead, up to 16 mm: coal's patch measured at points away from a deep edge
+    crossing), before the extreme vertices and coal's own point joined the patch."""
+    sim, det, ref = detectors
+    rng = np.random.default_rng(5)
+    a, b = (body.q_slice for body in sim.world.bodies)
+    q = sim.q.copy()
+    la = np.full(det.levers.shape[0], lookahead)
+    for _ in range(300):
+        qa, qb = Rotation.random(2, random_state=rng).as_quat()
+        pa = rng.uniform(-1, 1, 3)
+        u = rng.normal(size=3)
+        u /= np.linalg.norm(u)
+        target = rng.uniform(-0.03, -0.005)
+        lo, hi = 0.0, 1.0
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            f = separating_axes(placement(pa, qa), HALF_A, placement(pa + mid * u, qb), HALF_B)
+            lo, hi = (mid, hi) if max(f[1], f[3]) < target else (lo, mid)
+        pb = pa + hi * u
+        q[a], q[b] = np.concatenate([pa, qa]), np.concatenate([pb, qb])
+        f = separating_axes(placement(pa, qa), HALF_A, placement(pb, qb), HALF_B)
+        depth = max(f[1], f[3])
+        for found in (det.detect(q, la), ref.detect(q, la)):
+            assert found.distance.min() == pytest.approx(depth, abs=1e-7)

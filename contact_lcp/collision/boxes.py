@@ -39,7 +39,7 @@ same patch). Frames follow :func:`~contact_lcp.collision.contact_point.tangent_b
 import numpy as np
 from numba import njit
 
-from contact_lcp.collision.clip_kernel import _hull
+from contact_lcp.collision.clip_kernel import _hull, deepest_points
 from contact_lcp.collision.ground import reduce_patch
 from contact_lcp.collision.spheres import tangent_frame
 
@@ -351,6 +351,7 @@ def feature_patch(VA, NA, cA, VB, NB, cB, n, tol):
             X[i, j] = x * t1[j] + y * t2[j] + mid * n[j]
     gaps = np.empty(r)
     measured = np.empty(r, dtype=np.bool_)
+    patch_min = np.inf
     for i in range(r):
         _, bi, hi = _ray(NA, cA, X[i], n)
         aj, _, hj = _ray(NB, cB, X[i], n)
@@ -360,6 +361,12 @@ def feature_patch(VA, NA, cA, VB, NB, cB, n, tol):
             m = 0.5 * (aj + bi)
             for j in range(3):
                 X[i, j] += m * n[j]
+            patch_min = min(patch_min, gaps[i])
+    if sA.size >= 3 or sB.size >= 3:  # a hull of vertices at several heights
+        Xd, gd = deepest_points(VA, NA, cA, VB, NB, cB, n, t1, t2, cx, cy, mid, patch_min)
+        if gd.size:
+            return (np.concatenate((X, Xd)), np.concatenate((gaps, gd)),
+                    np.concatenate((measured, np.ones(gd.size, dtype=np.bool_))))
     return X, gaps, measured
 
 

@@ -93,6 +93,68 @@ def _intervals(N, c, X, n, tol):
     return s_in, s_out, hit
 
 
+#: an extreme vertex (or crossing of extreme edges) joins a clipped patch when its gap is
+#: below the patch's smallest by more than this [m]
+DEEPER = 1e-8
+
+
+@njit(cache=True)
+def deepest_points(VA, NA, cA, VB, NB, cB, n, t1, t2, cx, cy, mid, patch_min):
+    """The points of deepest overlap along ``n`` that a clipped patch can miss.
+
+    A support feature taken within a search distance of its extreme is a set of vertices
+    at several heights; their hull in the contact plane hides the extreme vertex (the tip
+    of a box that points into the other). Along ``n`` the gap ``B_low(x) - A_up(x)`` is
+    then a convex function of the plane's point, and its minimum lies inside the patch,
+    at A's extreme vertex, B's, or (extreme edges) where the two cross; it equals the
+    separation along ``n`` when ``n`` is a separating axis. Each such candidate, inset
+    towards ``(cx, cy)`` as the patch's points, is measured along ``n`` through both
+    polytopes and returned ``(X (k, 3), gaps (k,))`` when the rays hit both and its gap
+    is below ``patch_min`` (the patch's smallest gap [m]) by more than :data:`DEEPER`.
+    """
+    hA = VA @ n
+    hB = VB @ n
+    topA, botB = hA.max(), hB.min()
+    ia = np.flatnonzero(hA >= topA - 1e-9)
+    ib = np.flatnonzero(hB <= botB + 1e-9)
+    xy = np.empty((ia.size + ib.size + 1, 2))
+    k = 0
+    for i in ia:
+        xy[k, 0], xy[k, 1] = VA[i] @ t1, VA[i] @ t2
+        k += 1
+    for i in ib:
+        xy[k, 0], xy[k, 1] = VB[i] @ t1, VB[i] @ t2
+        k += 1
+    if ia.size == 2 and ib.size == 2:  # two extreme edges: where they cross
+        p0, p1, q0, q1 = xy[0], xy[1], xy[2], xy[3]
+        d1 = p1 - p0
+        d2 = q1 - q0
+        den = d1[0] * d2[1] - d1[1] * d2[0]
+        if abs(den) > 1e-9 * np.hypot(d1[0], d1[1]) * np.hypot(d2[0], d2[1]):
+            w = q0 - p0
+            s = (w[0] * d2[1] - w[1] * d2[0]) / den
+            t = (w[0] * d1[1] - w[1] * d1[0]) / den
+            if -1e-9 <= s <= 1.0 + 1e-9 and -1e-9 <= t <= 1.0 + 1e-9:
+                xy[k] = p0 + s * d1
+                k += 1
+    X = np.empty((k, 3))
+    for i in range(k):
+        x = cx + (1.0 - 1e-7) * (xy[i, 0] - cx)
+        y = cy + (1.0 - 1e-7) * (xy[i, 1] - cy)
+        for j in range(3):
+            X[i, j] = x * t1[j] + y * t2[j] + mid * n[j]
+    _, bi, hi = _intervals(NA, cA, X, n, 1e-9)
+    aj, _, hj = _intervals(NB, cB, X, n, 1e-9)
+    gaps = aj - bi
+    keep = np.flatnonzero(hi & hj & (gaps < patch_min - DEEPER))
+    out = X[keep]
+    for r in range(keep.size):
+        m = 0.5 * (aj[keep[r]] + bi[keep[r]])
+        for j in range(3):
+            out[r, j] += m * n[j]
+    return out, gaps[keep]
+
+
 @njit(cache=True)
 def face_patch_gaps(VA, NA, cA, VB, NB, cB, n, face_tol):
     """Points (r, 3) halfway between the clipped support faces, their gaps (r,) along n
@@ -147,9 +209,15 @@ def face_patch_gaps(VA, NA, cA, VB, NB, cB, n, face_tol):
     ai, bi, hi = _intervals(NA, cA, X, n, 1e-9)
     aj, bj, hj = _intervals(NB, cB, X, n, 1e-9)
     gaps = aj - bi
+    patch_min = np.inf
     for i in range(r):
         if hi[i] and hj[i]:
             m = 0.5 * (aj[i] + bi[i])
             for j in range(3):
                 X[i, j] += m * n[j]
-    return X, gaps, hi & hj
+            patch_min = min(patch_min, gaps[i])
+    Xd, gd = deepest_points(VA, NA, cA, VB, NB, cB, n, t1, t2, cx, cy, mid, patch_min)
+    if gd.size == 0:
+        return X, gaps, hi & hj
+    return (np.concatenate((X, Xd)), np.concatenate((gaps, gd)),
+            np.concatenate((hi & hj, np.ones(gd.size, dtype=np.bool_))))

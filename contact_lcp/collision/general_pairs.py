@@ -12,7 +12,7 @@ import coal
 import numpy as np
 
 from contact_lcp.collision.clip import best_face_normal
-from contact_lcp.collision.clip_kernel import face_patch_gaps
+from contact_lcp.collision.clip_kernel import DEEPER, face_patch_gaps
 from contact_lcp.collision.contact_point import tangent_basis
 from contact_lcp.collision.contact_set import frames_of
 from contact_lcp.collision.ground import reduce_patch
@@ -80,6 +80,12 @@ class GeneralPairs:
             out = self._face_patch(i, j, (Ri, ti), (Rj, tj), closest[0][2], eps)
         if out is None:
             out = self._patch(i, j, Ti, Tj, res, closest[0][2], eps)
+        if out and min(o[2] for o in out) > closest[0][2] + DEEPER:
+            # the patch missed the deepest point (a deep edge crossing: its points are
+            # measured along the normal where the overlap is shallower); coal's own point
+            # joins it, measured along the patch's normal as the others
+            pos = closest[0][0]
+            out += self._measure(i, j, (Ri, ti), (Rj, tj), [pos], out[0][1], closest[0][2], eps)
         return _stack(out or closest[:1])
 
     def _implausible(self, i, j, depth):
