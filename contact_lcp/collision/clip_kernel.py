@@ -93,6 +93,20 @@ def _intervals(N, c, X, n, tol):
     return s_in, s_out, hit
 
 
+@njit(cache=True)
+def _lift(xy, cx, cy, t1, t2, n, mid):
+    """(r, 3) points in W of the plane points ``xy`` (r, 2) (coordinates along ``t1``,
+    ``t2``) at height ``mid`` along ``n``, inset by 1e-7 towards ``(cx, cy)``: rays
+    along ``n`` through a polygon's corners then hit both polytopes."""
+    X = np.empty((xy.shape[0], 3))
+    for i in range(xy.shape[0]):
+        x = cx + (1.0 - 1e-7) * (xy[i, 0] - cx)
+        y = cy + (1.0 - 1e-7) * (xy[i, 1] - cy)
+        for j in range(3):
+            X[i, j] = x * t1[j] + y * t2[j] + mid * n[j]
+    return X
+
+
 #: an extreme vertex (or crossing of extreme edges) joins a clipped patch when its gap is
 #: below the patch's smallest by more than this [m]
 DEEPER = 1e-8
@@ -137,12 +151,7 @@ def deepest_points(VA, NA, cA, VB, NB, cB, n, t1, t2, cx, cy, mid, patch_min):
             if -1e-9 <= s <= 1.0 + 1e-9 and -1e-9 <= t <= 1.0 + 1e-9:
                 xy[k] = p0 + s * d1
                 k += 1
-    X = np.empty((k, 3))
-    for i in range(k):
-        x = cx + (1.0 - 1e-7) * (xy[i, 0] - cx)
-        y = cy + (1.0 - 1e-7) * (xy[i, 1] - cy)
-        for j in range(3):
-            X[i, j] = x * t1[j] + y * t2[j] + mid * n[j]
+    X = _lift(xy[:k], cx, cy, t1, t2, n, mid)
     _, bi, hi = _intervals(NA, cA, X, n, 1e-9)
     aj, _, hj = _intervals(NB, cB, X, n, 1e-9)
     gaps = aj - bi
@@ -200,12 +209,7 @@ def face_patch_gaps(VA, NA, cA, VB, NB, cB, n, face_tol):
     cx /= r
     cy /= r
     mid = 0.5 * (hA.max() + hB.min())
-    X = np.empty((r, 3))
-    for i in range(r):
-        x = cx + (1.0 - 1e-7) * (xy[i, 0] - cx)
-        y = cy + (1.0 - 1e-7) * (xy[i, 1] - cy)
-        for j in range(3):
-            X[i, j] = x * t1[j] + y * t2[j] + mid * n[j]
+    X = _lift(xy, cx, cy, t1, t2, n, mid)
     ai, bi, hi = _intervals(NA, cA, X, n, 1e-9)
     aj, bj, hj = _intervals(NB, cB, X, n, 1e-9)
     gaps = aj - bi
