@@ -39,7 +39,7 @@ same patch). Frames follow :func:`~contact_lcp.collision.contact_point.tangent_b
 import numpy as np
 from numba import njit
 
-from contact_lcp.collision.clip_kernel import _hull, deepest_points
+from contact_lcp.collision.clip_kernel import _hull, _lift, deepest_points
 from contact_lcp.collision.ground import reduce_patch
 from contact_lcp.collision.spheres import tangent_frame
 
@@ -333,9 +333,8 @@ def feature_patch(VA, NA, cA, VB, NB, cB, n, tol):
     else:  # a vertex against an edge or a vertex: the vertex
         xy[0] = FA[0] if sA.size == 1 else FB[0]
         r = 1
-    X = np.empty((r, 3))
     if r == 0:
-        return X, np.zeros(0), np.zeros(0, dtype=np.bool_)
+        return np.empty((0, 3)), np.zeros(0), np.zeros(0, dtype=np.bool_)
     cx = 0.0
     cy = 0.0
     for i in range(r):
@@ -344,11 +343,7 @@ def feature_patch(VA, NA, cA, VB, NB, cB, n, tol):
     cx /= r
     cy /= r
     mid = 0.5 * (topA + botB)
-    for i in range(r):  # inset by 1e-7 (as face_patch_gaps): rays through corners hit
-        x = cx + (1.0 - 1e-7) * (xy[i, 0] - cx)
-        y = cy + (1.0 - 1e-7) * (xy[i, 1] - cy)
-        for j in range(3):
-            X[i, j] = x * t1[j] + y * t2[j] + mid * n[j]
+    X = _lift(xy[:r], cx, cy, t1, t2, n, mid)  # inset as face_patch_gaps: rays through corners hit
     gaps = np.empty(r)
     measured = np.empty(r, dtype=np.bool_)
     patch_min = np.inf

@@ -129,6 +129,8 @@ def deepest_points(VA, NA, cA, VB, NB, cB, n, t1, t2, cx, cy, mid, patch_min):
     hA = VA @ n
     hB = VB @ n
     topA, botB = hA.max(), hB.min()
+    if patch_min < botB - topA + DEEPER:  # no gap along n is below botB - topA: a flat
+        return np.empty((0, 3)), np.empty(0)  # face on a face ends here
     ia = np.flatnonzero(hA >= topA - 1e-9)
     ib = np.flatnonzero(hB <= botB + 1e-9)
     xy = np.empty((ia.size + ib.size + 1, 2))
