@@ -20,6 +20,14 @@ def test_defaults_and_body():
     assert s.contact.correction_speed(1e-3, (0, 0, -9.81)) == pytest.approx(0.5 * 9.81e-3)
 
 
+def test_null_turns_a_limit_off():
+    # The documented None of a setting, written as YAML's null (it used to give the
+    # default: max_points_per_pair 8 instead of no limit).
+    s = scene_from_dict({"bodies": [BOX], "contact": {"max_points_per_pair": None}})
+    assert s.contact.max_points_per_pair is None
+    assert scene_from_dict({"bodies": [BOX]}).contact.max_points_per_pair == 8
+
+
 @pytest.mark.parametrize("data, words", [
     ({"bodies": [BOX], "tim_step": 0.001}, ["tim_step", "time_step"]),
     ({"bodies": [dict(BOX, colour="red")]}, ["bodies[0]", "colour"]),

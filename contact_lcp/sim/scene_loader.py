@@ -41,6 +41,10 @@ class _Section:
     def has(self, key):
         return key in self.data and self.data[key] is not None
 
+    def is_null(self, key):
+        """The key is given as null (YAML ``~`` or ``null``, Python None)."""
+        return key in self.data and self.data[key] is None
+
     def raw(self, key, default=None):
         return self.data.get(key, default)
 
@@ -229,7 +233,7 @@ def scene_from_dict(data, base_dir=".", path=None):
         reduction_distance=c.number("reduction_distance", D.reduction_distance, nonneg=True),
         remove_interior=c.flag("remove_interior", D.remove_interior),
         flat_tolerance=c.number("flat_tolerance", D.flat_tolerance, nonneg=True),
-        max_points_per_pair=(None if c.has("max_points_per_pair") and c.raw("max_points_per_pair") is None
+        max_points_per_pair=(None if c.is_null("max_points_per_pair")
                              else int(c.number("max_points_per_pair", D.max_points_per_pair,
                                                positive=True))),
         meshes=c.text("meshes", D.meshes, choices=("convex", "exact")),
