@@ -217,6 +217,29 @@ def test_two_robots_with_the_same_names_are_prefixed():
     assert np.allclose(world.frame_placement("b/arm_base")[:3, 3], (1, 0, 0))
 
 
+def test_a_link_and_a_joint_of_the_same_name_load():
+    # ANYmal C names its links and joints alike (LF_HAA ...): Pinocchio then finds two
+    # frames for the name and could not append the robot to the world model.
+    urdf = """<robot name="leg">
+      <link name="base"><inertial><mass value="2"/><inertia ixx="0.1" iyy="0.1" izz="0.1"
+        ixy="0" ixz="0" iyz="0"/></inertial></link>
+      <link name="HAA"><inertial><origin xyz="0 0 -0.1"/><mass value="1"/><inertia
+        ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+      <joint name="HAA" type="revolute"><parent link="base"/><child link="HAA"/>
+        <axis xyz="1 0 0"/><limit lower="-1" upper="1" effort="10" velocity="5"/></joint>
+    </robot>"""
+    world = World([RobotSpec("leg", urdf_string=urdf, floating_base=False,
+                             initial_joints={"HAA": 0.3})])
+    assert world.robots[0].joint_names == ["HAA"]
+    world.forward(world.q0)
+    X = world.frame_placement("HAA")  # the link, turned by its joint
+    assert np.allclose(X[:3, :3], pin.rpy.rpyToMatrix(0.3, 0, 0))
+    assert world.joint_of_link("HAA") == 1
+    two = World([RobotSpec("a", urdf_string=urdf, floating_base=False),
+                 RobotSpec("b", urdf_string=urdf, floating_base=False)])
+    assert [r.joint_names for r in two.robots] == [["a/HAA"], ["b/HAA"]]
+
+
 def test_initial_joints_and_unknown_joint():
     world = World([RobotSpec("arm", urdf=ARM, floating_base=False,
                              initial_joints={"shoulder": 0.3, "elbow": 2.0, "wrist": 0.01})])

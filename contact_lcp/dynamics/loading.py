@@ -251,7 +251,35 @@ def load_robot(spec, mesh_mode="convex"):
     check_masses(model, source)
     q = _initial_q(model, spec, source)
     pairs = _self_pairs(model, geom, spec.srdf, source)
+    distinct_frame_names(model)
     return LoadedPart(spec.name, model, geom, q, np.zeros(model.nv), xml, pairs)
+
+
+def distinct_frame_names(model):
+    """Give each frame its own name, in place: a joint (or other non-link) frame that
+    shares its name with another frame becomes ``<name>_joint`` (``_fixed_joint``,
+    ``_op_frame``, ... by its type; more underscores if that is taken too).
+
+    URDFs may name a link and a joint alike (ANYbotics' ANYmal C: link and joint
+    ``LF_HAA``); Pinocchio builds the model, but then finds two frames for the name
+    and cannot append it to the world model. Link names, which scenes refer to, and
+    the joints' own names (``model.names``) are kept.
+    """
+    taken = {}
+    for f in model.frames:
+        taken[f.name] = taken.get(f.name, 0) + 1
+    for i in range(model.nframes):
+        f = model.frames[i]
+        if taken[f.name] < 2 or f.type == pin.FrameType.BODY:
+            continue
+        kind = {pin.FrameType.JOINT: "joint", pin.FrameType.FIXED_JOINT: "fixed_joint"}.get(
+            f.type, str(f.type).rsplit(".", 1)[-1].lower())
+        new = f"{f.name}_{kind}"
+        while new in taken:
+            new = "_" + new
+        taken[f.name] -= 1
+        taken[new] = 1
+        model.frames[i].name = new
 
 
 def body_shape(shape, size):
