@@ -89,7 +89,8 @@ def cmd_simulate(args):
                f"{s.solves} solves, {s.pivots_total} pivots, {s.warm_starts} warm starts, "
                f"{sim.stepper.hot.hits} steps in one compiled call; "
                f"failures {s.lcp_failures}, fallbacks {s.fallbacks}, safe stops {s.safe_stops}, "
-               f"uncertified steps {s.uncertified}; max penetration {1e3 * max_pen:.3f} mm")
+               f"uncertified steps {s.uncertified}; max penetration {1e3 * max_pen:.3f} mm"
+               + (f" (moved out at {s.projections} step(s) by projection)" if s.projections else ""))
     if mg > 0:
         summary += f"; mean vertical contact force {f_avg:.1f} N vs m*g {mg:.1f} N"
     if args.resume:

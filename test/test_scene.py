@@ -21,11 +21,13 @@ def test_defaults_and_body():
 
 
 def test_null_turns_a_limit_off():
-    # The documented None of a setting, written as YAML's null (it used to give the
+    # The documented None of two settings, written as YAML's null (it used to give the
     # default: max_points_per_pair 8 instead of no limit).
-    s = scene_from_dict({"bodies": [BOX], "contact": {"max_points_per_pair": None}})
-    assert s.contact.max_points_per_pair is None
-    assert scene_from_dict({"bodies": [BOX]}).contact.max_points_per_pair == 8
+    s = scene_from_dict({"bodies": [BOX], "contact": {"max_points_per_pair": None,
+                                                      "projection_depth": None}})
+    assert s.contact.max_points_per_pair is None and s.contact.projection_depth is None
+    d = scene_from_dict({"bodies": [BOX]}).contact
+    assert d.max_points_per_pair == 8 and d.projection_depth == pytest.approx(1e-3)
 
 
 @pytest.mark.parametrize("data, words", [

@@ -266,6 +266,7 @@ def diagnostics(t, snap, *, target_rtf, scene, new_failures, extra=None):
         "solves": getattr(stats, "solves", 0),
         "warm_starts": getattr(stats, "warm_starts", 0),
         "pivots_total": stats.pivots_total,
+        "projections": getattr(stats, "projections", 0),
     }
     if info is not None:
         report = getattr(info, "report", None)

@@ -53,7 +53,8 @@ from contact_lcp.sim.limits import _rows as _limit_rows
 MISSES = ("", "no contact or limit row", "other contacts than the last step's",
           "the last basis does not solve it", "the impulses close or reach other contacts",
           "more contacts than max_contacts", "NaN or inf in the rows", "no last basis",
-          "a near pair without a closed form", "its contacts curve into each other")
+          "a near pair without a closed form", "its contacts curve into each other",
+          "a penetration to project")
 
 
 #: steps without an attempt after consecutive misses at most (the misses' cost is the
@@ -76,7 +77,9 @@ class HotStep:
         # what the step reads, not the stepper itself (it holds this object: a cycle
         # would keep a replaced simulator's world alive until a full garbage collection)
         self._model, self._detector, self._world = stepper.model, stepper.detector, stepper.world
-        self._params = (stepper.h, stepper.activation, stepper.max_contacts)
+        depth = stepper.projection.depth  # the staged step projects deeper ones first
+        self._params = (stepper.h, stepper.activation, stepper.max_contacts,
+                        np.inf if depth is None else float(depth))
         self._bias = (stepper.gamma, stepper.max_correction_speed)
         self._max_lookahead = stepper.max_lookahead
         model = stepper.model
@@ -186,7 +189,7 @@ def _miss(code, nv, d):
 def _hot_step(X, near, lookahead, verts, start, ground_h, activation_distance, r2, flat,
               interior, cap, first, second, on_ground, sphere_kind, box_pair, joints,
               sphere_r, box_half, pair_mu, ng, ground_frame, J_W, support, v_free, K, h,
-              activation, max_contacts, q, limit_q, limit_v, lower, upper, prescribed,
+              activation, max_contacts, deep, q, limit_q, limit_v, lower, upper, prescribed,
               limit_activation, gamma, max_corr,
               last_pair, last_limits, last_a, last_b, last_lam, last_keys, last_p, last_dir,
               slip, period, d, singular_tol, inside, levers, max_lookahead, integrate,
@@ -204,6 +207,9 @@ def _hot_step(X, near, lookahead, verts, start, ground_h, activation_distance, r
     kf = d_f.shape[0]
     if kf > max_contacts:
         return _miss(5, nv, d)
+    for i in range(kf):
+        if d_f[i] < -deep:
+            return _miss(10, nv, d)
     # contact rows of every contact found (World.contact_jacobian)
     a_f = first[pair_f]
     b_f = second[pair_f]

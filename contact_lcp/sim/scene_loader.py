@@ -242,6 +242,8 @@ def scene_from_dict(data, base_dir=".", path=None):
         max_approach_speed=c.number("max_approach_speed", D.max_approach_speed, positive=True),
         stabilization=c.number("stabilization", D.stabilization, nonneg=True),
         max_correction_speed=c.number("max_correction_speed", None, positive=True),
+        projection_depth=(None if c.is_null("projection_depth")
+                          else c.number("projection_depth", D.projection_depth, nonneg=True)),
         joint_limits=c.flag("joint_limits", D.joint_limits),
         max_initial_penetration=c.number("max_initial_penetration", D.max_initial_penetration,
                                          nonneg=True),

@@ -68,7 +68,8 @@ class SimStats:
     ``fallbacks``: steps that applied a fallback (relaxed or frictionless);
     ``safe_stops``: steps that applied nothing; ``uncertified``: steps whose applied
     impulse was not certified (safe stops); ``warm_starts``: main solves started from a
-    basis; ``solves``: LCP solves.
+    basis; ``solves``: LCP solves; ``projections``: steps that started by moving bodies
+    out of a penetration deeper than ``contact.projection_depth``.
     """
 
     steps: int = 0
@@ -79,6 +80,7 @@ class SimStats:
     pivots_total: int = 0
     solves: int = 0
     warm_starts: int = 0
+    projections: int = 0
 
     def add(self, report):
         """Count one step's :class:`~contact_lcp.contact.report.SolveReport`."""
@@ -235,6 +237,7 @@ class Simulator(SimulatorViews):
             self.world.forward(self._q, self._v)
             raise SimulationError(self._not_finite())
         self.stats.add(rec.report)
+        self.stats.projections += int(rec.projection is not None and rec.projection.certified)
         if self.record_problems and rec.problem is not None:
             self.recorded_problems.append(rec.problem)
         # the torque the implicit servos applied (evaluated at the end of the step),

@@ -37,6 +37,7 @@ from contact_lcp.exceptions import InvalidProblem
 from contact_lcp.sim.curvature import CurvatureCheck
 from contact_lcp.sim.hot_step import HotStep
 from contact_lcp.sim.limits import JointLimits, no_limits
+from contact_lcp.sim.projection import PenetrationProjection
 
 #: extra solves per step with the contacts the first answer drives shut (0: none)
 MAX_ACTIVE_ROUNDS = 2
@@ -51,6 +52,9 @@ class StepRecord:
     joint limits; ``v_step`` (nv,) the velocity over the step in the frames at its start
     (the one the problem's rows constrain: ``problem.J @ v_step`` are the contact
     velocities the model produced; the state's velocity is it re-expressed at the end).
+    ``projection``: the :class:`~contact_lcp.sim.projection.Projection` the step started
+    with (a penetration deeper than ``contact.projection_depth``), or None;
+    ``max_penetration`` is then the penetration before it.
     """
 
     contacts: ContactSet
@@ -61,6 +65,7 @@ class StepRecord:
     max_penetration: float = 0.0
     timings: dict = field(default_factory=dict)
     v_step: np.ndarray = None
+    projection: object = None
 
     @property
     def num_active(self) -> int:
@@ -100,6 +105,11 @@ class Stepper:
             from contact_lcp.collision.facets import FacetSetFinder
             self.facets = FacetSetFinder(detector)
         self.max_contacts = contact.max_contacts
+        # penetrations deeper than this are moved out at the step's start (projection.py)
+        # (none without drift correction: stabilization 0 keeps penetrations by request)
+        self.projection = PenetrationProjection(contact.projection_depth if self.gamma > 0 else None,
+                                                self.max_correction_speed * self.h,
+                                                model.settings.method)
         # contacts whose points' paths curve into each other by more than the push-out
         # removes in a step are solved again with that much more gap (curvature.py)
         self.curvature = CurvatureCheck(world, detector, self.h,
@@ -156,7 +166,10 @@ class Stepper:
             raise InvalidProblem(
                 f"bodies start in deep penetration (more than {1e3 * max_depth:.0f} mm, "
                 f"contact.max_initial_penetration): {listing}; place them apart (a robot "
-                "on its feet: base_pose, or the SRDF's reference configuration)")
+                "on its feet: base_pose, or the SRDF's reference configuration), or, if "
+                "the overlap is meant (a posture a little low), raise "
+                "contact.max_initial_penetration: the first step moves the bodies out "
+                "(contact.projection_depth)")
         raise InvalidProblem(
             f"{k} contact points, more than contact.max_contacts = {self.max_contacts} "
             f"(bodies deep in each other?); deepest pairs: {listing}")
@@ -192,6 +205,22 @@ class Stepper:
         limits = (no_limits() if self.limit_activation is None else
                   self.limits.rows(q, prescribed, self.limit_activation, v_free, h))
         found = self.detector.detect(q, lookahead)
+        projected = None
+        if self.projection.needed(found.distance):
+            # a penetration the drift term would take many steps to push out: move the
+            # bodies out first (projection.py), then the step from there
+            projected = self.projection(found.distance, world.contact_jacobian(q, found), K,
+                                        (limits.idx_v, limits.sign, limits.gap))
+            if projected.certified and np.any(projected.dq):
+                q = world.integrate(q, projected.dq, 1.0)
+                world.ensure_forward(q)
+                v_free, K = self.free_motion(q, v, tau, h, armature, prescribed, v_prescribed)
+                if self.loops is not None:
+                    v_free, K, _ = self.loops.project(world.jacobian_data, v_free, K, h)
+                lookahead = self.detector.reach(v, v_free, h, self.max_lookahead)
+                limits = (no_limits() if self.limit_activation is None else
+                          self.limits.rows(q, prescribed, self.limit_activation, v_free, h))
+                found = self.detector.detect(q, lookahead)
         extras = {} if self.facets is None else {"facet_sets": self.facets.find(q, lookahead)}
         t2 = time.perf_counter()
         timings["collision"] = t2 - t1
@@ -216,7 +245,9 @@ class Stepper:
                 else:
                     q_next, v_next = world.integrate_state(q, v_free, h, trusted=True)
                 self.detector.advance(q_next, v_free, h)
-                rec = StepRecord(contacts, np.zeros((0, 3)), np.zeros(0), timings=timings)
+                rec = StepRecord(contacts, np.zeros((0, 3)), np.zeros(0), timings=timings,
+                                 projection=projected,
+                                 max_penetration=_before(projected, 0.0))
                 return q_next, v_next, rec
             if l:
                 J_l = np.zeros((l, v.shape[0]))
@@ -287,8 +318,13 @@ class Stepper:
         timings["integrate"] = time.perf_counter() - t4
         pen = float(max(0.0, -contacts.distance.min())) if k else 0.0
         rec = StepRecord(contacts, sol.f[: 3 * k].reshape(k, 3), sol.f[3 * k:], sol.report,
-                         problem, pen, timings, v_step)
+                         problem, _before(projected, pen), timings, v_step, projected)
         return q_next, v_next, rec
+
+
+def _before(projected, pen):
+    """The step's penetration [m]: ``pen`` or, after a projection, what it removed."""
+    return pen if projected is None else max(pen, projected.depth_before)
 
 
 @njit(cache=True)
