@@ -2,7 +2,9 @@
 
 from pathlib import Path
 
+import coal
 import numpy as np
+import pinocchio as pin
 import pytest
 
 from contact_lcp.collision import ContactDetector
@@ -355,3 +357,27 @@ def test_face_patch_reduction_compiled_matches_the_general_one(remove_interior):
         np.testing.assert_allclose(df[order_f], dg[order_g], atol=1e-15)
         np.testing.assert_allclose(Rf, np.repeat(R[None], len(df), axis=0), atol=1e-14)
         assert len(df) <= 8 and df.min() == d.min()  # the deepest point is never dropped
+
+
+@pytest.mark.parametrize("shape", [coal.Cylinder(0.03, 0.2), coal.Capsule(0.02, 0.1),
+                                   coal.Cone(0.05, 0.12), coal.Ellipsoid(0.05, 0.02, 0.08)])
+def test_curved_shapes_lowest_height_is_that_of_their_ground_points(shape):
+    # The compiled step's out-of-reach test (ground.lowest_height) against the staged
+    # detector's support points (support.ground_points), which it stands in for.
+    from contact_lcp.collision.detector import _curved_shapes
+    from contact_lcp.collision.ground import lowest_height
+    from contact_lcp.collision.support import ground_points
+
+    kind, size = _curved_shapes([shape])
+    assert kind[0] > 0
+    rng = np.random.default_rng(7)
+    for trial in range(200):
+        q = rng.normal(size=4)
+        if trial % 4 == 0:  # level and upright ends too
+            q = np.array([0.0, 0.0, 0.0, 1.0]) if trial % 8 == 0 else np.array([1.0, 0, 0, 1])
+        R = pin.Quaternion(*(q / np.linalg.norm(q))[[3, 0, 1, 2]]).toRotationMatrix()
+        t = rng.uniform(-0.1, 0.3, size=3)
+        X = np.eye(4)
+        X[:3, :3], X[:3, 3] = R, t
+        _, d = ground_points(shape, None, R, t, 0.0, np.inf)
+        assert lowest_height(kind[0], size[0], X) == pytest.approx(d.min(), abs=1e-12)

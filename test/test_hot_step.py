@@ -91,3 +91,36 @@ def test_a_dropped_simulator_is_freed_at_once():
         assert [r() is None for r in refs] == [True] * 4
     finally:
         gc.enable()
+
+
+CART = """<robot name="cart">
+  <link name="base">
+    <inertial><mass value="2"/><inertia ixx="0.02" iyy="0.02" izz="0.02" ixy="0" ixz="0"
+      iyz="0"/></inertial>
+    <collision><geometry><box size="0.2 0.2 0.05"/></geometry></collision>
+    <!-- a bumper: a cylinder lying along y, its bottom 4 mm above the box's -->
+    <collision><origin xyz="0.13 0 -0.001" rpy="1.5708 0 0"/>
+      <geometry><cylinder radius="0.02" length="0.1"/></geometry></collision>
+  </link>
+</robot>"""
+
+
+def test_a_cylinder_near_the_ground_but_out_of_reach_keeps_the_compiled_step(tmp_path):
+    # The compiled step had no closed form for a cylinder against the ground, so a robot
+    # with a cylinder a few mm above it (ANYmal B's foot adapters, 5.9 mm) ran every
+    # step on the staged path. Its lowest point now decides (ground.lowest_height): out
+    # of reach, the pair gives no point on either path.
+    (tmp_path / "cart.urdf").write_text(CART)
+    (tmp_path / "cart.yaml").write_text(
+        "time_step: 0.001\nground: {height: 0.0, friction: 0.8}\n"
+        "robots:\n  - {name: cart, urdf: cart.urdf, floating_base: true,"
+        " base_pose: [0, 0, 0.025, 0, 0, 0, 1], controller: {type: effort}}\n")
+    path = str(tmp_path / "cart.yaml")
+    hot, s1, f1, r1 = _run(path, 200, True)
+    _, s2, f2, r2 = _run(path, 200, False)
+    assert hot.stepper.hot.hits > 150, hot.stepper.hot.misses
+    assert len(hot.world.collision_model.geometryObjects) == 3  # the ground, box, cylinder
+    for k in range(200):
+        np.testing.assert_allclose(s1[k], s2[k], rtol=0, atol=1e-9, err_msg=f"step {k}")
+        np.testing.assert_allclose(f1[k], f2[k], rtol=0, atol=1e-9, err_msg=f"step {k}")
+        assert r1[k] == r2[k]

@@ -43,7 +43,13 @@ from contact_lcp.collision.broadphase import (
 from contact_lcp.collision.contact_point import tangent_basis
 from contact_lcp.collision.contact_set import ContactSet
 from contact_lcp.collision.general_pairs import GeneralPairs
-from contact_lcp.collision.ground import polytopes_on_ground
+from contact_lcp.collision.ground import (
+    CURVED_CAPSULE,
+    CURVED_CONE,
+    CURVED_CYLINDER,
+    CURVED_ELLIPSOID,
+    polytopes_on_ground,
+)
 from contact_lcp.collision.reduction import combine_friction
 from contact_lcp.collision.spheres import (
     BOX_SPHERE,
@@ -227,6 +233,9 @@ class ContactDetector(GeneralPairs):
         self._sphere_kind = kind
         # box against box: closed form (boxes.py), reduced as the compiled ground pass
         self._box_pair = ~ground & box[f_] & box[s_] & (cap > 0 or not self.remove_interior)
+        # curved shapes (not spheres) against the ground: the compiled step has their
+        # height above it, to leave out a pair that is near but out of reach
+        self._curved_kind, self._curved_size = _curved_shapes(self._shapes)
         self._pair_index = -np.ones((ng, ng), dtype=np.int64)
         for p, (i, j, _) in enumerate(pairs):
             self._pair_index[i, j] = p
@@ -405,12 +414,14 @@ class ContactDetector(GeneralPairs):
         ground height, activation distance, squared reduction distance, flat tolerance,
         remove_interior, cap; per pair: first and second geometry, polytope on the
         ground, sphere kind, box-box; per geometry: joint, sphere radius, box half
-        sizes; per pair: friction."""
+        sizes; per pair: friction, against the ground; per geometry: curved shape kind and
+        size (:func:`contact_lcp.collision.ground.lowest_height`)."""
         return (self._vall, self._vstart, self._h, float(self.activation_distance),
                 self.reduction_distance ** 2, self.flat_tolerance, bool(self.remove_interior),
                 int(self.max_points_per_pair or 0), self._first, self._second,
                 self._compiled_pair, self._sphere_kind, self._box_pair, self._joints_arr,
-                self._sphere_r, self._box_half, self._pair_mu)
+                self._sphere_r, self._box_half, self._pair_mu, self._is_ground_pair,
+                self._curved_kind, self._curved_size)
 
     @property
     def surface_names(self):
@@ -469,3 +480,20 @@ class ContactDetector(GeneralPairs):
             self.remove_interior, cap)
         R = np.repeat(_GROUND_FRAME[None], d.shape[0], axis=0)
         return pairs, self._array_set(pairs[owner], P, R, d)
+
+
+def _curved_shapes(shapes):
+    """Per geometry: ``CURVED_*`` kind (0 for the others) and (3,) size, as
+    :func:`contact_lcp.collision.ground.lowest_height` takes them."""
+    kind = np.zeros(len(shapes), dtype=np.int64)
+    size = np.zeros((len(shapes), 3))
+    for g, sh in enumerate(shapes):
+        if isinstance(sh, coal.Cylinder):
+            kind[g], size[g, :2] = CURVED_CYLINDER, (sh.radius, sh.halfLength)
+        elif isinstance(sh, coal.Capsule):
+            kind[g], size[g, :2] = CURVED_CAPSULE, (sh.radius, sh.halfLength)
+        elif isinstance(sh, coal.Cone):
+            kind[g], size[g, :2] = CURVED_CONE, (sh.radius, sh.halfLength)
+        elif isinstance(sh, coal.Ellipsoid):
+            kind[g], size[g] = CURVED_ELLIPSOID, np.asarray(sh.radii, dtype=float)
+    return kind, size

@@ -133,3 +133,36 @@ def polytopes_on_ground(verts, start, geoms, X, h, eps, r2, flat_tol, remove_int
             owner[n] = a
             n += 1
     return P[:n], d[:n], owner[:n]
+
+
+#: curved shapes whose height above the ground has a closed form (:func:`lowest_height`)
+CURVED_NONE, CURVED_CYLINDER, CURVED_CAPSULE, CURVED_CONE, CURVED_ELLIPSOID = 0, 1, 2, 3, 4
+
+
+@njit(cache=True)
+def lowest_height(kind, size, X):
+    """Height [m] of the lowest point of a curved shape placed at ``X`` (4, 4) in W.
+
+    ``kind`` one of the ``CURVED_*`` codes; ``size`` (3,): radius and half length of a
+    cylinder, capsule or cone (axis z, the cone's apex at +half length), or an
+    ellipsoid's semi-axes. The lowest points are those
+    :func:`contact_lcp.collision.support.ground_points` takes (a rim's lowest point, a
+    capsule's end spheres, an ellipsoid's support point along -z). ``inf`` for
+    ``CURVED_NONE``.
+    """
+    tz = X[2, 3]
+    if kind == CURVED_ELLIPSOID:
+        s = 0.0
+        for i in range(3):
+            s += (size[i] * X[2, i]) ** 2
+        return tz - np.sqrt(s)
+    az = X[2, 2]
+    r, hl = size[0], size[1]
+    off = np.sqrt(max(0.0, 1.0 - az * az))  # the rim's drop below its centre, per radius
+    if kind == CURVED_CYLINDER:
+        return tz - abs(az) * hl - r * off
+    if kind == CURVED_CAPSULE:
+        return tz - abs(az) * hl - r
+    if kind == CURVED_CONE:
+        return min(tz + hl * az, tz - hl * az - r * off)
+    return np.inf

@@ -29,7 +29,7 @@ from contact_lcp.collision.boxes import box_contacts
 from contact_lcp.collision.broadphase import _reach, farther
 from contact_lcp.collision.contact_set import ContactSet
 from contact_lcp.collision.detector import _GROUND_FRAME
-from contact_lcp.collision.ground import polytopes_on_ground
+from contact_lcp.collision.ground import lowest_height, polytopes_on_ground
 from contact_lcp.collision.spheres import sphere_contacts
 from contact_lcp.contact.problem import ContactProblem, _rows_and_bias, active_contacts
 from contact_lcp.contact.pyramid import (
@@ -188,7 +188,8 @@ def _miss(code, nv, d):
 @njit(cache=True)
 def _hot_step(X, near, lookahead, verts, start, ground_h, activation_distance, r2, flat,
               interior, cap, first, second, on_ground, sphere_kind, box_pair, joints,
-              sphere_r, box_half, pair_mu, ng, ground_frame, J_W, support, v_free, K, h,
+              sphere_r, box_half, pair_mu, ground_pair, curved_kind, curved_size, ng,
+              ground_frame, J_W, support, v_free, K, h,
               activation, max_contacts, deep, q, limit_q, limit_v, lower, upper, prescribed,
               limit_activation, gamma, max_corr,
               last_pair, last_limits, last_a, last_b, last_lam, last_keys, last_p, last_dir,
@@ -201,7 +202,7 @@ def _hot_step(X, near, lookahead, verts, start, ground_h, activation_distance, r
     ok, P_f, R_f, d_f, pair_f = _narrow(
         X, near, lookahead, verts, start, ground_h, activation_distance, r2, flat, interior,
         cap, first, second, on_ground, sphere_kind, box_pair, sphere_r, box_half,
-        ground_frame)
+        ground_frame, ground_pair, curved_kind, curved_size)
     if not ok:
         return _miss(8, nv, d)
     kf = d_f.shape[0]
@@ -302,10 +303,13 @@ def _hot_step(X, near, lookahead, verts, start, ground_h, activation_distance, r
 
 @njit(cache=True)
 def _narrow(X, near, la, verts, start, ground_h, eps0, r2, flat, interior, cap, first, second,
-            on_ground, sphere_kind, box_pair, sphere_r, box_half, ground_frame):
+            on_ground, sphere_kind, box_pair, sphere_r, box_half, ground_frame, ground_pair,
+            curved_kind, curved_size):
     """The closed forms of :meth:`ContactDetector.detect` on the near pairs: polytopes on
     the ground, spheres (against the ground, spheres and boxes), boxes against boxes, each
     as the staged detector runs it, then merged in pair order as its ``_merge`` does.
+    A curved shape (cylinder, capsule, cone, ellipsoid) near the ground whose lowest point
+    is beyond its search distance gives no point (as on the staged path).
     Returns ``(ok, P, R, d, pair)``; ``ok`` False when a near pair has no closed form or
     its closed form declines it (a sphere's centre inside a box): the staged step then
     takes it to coal."""
@@ -315,7 +319,11 @@ def _narrow(X, near, la, verts, start, ground_h, eps0, r2, flat, interior, cap, 
         p = near[a]
         ground[a] = on_ground[p]
         if not (on_ground[p] or sphere_kind[p] > 0 or box_pair[p]):
-            return False, np.zeros((0, 3)), np.zeros((0, 3, 3)), np.zeros(0), near[:0]
+            g = second[p]
+            if not (ground_pair[p] and curved_kind[g] > 0
+                    and lowest_height(curved_kind[g], curved_size[g], X[g]) - ground_h
+                    > eps0 + la[g]):
+                return False, np.zeros((0, 3)), np.zeros((0, 3, 3)), np.zeros(0), near[:0]
     g_pairs = near[ground]
     rest = near[~ground] if g_pairs.shape[0] else near
     geoms = second[g_pairs]
