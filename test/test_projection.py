@@ -130,3 +130,13 @@ def test_the_displacement_is_the_smallest_mass_weighted_one():
         assert np.all(phi + J[0::3] @ p.dq >= -1e-5 - 1e-12)
         assert 0.5 * p.dq @ Kinv @ p.dq == pytest.approx(ref.fun, rel=1e-6, abs=1e-15)
         assert p.depth_after <= 1e-5 + 1e-12
+
+
+def test_a_projection_is_counted_as_an_lcp_solve():
+    from contact_lcp.sim.projection import Projection
+    from contact_lcp.sim.simulator import SimStats
+
+    s = SimStats()
+    s.add_projection(Projection(np.zeros(6), 5e-3, 0.0, 7, True))
+    s.add_projection(Projection(np.zeros(6), 5e-3, 5e-3, 40, False))  # not applied
+    assert (s.projections, s.solves, s.pivots_total, s.lcp_failures) == (1, 2, 47, 1)

@@ -68,8 +68,9 @@ class SimStats:
     ``fallbacks``: steps that applied a fallback (relaxed or frictionless);
     ``safe_stops``: steps that applied nothing; ``uncertified``: steps whose applied
     impulse was not certified (safe stops); ``warm_starts``: main solves started from a
-    basis; ``solves``: LCP solves; ``projections``: steps that started by moving bodies
-    out of a penetration deeper than ``contact.projection_depth``.
+    basis; ``solves``: LCP solves (the projections' too); ``projections``: steps that
+    started by moving bodies out of a penetration deeper than
+    ``contact.projection_depth``.
     """
 
     steps: int = 0
@@ -92,6 +93,14 @@ class SimStats:
         self.pivots_total += report.pivots
         self.solves += report.solves
         self.warm_starts += int(report.warm_started)
+
+    def add_projection(self, projection):
+        """Count a step's :class:`~contact_lcp.sim.projection.Projection` (its LCP solve
+        and pivots; an uncertified one, which the step did not apply, as a failure)."""
+        self.projections += int(projection.certified)
+        self.solves += 1
+        self.pivots_total += projection.pivots
+        self.lcp_failures += int(not projection.certified)
 
 
 class Simulator(SimulatorViews):
@@ -237,7 +246,8 @@ class Simulator(SimulatorViews):
             self.world.forward(self._q, self._v)
             raise SimulationError(self._not_finite())
         self.stats.add(rec.report)
-        self.stats.projections += int(rec.projection is not None and rec.projection.certified)
+        if rec.projection is not None:  # its LCP counts as the contact solves do
+            self.stats.add_projection(rec.projection)
         if self.record_problems and rec.problem is not None:
             self.recorded_problems.append(rec.problem)
         # the torque the implicit servos applied (evaluated at the end of the step),
