@@ -5,12 +5,13 @@ Every Pinocchio/coal error raised while loading is wrapped here into a
 """
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import coal
 import numpy as np
 import pinocchio as pin
 
+from contact_lcp.dynamics.locking import initial_positions, lock_joints
 from contact_lcp.dynamics.specs import RobotInfo, check_body, check_pose
 from contact_lcp.exceptions import FrameNotFound, SceneError
 
@@ -204,9 +205,11 @@ def check_masses(model, source):
         bad = [j for j in range(1, model.njoints)
                if np.any(np.diag(M)[model.idx_vs[j]:model.idx_vs[j] + model.nvs[j]] <= 1e-12 * scale)]
         names = [_link_of_joint(model, j) for j in bad] or ["(a combination of links)"]
+        joints = [model.names[j] for j in bad]
         raise SceneError(f"{source}: the mass matrix is singular: link(s) {names} move on "
                          "their joint but carry no mass or inertia; give them an <inertial> "
-                         "with mass > 0, or attach them with a fixed joint") from None
+                         "with mass > 0, attach them with a fixed joint, or lock their "
+                         f"joints at their initial positions (locked_joints: {joints})") from None
 
 
 def _link_of_joint(model, j):
@@ -224,6 +227,8 @@ def load_robot(spec, mesh_mode="convex"):
     xml = read_urdf(spec)
     source = _source(spec)
     check_inertial_xml(xml, source)
+    if spec.locked_joints:
+        xml, spec = _locked(xml, spec, source)
     try:
         if spec.floating_base:
             model = pin.buildModelFromXML(xml, pin.JointModelFreeFlyer())
@@ -253,6 +258,23 @@ def load_robot(spec, mesh_mode="convex"):
     pairs = _self_pairs(model, geom, spec.srdf, source)
     distinct_frame_names(model)
     return LoadedPart(spec.name, model, geom, q, np.zeros(model.nv), xml, pairs)
+
+
+def _locked(xml, spec, source):
+    """The URDF with ``spec.locked_joints`` fixed at their initial positions (the SRDF
+    state's and ``initial_joints``', read on the unlocked robot), and the spec without
+    initial positions for them."""
+    full = pin.buildModelFromXML(xml)
+    if spec.srdf is not None and os.path.isfile(spec.srdf):
+        try:
+            pin.loadReferenceConfigurations(full, spec.srdf, False)
+        except Exception as e:
+            raise SceneError(f"{source}: cannot read SRDF {spec.srdf!r}: {e}") from e
+    q = _initial_q(full, replace(spec, floating_base=False, base_pose=None), source)
+    locked = set(spec.locked_joints)
+    xml = lock_joints(xml, initial_positions(full, q, spec.locked_joints), source)
+    rest = {j: x for j, x in dict(spec.initial_joints).items() if j not in locked}
+    return xml, replace(spec, initial_joints=rest)
 
 
 def distinct_frame_names(model):

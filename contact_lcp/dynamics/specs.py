@@ -54,6 +54,9 @@ class RobotSpec:
         Name of an SRDF ``group_state`` (e.g. Talos' ``"half_sitting"``) giving the
         initial state: joint positions and, unless ``base_pose`` is given, the
         free-flyer pose.
+    locked_joints : tuple of str
+        URDF joints welded at their initial positions (:mod:`contact_lcp.dynamics.locking`):
+        fingers a scene does not move, or links without mass.
     """
 
     name: str
@@ -65,6 +68,7 @@ class RobotSpec:
     base_pose: tuple | None = None
     initial_joints: Mapping[str, float] = field(default_factory=dict)
     reference_configuration: str | None = None
+    locked_joints: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -158,7 +158,7 @@ def _robot(data, where, base):
     from contact_lcp.dynamics import RobotSpec
 
     keys = {"name", "urdf", "package_dirs", "srdf", "floating_base", "base_pose",
-            "initial_joints", "reference_configuration", "controller"}
+            "initial_joints", "reference_configuration", "locked_joints", "controller"}
     sec = _Section(data, where, keys)
     name = sec.text("name", required=True)
     urdf = _resolve(base, sec.text("urdf", required=True))
@@ -171,6 +171,9 @@ def _robot(data, where, base):
     for j, x in init.items():
         if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
             raise SceneError(f"{where}.initial_joints.{j}: expected a finite number, got {x!r}")
+    locked = sec.raw("locked_joints", []) or []
+    if not isinstance(locked, list) or not all(isinstance(j, str) for j in locked):
+        raise SceneError(f"{where}.locked_joints: expected a list of joint names, got {locked!r}")
     srdf = sec.text("srdf")
     spec = RobotSpec(
         name=name,
@@ -181,6 +184,7 @@ def _robot(data, where, base):
         base_pose=sec.vector("base_pose", 7, None),
         initial_joints={str(j): float(x) for j, x in init.items()},
         reference_configuration=sec.text("reference_configuration"),
+        locked_joints=tuple(locked),
     )
     return RobotSceneSpec(spec, _controller(sec.raw("controller"), where + ".controller", base))
 
