@@ -246,13 +246,7 @@ def load_robot(spec, mesh_mode="convex"):
             f"{list(spec.package_dirs)}): {e}"
         ) from e
     _convexify(geom, mesh_mode, source)
-    if spec.srdf is not None:
-        if not os.path.isfile(spec.srdf):
-            raise SceneError(f"robot {spec.name!r}: SRDF file {spec.srdf!r} does not exist")
-        try:
-            pin.loadReferenceConfigurations(model, spec.srdf, False)
-        except Exception as e:
-            raise SceneError(f"{source}: cannot read SRDF {spec.srdf!r}: {e}") from e
+    _reference_configurations(model, spec, source)
     check_masses(model, source)
     q = _initial_q(model, spec, source)
     pairs = _self_pairs(model, geom, spec.srdf, source)
@@ -260,16 +254,27 @@ def load_robot(spec, mesh_mode="convex"):
     return LoadedPart(spec.name, model, geom, q, np.zeros(model.nv), xml, pairs)
 
 
+def _reference_configurations(model, spec, source):
+    """Load the SRDF's reference configurations of ``spec`` into ``model`` (if it has one)."""
+    if spec.srdf is None:
+        return
+    if not os.path.isfile(spec.srdf):
+        raise SceneError(f"robot {spec.name!r}: SRDF file {spec.srdf!r} does not exist")
+    try:
+        pin.loadReferenceConfigurations(model, spec.srdf, False)
+    except Exception as e:
+        raise SceneError(f"{source}: cannot read SRDF {spec.srdf!r}: {e}") from e
+
+
 def _locked(xml, spec, source):
     """The URDF with ``spec.locked_joints`` fixed at their initial positions (the SRDF
     state's and ``initial_joints``', read on the unlocked robot), and the spec without
     initial positions for them."""
-    full = pin.buildModelFromXML(xml)
-    if spec.srdf is not None and os.path.isfile(spec.srdf):
-        try:
-            pin.loadReferenceConfigurations(full, spec.srdf, False)
-        except Exception as e:
-            raise SceneError(f"{source}: cannot read SRDF {spec.srdf!r}: {e}") from e
+    try:
+        full = pin.buildModelFromXML(xml)
+    except Exception as e:
+        raise SceneError(f"{source}: Pinocchio cannot build a model from it: {e}") from e
+    _reference_configurations(full, spec, source)
     q = _initial_q(full, replace(spec, floating_base=False, base_pose=None), source)
     locked = set(spec.locked_joints)
     xml = lock_joints(xml, initial_positions(full, q, spec.locked_joints), source)
