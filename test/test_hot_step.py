@@ -3,6 +3,7 @@ another model: the same scenes with and without it give the same states and impu
 
 import numpy as np
 import pytest
+import yaml
 
 from contact_lcp.dynamics.robot_data import robot_data_installed
 from contact_lcp.sim import Simulator
@@ -108,8 +109,7 @@ CART = """<robot name="cart">
 def test_a_cylinder_near_the_ground_but_out_of_reach_keeps_the_compiled_step(tmp_path):
     # The compiled step had no closed form for a cylinder against the ground, so a robot
     # with a cylinder a few mm above it (ANYmal B's foot adapters, 5.9 mm) ran every
-    # step on the staged path. Its lowest point now decides (ground.lowest_height): out
-    # of reach, the pair gives no point on either path.
+    # step on the staged path. Out of reach, the pair now gives no point on either path.
     (tmp_path / "cart.urdf").write_text(CART)
     (tmp_path / "cart.yaml").write_text(
         "time_step: 0.001\nground: {height: 0.0, friction: 0.8}\n"
@@ -122,5 +122,32 @@ def test_a_cylinder_near_the_ground_but_out_of_reach_keeps_the_compiled_step(tmp
     assert len(hot.world.collision_model.geometryObjects) == 3  # the ground, box, cylinder
     for k in range(200):
         np.testing.assert_allclose(s1[k], s2[k], rtol=0, atol=1e-9, err_msg=f"step {k}")
+        np.testing.assert_allclose(f1[k], f2[k], rtol=0, atol=1e-9, err_msg=f"step {k}")
+        assert r1[k] == r2[k]
+
+
+def test_curved_bodies_on_the_ground_take_the_compiled_step_as_the_staged_one(tmp_path):
+    # A cylinder lying and rolling, a cylinder standing on its flat end (a level rim:
+    # eight samples, reduced as a patch), a capsule lying, an ellipsoid and a tilted
+    # cylinder resting on a rim point: ground.curved_on_ground against the staged
+    # detector's support.ground_points and reduction.
+    def body(name, shape, size, x, z, quat=(0, 0, 0, 1), velocity=(0, 0, 0, 0, 0, 0)):
+        return {"name": name, "shape": shape, "size": size, "mass": 1.0,
+                "pose": [x, 0, z, *quat], "velocity": list(velocity)}
+    s = 0.5 ** 0.5
+    bodies = [body("roller", "cylinder", [0.05, 0.2], 0.0, 0.05, (s, 0, 0, s), (0.5, 0, 0, 0, 10, 0)),
+              body("stand", "cylinder", [0.05, 0.2], 1.0, 0.1),
+              body("pill", "capsule", [0.03, 0.2], 2.0, 0.03, (0, s, 0, s)),
+              body("egg", "ellipsoid", [0.05, 0.04, 0.03], 3.0, 0.03),
+              body("lean", "cylinder", [0.05, 0.2], 4.0, 0.2, (0.2, 0, 0, 0.98))]
+    (tmp_path / "curved.yaml").write_text(yaml.safe_dump(
+        {"time_step": 0.001, "ground": {"height": 0.0, "friction": 0.5}, "bodies": bodies}))
+    path = str(tmp_path / "curved.yaml")
+    hot, s1, f1, r1 = _run(path, 300, True)
+    _, s2, f2, r2 = _run(path, 300, False)
+    assert hot.stepper.hot.hits > 150, hot.stepper.hot.misses
+    for k in range(300):
+        np.testing.assert_allclose(s1[k], s2[k], rtol=0, atol=1e-9, err_msg=f"step {k}")
+        assert f1[k].shape == f2[k].shape, f"step {k}: other contacts"
         np.testing.assert_allclose(f1[k], f2[k], rtol=0, atol=1e-9, err_msg=f"step {k}")
         assert r1[k] == r2[k]

@@ -233,8 +233,8 @@ class ContactDetector(GeneralPairs):
         self._sphere_kind = kind
         # box against box: closed form (boxes.py), reduced as the compiled ground pass
         self._box_pair = ~ground & box[f_] & box[s_] & (cap > 0 or not self.remove_interior)
-        # curved shapes (not spheres) against the ground: the compiled step has their
-        # height above it, to leave out a pair that is near but out of reach
+        # curved shapes (not spheres) against the ground: closed forms for the compiled
+        # step (ground.curved_on_ground; the staged one takes support.ground_points)
         self._curved_kind, self._curved_size = _curved_shapes(self._shapes)
         self._pair_index = -np.ones((ng, ng), dtype=np.int64)
         for p, (i, j, _) in enumerate(pairs):
@@ -415,13 +415,13 @@ class ContactDetector(GeneralPairs):
         remove_interior, cap; per pair: first and second geometry, polytope on the
         ground, sphere kind, box-box; per geometry: joint, sphere radius, box half
         sizes; per pair: friction, against the ground; per geometry: curved shape kind and
-        size (:func:`contact_lcp.collision.ground.lowest_height`)."""
+        size (:func:`contact_lcp.collision.ground.curved_on_ground`); samples per level rim."""
         return (self._vall, self._vstart, self._h, float(self.activation_distance),
                 self.reduction_distance ** 2, self.flat_tolerance, bool(self.remove_interior),
                 int(self.max_points_per_pair or 0), self._first, self._second,
                 self._compiled_pair, self._sphere_kind, self._box_pair, self._joints_arr,
                 self._sphere_r, self._box_half, self._pair_mu, self._is_ground_pair,
-                self._curved_kind, self._curved_size)
+                self._curved_kind, self._curved_size, self.segments)
 
     @property
     def surface_names(self):
@@ -484,7 +484,7 @@ class ContactDetector(GeneralPairs):
 
 def _curved_shapes(shapes):
     """Per geometry: ``CURVED_*`` kind (0 for the others) and (3,) size, as
-    :func:`contact_lcp.collision.ground.lowest_height` takes them."""
+    :func:`contact_lcp.collision.ground.curved_on_ground` takes them."""
     kind = np.zeros(len(shapes), dtype=np.int64)
     size = np.zeros((len(shapes), 3))
     for g, sh in enumerate(shapes):

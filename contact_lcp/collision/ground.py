@@ -135,34 +135,86 @@ def polytopes_on_ground(verts, start, geoms, X, h, eps, r2, flat_tol, remove_int
     return P[:n], d[:n], owner[:n]
 
 
-#: curved shapes whose height above the ground has a closed form (:func:`lowest_height`)
+#: curved shapes whose points on the ground have a closed form (:func:`curved_on_ground`)
 CURVED_NONE, CURVED_CYLINDER, CURVED_CAPSULE, CURVED_CONE, CURVED_ELLIPSOID = 0, 1, 2, 3, 4
 
 
 @njit(cache=True)
-def lowest_height(kind, size, X):
-    """Height [m] of the lowest point of a curved shape placed at ``X`` (4, 4) in W.
+def _rim(P, n, c, axis, e1, e2, r, segments, level_tol):
+    """Append to ``P`` (from row ``n``) the lowest point of a circle of radius ``r``
+    (normal ``axis``, in-plane axes ``e1``, ``e2``) and, when it is level to
+    ``level_tol``, ``segments`` samples of it, as ``support._rim``; returns the new count."""
+    az = axis[2]
+    down = np.array([az * axis[0], az * axis[1], az * axis[2] - 1.0])
+    norm = np.sqrt(down[0] ** 2 + down[1] ** 2 + down[2] ** 2)
+    if norm > 1e-9:
+        P[n] = c + r * down / norm
+        n += 1
+        if r * norm > level_tol:
+            return n
+    for k in range(segments):
+        a = 2.0 * np.pi * k / segments
+        P[n] = c + r * (np.cos(a) * e1 + np.sin(a) * e2)
+        n += 1
+    return n
 
-    ``kind`` one of the ``CURVED_*`` codes; ``size`` (3,): radius and half length of a
-    cylinder, capsule or cone (axis z, the cone's apex at +half length), or an
-    ellipsoid's semi-axes. The lowest points are those
-    :func:`contact_lcp.collision.support.ground_points` takes (a rim's lowest point, a
-    capsule's end spheres, an ellipsoid's support point along -z). ``inf`` for
-    ``CURVED_NONE``.
-    """
-    tz = X[2, 3]
+
+@njit(cache=True)
+def curved_on_ground(kind, size, X, h, eps, segments, r2, flat_tol, remove_interior, cap):
+    """Reduced contact points ``(P, d)`` of one curved shape placed at ``X`` (4, 4) in W
+    against the plane ``z = h``: the points of
+    :func:`contact_lcp.collision.support.ground_points` within ``eps`` [m] (a rim's lowest
+    point, and ``segments`` samples of a level rim; a capsule's end spheres; a cone's apex
+    and rim; an ellipsoid's support point), halfway to the plane, reduced as
+    :func:`polytopes_on_ground` reduces a patch. ``kind`` is a ``CURVED_*`` code;
+    ``size`` (3,): radius and half length of a cylinder, capsule or cone (axis z, the
+    cone's apex at +half length), or an ellipsoid's semi-axes."""
+    R = X[:3, :3]
+    t = X[:3, 3].copy()
+    a = R[:, 2].copy()
+    e1, e2 = R[:, 0].copy(), R[:, 1].copy()
+    P = np.empty((2 * segments + 3, 3))
+    n = 0
     if kind == CURVED_ELLIPSOID:
+        dl = -R[2, :]  # -z in the shape's frame
         s = 0.0
         for i in range(3):
-            s += (size[i] * X[2, i]) ** 2
-        return tz - np.sqrt(s)
-    az = X[2, 2]
-    r, hl = size[0], size[1]
-    off = np.sqrt(max(0.0, 1.0 - az * az))  # the rim's drop below its centre, per radius
-    if kind == CURVED_CYLINDER:
-        return tz - abs(az) * hl - r * off
-    if kind == CURVED_CAPSULE:
-        return tz - abs(az) * hl - r
-    if kind == CURVED_CONE:
-        return min(tz + hl * az, tz - hl * az - r * off)
-    return np.inf
+            s += size[i] ** 2 * dl[i] ** 2
+        loc = np.empty(3)
+        for i in range(3):
+            loc[i] = size[i] ** 2 * dl[i] / np.sqrt(s)
+        P[0] = R @ loc + t
+        n = 1
+    elif kind == CURVED_CAPSULE:
+        r, hl = size[0], size[1]
+        for sgn in (1.0, -1.0):
+            P[n] = t + sgn * hl * a
+            P[n, 2] -= r
+            n += 1
+    elif kind == CURVED_CYLINDER:
+        r, hl = size[0], size[1]
+        n = _rim(P, n, t + hl * a, a, e1, e2, r, segments, eps)
+        n = _rim(P, n, t - hl * a, a, e1, e2, r, segments, eps)
+    elif kind == CURVED_CONE:
+        r, hl = size[0], size[1]
+        P[0] = t + hl * a
+        n = _rim(P, 1, t - hl * a, a, e1, e2, r, segments, eps)
+    m = 0
+    d = np.empty(n)
+    for i in range(n):
+        dist = P[i, 2] - h
+        if dist <= eps:
+            P[m] = P[i]
+            P[m, 2] -= 0.5 * dist
+            d[m] = dist
+            m += 1
+    if m == 0:
+        return np.zeros((0, 3)), np.zeros(0)
+    keep = reduce_patch(P[:m].copy(), d[:m].copy(), r2, flat_tol, remove_interior, cap)
+    dd = d[:m].copy()
+    if flat_tol > 0.0:
+        dmin = dd.min()
+        for i in range(m):
+            if dd[i] <= dmin + flat_tol:
+                dd[i] = dmin
+    return P[:m][keep].copy(), dd[keep].copy()

@@ -29,7 +29,7 @@ from contact_lcp.collision.boxes import box_contacts
 from contact_lcp.collision.broadphase import _reach, farther
 from contact_lcp.collision.contact_set import ContactSet
 from contact_lcp.collision.detector import _GROUND_FRAME
-from contact_lcp.collision.ground import lowest_height, polytopes_on_ground
+from contact_lcp.collision.ground import curved_on_ground, polytopes_on_ground
 from contact_lcp.collision.spheres import sphere_contacts
 from contact_lcp.contact.problem import ContactProblem, _rows_and_bias, active_contacts
 from contact_lcp.contact.pyramid import (
@@ -188,8 +188,8 @@ def _miss(code, nv, d):
 @njit(cache=True)
 def _hot_step(X, near, lookahead, verts, start, ground_h, activation_distance, r2, flat,
               interior, cap, first, second, on_ground, sphere_kind, box_pair, joints,
-              sphere_r, box_half, pair_mu, ground_pair, curved_kind, curved_size, ng,
-              ground_frame, J_W, support, v_free, K, h,
+              sphere_r, box_half, pair_mu, ground_pair, curved_kind, curved_size, segments,
+              ng, ground_frame, J_W, support, v_free, K, h,
               activation, max_contacts, deep, q, limit_q, limit_v, lower, upper, prescribed,
               limit_activation, gamma, max_corr,
               last_pair, last_limits, last_a, last_b, last_lam, last_keys, last_p, last_dir,
@@ -202,7 +202,7 @@ def _hot_step(X, near, lookahead, verts, start, ground_h, activation_distance, r
     ok, P_f, R_f, d_f, pair_f = _narrow(
         X, near, lookahead, verts, start, ground_h, activation_distance, r2, flat, interior,
         cap, first, second, on_ground, sphere_kind, box_pair, sphere_r, box_half,
-        ground_frame, ground_pair, curved_kind, curved_size)
+        ground_frame, ground_pair, curved_kind, curved_size, segments)
     if not ok:
         return _miss(8, nv, d)
     kf = d_f.shape[0]
@@ -304,26 +304,40 @@ def _hot_step(X, near, lookahead, verts, start, ground_h, activation_distance, r
 @njit(cache=True)
 def _narrow(X, near, la, verts, start, ground_h, eps0, r2, flat, interior, cap, first, second,
             on_ground, sphere_kind, box_pair, sphere_r, box_half, ground_frame, ground_pair,
-            curved_kind, curved_size):
+            curved_kind, curved_size, segments):
     """The closed forms of :meth:`ContactDetector.detect` on the near pairs: polytopes on
-    the ground, spheres (against the ground, spheres and boxes), boxes against boxes, each
-    as the staged detector runs it, then merged in pair order as its ``_merge`` does.
-    A curved shape (cylinder, capsule, cone, ellipsoid) near the ground whose lowest point
-    is beyond its search distance gives no point (as on the staged path).
+    the ground, spheres (against the ground, spheres and boxes), boxes against boxes,
+    cylinders, capsules, cones and ellipsoids on the ground, each as the staged detector
+    runs it, then merged in pair order as its ``_merge`` does.
     Returns ``(ok, P, R, d, pair)``; ``ok`` False when a near pair has no closed form or
     its closed form declines it (a sphere's centre inside a box): the staged step then
     takes it to coal."""
     m = near.shape[0]
     ground = np.zeros(m, dtype=np.bool_)
+    curved = np.zeros(m, dtype=np.bool_)
     for a in range(m):
         p = near[a]
         ground[a] = on_ground[p]
         if not (on_ground[p] or sphere_kind[p] > 0 or box_pair[p]):
-            g = second[p]
-            if not (ground_pair[p] and curved_kind[g] > 0
-                    and lowest_height(curved_kind[g], curved_size[g], X[g]) - ground_h
-                    > eps0 + la[g]):
+            # a curved shape on the ground: the staged step's closed form, reduced as a
+            # patch (with a cap on points; without one it takes another reduction)
+            curved[a] = ground_pair[p] and curved_kind[second[p]] > 0 and cap > 0
+            if not curved[a]:
                 return False, np.zeros((0, 3)), np.zeros((0, 3, 3)), np.zeros(0), near[:0]
+    n4 = 0
+    P4 = np.empty((0, 3))
+    d4 = np.empty(0)
+    own4 = np.empty(0, dtype=np.int64)
+    for a in range(m):
+        if curved[a]:
+            g = second[near[a]]
+            Pc, dc = curved_on_ground(curved_kind[g], curved_size[g], X[g], ground_h,
+                                      eps0 + la[g], segments, r2, flat, interior, cap)
+            if dc.shape[0]:
+                P4 = np.concatenate((P4, Pc))
+                d4 = np.concatenate((d4, dc))
+                own4 = np.concatenate((own4, np.full(dc.shape[0], near[a])))
+                n4 += dc.shape[0]
     g_pairs = near[ground]
     rest = near[~ground] if g_pairs.shape[0] else near
     geoms = second[g_pairs]
@@ -343,7 +357,7 @@ def _narrow(X, near, la, verts, start, ground_h, eps0, r2, flat, interior, cap, 
     if not (np.all(done2) and np.all(done3)):
         return False, np.zeros((0, 3)), np.zeros((0, 3, 3)), np.zeros(0), near[:0]
     n1, n2, n3 = d1.shape[0], d2.shape[0], d3.shape[0]
-    n = n1 + n2 + n3
+    n = n1 + n2 + n3 + n4
     pair = np.empty(n, dtype=np.int64)
     P = np.empty((n, 3))
     R = np.empty((n, 3, 3))
@@ -363,7 +377,13 @@ def _narrow(X, near, la, verts, start, ground_h, eps0, r2, flat, interior, cap, 
         P[n1 + n2 + i] = P3[i]
         R[n1 + n2 + i] = R3[i]
         d[n1 + n2 + i] = d3[i]
-    if n2 + n3 == 0 or n1 + n2 == 0 or n1 + n3 == 0:  # one part: already in pair order
+    for i in range(n4):
+        k = n1 + n2 + n3 + i
+        pair[k] = own4[i]
+        P[k] = P4[i]
+        R[k] = ground_frame
+        d[k] = d4[i]
+    if max(n1, n2, n3, n4) == n:  # one part: already in pair order
         return True, P, R, d, pair
     order = np.argsort(pair, kind="mergesort")  # stable, as the staged _merge
     return True, P[order], R[order], d[order], pair[order]
