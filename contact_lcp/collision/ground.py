@@ -183,7 +183,8 @@ def curved_on_ground(kind, size, X, h, eps, segments, r2, flat_tol, remove_inter
         loc = np.empty(3)
         for i in range(3):
             loc[i] = size[i] ** 2 * dl[i] / np.sqrt(s)
-        P[0] = R @ loc + t
+        for i in range(3):  # R loc + t (R is a strided view of X)
+            P[0, i] = R[i, 0] * loc[0] + R[i, 1] * loc[1] + R[i, 2] * loc[2] + t[i]
         n = 1
     elif kind == CURVED_CAPSULE:
         r, hl = size[0], size[1]
