@@ -174,6 +174,24 @@ class Stepper:
             f"{k} contact points, more than contact.max_contacts = {self.max_contacts} "
             f"(bodies deep in each other?); deepest pairs: {listing}")
 
+    def _free(self, q, v, tau, armature, prescribed, v_prescribed):
+        """The step's free motion at ``q``: ``(v_free, K, lookahead)``, projected on the
+        loop closures, and how far each body may go."""
+        h = self.h
+        self.world.ensure_forward(q)
+        v_free, K = self.free_motion(q, v, tau, h, armature, prescribed, v_prescribed)
+        if self.loops is not None:  # the bilateral rows of the MLCP, by Schur complement
+            v_free, K, _ = self.loops.project(self.world.jacobian_data, v_free, K, h)
+        # how far each body may go: at v or at the free motion's v (gravity alone moves a
+        # body resting on nothing h^2 g, 25 mm at h = 50 ms)
+        return v_free, K, self.detector.reach(v, v_free, h, self.max_lookahead)
+
+    def _found(self, q, v_free, lookahead, prescribed):
+        """The joint-limit rows and the contacts found at ``q``."""
+        limits = (no_limits() if self.limit_activation is None else
+                  self.limits.rows(q, prescribed, self.limit_activation, v_free, self.h))
+        return limits, self.detector.detect(q, lookahead)
+
     def step(self, q, v, tau, armature=None, prescribed=None, v_prescribed=None):
         """Advance ``(q, v)`` by one step under generalized force ``tau`` (nv,).
 
@@ -183,15 +201,9 @@ class Stepper:
         h, world = self.h, self.world
         timings = {}
         t0 = time.perf_counter()
-        world.ensure_forward(q)
-        v_free, K = self.free_motion(q, v, tau, h, armature, prescribed, v_prescribed)
-        if self.loops is not None:  # the bilateral rows of the MLCP, by Schur complement
-            v_free, K, _ = self.loops.project(world.jacobian_data, v_free, K, h)
+        v_free, K, lookahead = self._free(q, v, tau, armature, prescribed, v_prescribed)
         t1 = time.perf_counter()
         timings["dynamics"] = t1 - t0
-        # how far each body may go: at v or at the free motion's v (gravity alone moves a
-        # body resting on nothing h^2 g, 25 mm at h = 50 ms)
-        lookahead = self.detector.reach(v, v_free, h, self.max_lookahead)
         if self.hot.enabled:  # the common case in one compiled call (hot_step.py)
             hot = self.hot.step(q, v, v_free, K, lookahead, prescribed)
             if hot is not None and self.curvature(q, hot[3][0], hot[2]) is not None:
@@ -202,9 +214,7 @@ class Stepper:
                 self.detector.advance(q_next, v_step, h)
                 timings["contact"] = time.perf_counter() - t1
                 return q_next, v_next, StepRecord(*fields, timings=timings, v_step=v_step)
-        limits = (no_limits() if self.limit_activation is None else
-                  self.limits.rows(q, prescribed, self.limit_activation, v_free, h))
-        found = self.detector.detect(q, lookahead)
+        limits, found = self._found(q, v_free, lookahead, prescribed)
         projected = None
         if self.projection.needed(found.distance):
             # a penetration the drift term would take many steps to push out: move the
@@ -213,14 +223,8 @@ class Stepper:
                                         (limits.idx_v, limits.sign, limits.gap))
             if projected.certified and np.any(projected.dq):
                 q = world.integrate(q, projected.dq, 1.0)
-                world.ensure_forward(q)
-                v_free, K = self.free_motion(q, v, tau, h, armature, prescribed, v_prescribed)
-                if self.loops is not None:
-                    v_free, K, _ = self.loops.project(world.jacobian_data, v_free, K, h)
-                lookahead = self.detector.reach(v, v_free, h, self.max_lookahead)
-                limits = (no_limits() if self.limit_activation is None else
-                          self.limits.rows(q, prescribed, self.limit_activation, v_free, h))
-                found = self.detector.detect(q, lookahead)
+                v_free, K, lookahead = self._free(q, v, tau, armature, prescribed, v_prescribed)
+                limits, found = self._found(q, v_free, lookahead, prescribed)
         extras = {} if self.facets is None else {"facet_sets": self.facets.find(q, lookahead)}
         t2 = time.perf_counter()
         timings["collision"] = t2 - t1
