@@ -64,6 +64,21 @@ def reduce_patch(P, d, r2, flat_tol, remove_interior, cap):
 
 
 @njit(cache=True)
+def _reduced(P, d, r2, flat_tol, remove_interior, cap):
+    """One geometry's points ``P`` (m, 3) on the ground with gaps ``d`` (m,), reduced as
+    :meth:`ContactDetector._reduce` reduces a face patch: the indices kept (increasing)
+    and the gaps with those within ``flat_tol`` of the deepest flattened to it."""
+    keep = reduce_patch(P.copy(), d.copy(), r2, flat_tol, remove_interior, cap)
+    dd = d.copy()
+    if flat_tol > 0.0:
+        dmin = dd.min()
+        for i in range(dd.shape[0]):
+            if dd[i] <= dmin + flat_tol:
+                dd[i] = dmin
+    return keep, dd
+
+
+@njit(cache=True)
 def polytopes_on_ground(verts, start, geoms, X, h, eps, r2, flat_tol, remove_interior, cap):
     """Reduced contact points of polytopes against the plane ``z = h``.
 
@@ -118,14 +133,8 @@ def polytopes_on_ground(verts, start, geoms, X, h, eps, r2, flat_tol, remove_int
                 m += 1
         if m == 0:
             continue
-        keep = reduce_patch(P[base:base + m].copy(), d[base:base + m].copy(), r2, flat_tol,
-                             remove_interior, cap)
-        dd = d[base:base + m].copy()
-        if flat_tol > 0.0:
-            dmin = dd.min()
-            for i in range(m):
-                if dd[i] <= dmin + flat_tol:
-                    dd[i] = dmin
+        keep, dd = _reduced(P[base:base + m], d[base:base + m], r2, flat_tol,
+                            remove_interior, cap)
         pp = P[base:base + m].copy()
         for i in range(keep.shape[0]):
             P[n, :] = pp[keep[i]]
@@ -211,11 +220,5 @@ def curved_on_ground(kind, size, X, h, eps, segments, r2, flat_tol, remove_inter
             m += 1
     if m == 0:
         return np.zeros((0, 3)), np.zeros(0)
-    keep = reduce_patch(P[:m].copy(), d[:m].copy(), r2, flat_tol, remove_interior, cap)
-    dd = d[:m].copy()
-    if flat_tol > 0.0:
-        dmin = dd.min()
-        for i in range(m):
-            if dd[i] <= dmin + flat_tol:
-                dd[i] = dmin
+    keep, dd = _reduced(P[:m], d[:m], r2, flat_tol, remove_interior, cap)
     return P[:m][keep].copy(), dd[keep].copy()

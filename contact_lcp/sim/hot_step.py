@@ -324,7 +324,6 @@ def _narrow(X, near, la, verts, start, ground_h, eps0, r2, flat, interior, cap, 
             curved[a] = ground_pair[p] and curved_kind[second[p]] > 0 and cap > 0
             if not curved[a]:
                 return False, np.zeros((0, 3)), np.zeros((0, 3, 3)), np.zeros(0), near[:0]
-    n4 = 0
     P4 = np.empty((0, 3))
     d4 = np.empty(0)
     own4 = np.empty(0, dtype=np.int64)
@@ -337,7 +336,6 @@ def _narrow(X, near, la, verts, start, ground_h, eps0, r2, flat, interior, cap, 
                 P4 = np.concatenate((P4, Pc))
                 d4 = np.concatenate((d4, dc))
                 own4 = np.concatenate((own4, np.full(dc.shape[0], near[a])))
-                n4 += dc.shape[0]
     g_pairs = near[ground]
     rest = near[~ground] if g_pairs.shape[0] else near
     geoms = second[g_pairs]
@@ -356,7 +354,7 @@ def _narrow(X, near, la, verts, start, ground_h, eps0, r2, flat, interior, cap, 
                                            flat, interior, cap)
     if not (np.all(done2) and np.all(done3)):
         return False, np.zeros((0, 3)), np.zeros((0, 3, 3)), np.zeros(0), near[:0]
-    n1, n2, n3 = d1.shape[0], d2.shape[0], d3.shape[0]
+    n1, n2, n3, n4 = d1.shape[0], d2.shape[0], d3.shape[0], d4.shape[0]
     n = n1 + n2 + n3 + n4
     pair = np.empty(n, dtype=np.int64)
     P = np.empty((n, 3))
