@@ -36,8 +36,10 @@ Two more modes measure the node as a user sees it, from an independent client pr
 * ``--mode soak`` — ``--seconds`` of the humanoid at real-time factor 1 with random
   command streams every 50 ms (valid ones, NaN, inf, wrong lengths, unknown joints, on
   ``~/commands``, ``/joint_commands`` and ``~/joint_trajectory``), a parameter flip
-  every second (some rebuild the simulator) and a reset every 10 s. Every 10 s a row:
-  node alive, RSS, messages, NaN seen (must stay 0), ERROR diagnostics.
+  every second (some rebuild the simulator; some are hostile: malformed
+  ``robot_description`` URDFs and ``scene`` paths that name no scene, each of which must
+  be rejected) and a reset every 10 s. Every 10 s a row: node alive, RSS, messages, NaN
+  seen (must stay 0), ERROR diagnostics, hostile values accepted (must stay 0).
 
 Usage::
 

@@ -103,6 +103,40 @@ FLIPS = [("publish_rate", [50.0, 100.0, 200.0]),
          ("clock_rate", [50.0, 100.0, 1000.0])]
 
 
+def _hostile_values(folder):
+    """Parameter values a careless or hostile peer may send (issue 35), each to be
+    rejected with the node alive: URDFs whose geometry crashed coal's convex-hull build (a
+    planar mesh, zero scales), URDFs that urdfdom reads with elements dropped (a NaN
+    origin), XML that is no URDF, and ``scene`` values naming a secret file, a missing
+    file, a folder and a device. Files go to ``folder``."""
+    stl = os.path.join(folder, "flat.stl")
+    with open(stl, "w") as f:  # two triangles in the plane z = 0
+        f.write("solid flat\n")
+        for tri in (((0, 0, 0), (1, 0, 0), (1, 1, 0)), ((0, 0, 0), (1, 1, 0), (0, 1, 0))):
+            f.write("facet normal 0 0 1\nouter loop\n")
+            f.writelines(f"vertex {x} {y} {z}\n" for x, y, z in tri)
+            f.write("endloop\nendfacet\n")
+        f.write("endsolid flat\n")
+    secret = os.path.join(folder, "secrets.yaml")
+    with open(secret, "w") as f:
+        f.write("db_password: s3cr3t-value\n")
+
+    def urdf(geometry, origin="0 0 0"):
+        return (f'<robot name="hostile"><link name="base"><inertial><mass value="1"/>'
+                f'<inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial>'
+                f'<collision><origin xyz="{origin}"/><geometry>{geometry}</geometry>'
+                f'</collision></link></robot>')
+
+    return [("robot_description", [urdf(f'<mesh filename="{stl}"/>'),
+                                   urdf(f'<mesh filename="{stl}" scale="0 0 0"/>'),
+                                   urdf(f'<mesh filename="{stl}" scale="1 1 0"/>'),
+                                   urdf('<box size="1 1 1"/>', origin="nan 0 0"),
+                                   urdf('<box size="0 -1 1"/>'),
+                                   "<robot name='broken'><link", "not xml at all"]),
+            ("scene", [secret, os.path.join(folder, "missing.yaml"), folder, "/dev/zero",
+                       "/etc/passwd"])]
+
+
 def _parameter_request(name, value):
     from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
     from rcl_interfaces.srv import SetParameters
@@ -177,11 +211,14 @@ def soak(args):
     scene = os.path.abspath(args.scene)
     joints = list(Simulator.from_file(scene).joint_names)
     rng = random.Random(14)
-    log = os.path.join(tempfile.mkdtemp(prefix="bench_node_soak_"), "node.log")
+    folder = tempfile.mkdtemp(prefix="bench_node_soak_")
+    log = os.path.join(folder, "node.log")
+    flip_table = FLIPS + _hostile_values(folder)
     node = NodeProcess({"scene": scene, "real_time_factor": 1.0, "marker_rate": 5.0,
                         "publisher_process": str(args.publisher_process).lower()}, log)
     client = Client()
-    rows, sent, flips = [], {}, {"accepted": 0, "rejected": 0, "unanswered": 0}
+    rows, sent = [], {}
+    flips = {"accepted": 0, "rejected": 0, "unanswered": 0, "hostile_accepted": 0}
     futures = []
     try:
         node.wait_ready()
@@ -195,12 +232,13 @@ def soak(args):
         while True:
             now = time.monotonic()
             if now >= next_row:
-                for f in futures:
+                for f, hostile in futures:
                     if f.done():
                         ok = f.result() is not None and f.result().results[0].successful
                         flips["accepted" if ok else "rejected"] += 1
-                flips["unanswered"] = sum(not f.done() for f in futures)
-                futures = [f for f in futures if not f.done()]
+                        flips["hostile_accepted"] += ok and hostile
+                flips["unanswered"] = sum(not f.done() for f, _ in futures)
+                futures = [(f, h) for f, h in futures if not f.done()]
                 with client.lock:
                     counts = dict(client.counts)
                 clock = client.clock[1] if client.clock else float("nan")
@@ -220,12 +258,12 @@ def soak(args):
             kind = _random_command(rng, joints, pubs)
             sent[kind] = sent.get(kind, 0) + 1
             if now >= next_flip:
-                name, values = FLIPS[k % len(FLIPS)]
+                name, values = flip_table[k % len(flip_table)]
                 k += 1
                 fut = client.call_async(SetParameters, f"{NS}/set_parameters",
                                         _parameter_request(name, rng.choice(values)))
                 if fut is not None:
-                    futures.append(fut)
+                    futures.append((fut, name in ("robot_description", "scene")))
                 next_flip += 1.0
             if now >= next_reset:
                 client.call_async(Trigger, f"{NS}/reset", Trigger.Request())
@@ -241,7 +279,7 @@ def soak(args):
                "rss_anon_kib",
                "joint_states", "nan",
                "error_diagnostics", "sim_time", "commands", "accepted", "rejected",
-               "unanswered"]
+               "unanswered", "hostile_accepted"]
     path = common.write_csv(common.results_path("bench_node_soak", revision, stamp), rows,
                             columns)
     first, last = rows[0], rows[-1]
@@ -250,7 +288,8 @@ def soak(args):
           f"anonymous {first['rss_anon_kib']} -> {last['rss_anon_kib']} KiB; "
           f"NaN published {last['nan']}; ERROR diagnostics {last['error_diagnostics']}; "
           f"commands sent {sent}; parameter flips {flips}; wrote {path}")
-    return 0 if all(x["alive"] for x in rows) and last["nan"] == 0 else 1
+    ok = all(x["alive"] for x in rows) and last["nan"] == 0 and not last["hostile_accepted"]
+    return 0 if ok else 1
 
 
 # -- profile ----------------------------------------------------------------------------
