@@ -74,10 +74,10 @@ def test_the_params_file_and_docs_list_every_parameter():
     cannot type empty, are commented out) and the README describes every one."""
     from pathlib import Path
 
-    import yaml
+    from contact_lcp.sim.scene_file import parse_yaml
 
     root = Path(__file__).resolve().parents[1]
-    params = yaml.safe_load((root / "config" / "contact_lcp.params.yaml").read_text())
+    params = parse_yaml((root / "config" / "contact_lcp.params.yaml").read_text())
     values = params["contact_lcp"]["ros__parameters"]
     scalar = {p.name for p in config.PARAMETERS if p.kind is not list}
     assert set(values) == scalar

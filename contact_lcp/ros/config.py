@@ -38,7 +38,9 @@ PARAMETERS = (
     ParameterSpec(
         "scene", "", str,
         "Scene YAML file. Empty: the package's config/humanoid_stand.yaml. A relative path "
-        "is tried against the working directory, then the package's config/ folder.", True),
+        "is tried against the working directory, then the package's config/ folder. Only "
+        "a file that is recognisably a scene is read (.yaml/.yml, at most 1 MiB, scene "
+        "keys only); any other path gets one answer that quotes nothing from it.", True),
     ParameterSpec(
         "robot_description", "", str,
         "URDF XML replacing the scene robot's URDF. Empty: the scene's own.", True),
