@@ -36,7 +36,8 @@ Two more modes measure the node as a user sees it, from an independent client pr
 * ``--mode soak`` — ``--seconds`` of the humanoid at real-time factor 1 with random
   command streams every 50 ms (valid ones, NaN, inf, wrong lengths, unknown joints, on
   ``~/commands``, ``/joint_commands`` and ``~/joint_trajectory``), a parameter flip
-  every second (some rebuild the simulator) and a reset every 10 s. Every 10 s a row:
+  every second (some rebuild the simulator; some are ``scene`` paths that are not
+  scenes: /etc/passwd, /dev/zero, a missing file, a folder) and a reset every 10 s. Every 10 s a row:
   node alive, RSS, messages, NaN seen (must stay 0), ERROR diagnostics.
 
 Usage::

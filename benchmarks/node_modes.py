@@ -103,6 +103,12 @@ FLIPS = [("publish_rate", [50.0, 100.0, 200.0]),
          ("clock_rate", [50.0, 100.0, 1000.0])]
 
 
+#: ``scene`` values no peer may use: each is refused with the one discreet reason
+#: (contact_lcp.sim.scene_file), without reading a device or a FIFO
+BAD_SCENES = ("/etc/passwd", "/dev/zero", "/no/such/scene.yaml", "/tmp",
+              os.path.join(ROOT, "config", "contact_lcp.params.yaml"))
+
+
 def _parameter_request(name, value):
     from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
     from rcl_interfaces.srv import SetParameters
@@ -220,7 +226,8 @@ def soak(args):
             kind = _random_command(rng, joints, pubs)
             sent[kind] = sent.get(kind, 0) + 1
             if now >= next_flip:
-                name, values = FLIPS[k % len(FLIPS)]
+                table = FLIPS + [("scene", BAD_SCENES)]
+                name, values = table[k % len(table)]
                 k += 1
                 fut = client.call_async(SetParameters, f"{NS}/set_parameters",
                                         _parameter_request(name, rng.choice(values)))
