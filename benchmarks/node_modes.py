@@ -134,7 +134,7 @@ def _hostile_values(folder):
                                    urdf('<box size="0 -1 1"/>'),
                                    "<robot name='broken'><link", "not xml at all"]),
             ("scene", [secret, os.path.join(folder, "missing.yaml"), folder, "/dev/zero",
-                       "/etc/passwd"])]
+                       "/etc/passwd", os.path.join(ROOT, "config", "contact_lcp.params.yaml")])]
 
 
 def _parameter_request(name, value):

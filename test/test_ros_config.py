@@ -4,6 +4,7 @@ import math
 
 import pytest
 
+from contact_lcp.exceptions import SceneError
 from contact_lcp.ros import config
 from contact_lcp.ros.config import NodeConfig, check, check_names
 
@@ -30,7 +31,7 @@ def test_every_parameter_has_a_config_field_and_a_valid_default():
     ("paused", "yes", "must be a bool"),
     ("joints", ["a", "a"], "more than once"),
     ("joints", [1, 2], "list of strings"),
-    ("scene", "/no/such/scene.yaml", "not found"),
+    ("scene", "/no/such/scene.yaml", "is not a contact_lcp scene file"),
 ])
 def test_bad_values_are_rejected_with_a_reason(name, value, words):
     reason = check(name, value)
@@ -64,7 +65,7 @@ def test_resolve_scene_relative_to_cwd_then_package_config(tmp_path, monkeypatch
     scene.write_text("time_step: 0.001\n")
     monkeypatch.chdir(tmp_path)
     assert config.resolve_scene("mine.yaml") == str(scene.resolve())
-    with pytest.raises(FileNotFoundError, match="not found; looked at"):
+    with pytest.raises(SceneError, match="'other.yaml' is not a contact_lcp scene file"):
         config.resolve_scene("other.yaml")
 
 
@@ -73,10 +74,10 @@ def test_the_params_file_and_docs_list_every_parameter():
     cannot type empty, are commented out) and the README describes every one."""
     from pathlib import Path
 
-    import yaml
+    from contact_lcp.sim.scene_file import parse_yaml
 
     root = Path(__file__).resolve().parents[1]
-    params = yaml.safe_load((root / "config" / "contact_lcp.params.yaml").read_text())
+    params = parse_yaml((root / "config" / "contact_lcp.params.yaml").read_text())
     values = params["contact_lcp"]["ros__parameters"]
     scalar = {p.name for p in config.PARAMETERS if p.kind is not list}
     assert set(values) == scalar

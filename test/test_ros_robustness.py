@@ -139,7 +139,7 @@ def test_a_new_lcp_method_is_compiled_before_it_is_used(ball):
 
 def test_bad_parameter_values_come_back_with_reasons(ball):
     h = ball
-    for name, value, words in [("scene", "no_such_scene.yaml", "not found"),
+    for name, value, words in [("scene", "no_such_scene.yaml", "not a contact_lcp scene file"),
                                ("wrench_links", ["no_such_link"], "unknown no_such_link"),
                                ("robot_description", "<robot/>", "no robot"),
                                ("robot_description_topic", "/x", "start-up only"),

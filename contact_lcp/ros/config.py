@@ -38,7 +38,9 @@ PARAMETERS = (
     ParameterSpec(
         "scene", "", str,
         "Scene YAML file. Empty: the package's config/humanoid_stand.yaml. A relative path "
-        "is tried against the working directory, then the package's config/ folder.", True),
+        "is tried against the working directory, then the package's config/ folder. Only "
+        "a file that is recognisably a scene is read (.yaml/.yml, at most 1 MiB, scene "
+        "keys only); any other path gets one answer that quotes nothing from it.", True),
     ParameterSpec(
         "robot_description", "", str,
         "URDF XML replacing the scene robot's URDF. Empty: the scene's own.", True),
@@ -166,9 +168,11 @@ def check(name, value):
     if name == "command_mode" and value not in COMMAND_MODES:
         return f"command_mode must be one of {', '.join(COMMAND_MODES)}, got {value!r}"
     if name == "scene" and value:
+        from contact_lcp.exceptions import SceneError
+
         try:
             resolve_scene(value)
-        except FileNotFoundError as e:
+        except SceneError as e:  # NotASceneFile: quotes nothing from the file
             return str(e)
     return None
 
@@ -209,20 +213,30 @@ def package_config_dir():
 def resolve_scene(value):
     """Absolute path of the scene file named by parameter ``scene`` ('' = the default).
 
+    Any ROS peer can set the parameter, so only a file that is recognisably a scene is
+    read (:func:`contact_lcp.sim.scene_file.read_untrusted`: ``.yaml``/``.yml``, a
+    regular file of at most 1 MiB, every key a scene key); a relative path is tried
+    against the working directory, then the package's ``config/`` folder, and the first
+    scene found is taken.
+
     Raises
     ------
-    FileNotFoundError
-        Neither the path itself nor ``<package config>/<path>`` is a file.
+    contact_lcp.sim.scene_file.NotASceneFile
+        No candidate is a scene file. One message for every cause (missing, a directory,
+        a device, too big, not YAML, not a scene), quoting ``value`` and nothing read.
     """
+    from contact_lcp.sim.scene_file import NotASceneFile, read_untrusted
+
     config = package_config_dir()
     if not value:
         candidates = [config / DEFAULT_SCENE]
     else:
         p = Path(os.path.expanduser(value))
         candidates = [p] if p.is_absolute() else [Path.cwd() / p, config / p, config / p.name]
-    for c in candidates:
-        if c.is_file():
-            return str(c.resolve())
-    raise FileNotFoundError(
-        f"scene {value or DEFAULT_SCENE!r} not found; looked at "
-        + ", ".join(str(c) for c in dict.fromkeys(candidates)))
+    for c in dict.fromkeys(candidates):
+        try:
+            read_untrusted(c, value)
+        except NotASceneFile:
+            continue
+        return str(c.resolve())
+    raise NotASceneFile(value or DEFAULT_SCENE)

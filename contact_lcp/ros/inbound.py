@@ -1,4 +1,5 @@
-"""Incoming messages: unpacking with reasons, and throttled warnings about bad ones.
+"""Incoming messages: unpacking with reasons, throttled warnings about bad ones, and
+their counts for ``/diagnostics``.
 
 Only the checks of a message's own structure are here (lengths, missing fields, the
 order of its times, as the user wrote them); values (NaN, unknown joints, limits) are
@@ -123,3 +124,34 @@ class Throttle:
         more = f" ({suppressed} more rejected since)" if suppressed else ""
         self._logger.warning(text + more)
         return True
+
+
+class Rejections:
+    """Counts of rejected incoming commands, per source (topic), with the last reason;
+    reported on ``/diagnostics`` beside the throttled log line. Thread-safe (commands are
+    rejected in the executor and, once the simulator has judged them, in the physics
+    thread)."""
+
+    def __init__(self):
+        self._counts = {}  # source -> count
+        self._last = ""
+        self._lock = threading.Lock()
+
+    def count(self, source, reason):
+        with self._lock:
+            self._counts[source] = self._counts.get(source, 0) + 1
+            self._last = f"{source}: {reason}"
+
+    def total(self):
+        with self._lock:
+            return sum(self._counts.values())
+
+    def values(self):
+        """Diagnostic key-value pairs: ``rejected_commands`` (the total),
+        ``rejected_commands_last`` (source and reason of the last one) and
+        ``rejected_commands <source>`` per source."""
+        with self._lock:
+            out = {"rejected_commands": sum(self._counts.values()),
+                   "rejected_commands_last": self._last}
+            out.update({f"rejected_commands {s}": n for s, n in sorted(self._counts.items())})
+        return out

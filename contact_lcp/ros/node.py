@@ -26,7 +26,8 @@ from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
 from contact_lcp.ros import config, messages, packed
-from contact_lcp.ros.inbound import Throttle, joint_command_groups, trajectory_arrays
+from contact_lcp.ros.inbound import (Rejections, Throttle, joint_command_groups,
+                                      trajectory_arrays)
 from contact_lcp.ros.physics import PhysicsLoop
 from contact_lcp.ros.relay import Relay, RelayStream, type_name
 from contact_lcp.ros.robots import LATCHED, SceneIO
@@ -69,6 +70,7 @@ class ContactLCPNode(NodeServices, Node):
         self._pending = None
         self._status = status
         self._throttle = Throttle(self.get_logger())
+        self._rejections = Rejections()  # rejected commands, on /diagnostics
         self._pubs = {}  # (type, topic) -> publisher, kept for the node's life
         self._subs = {}  # topic -> subscription
         self.add_on_set_parameters_callback(self._validate)
@@ -347,10 +349,12 @@ class ContactLCPNode(NodeServices, Node):
         snap = self._loop.take_snapshot(sim)
         new_failures = snap.stats.lcp_failures - self._failures
         self._failures = snap.stats.lcp_failures
+        extra = self._rejections.values()
+        if self._relay is not None:
+            extra["relay_dropped"] = self._relay.dropped
         self._pub_diag.publish(messages.diagnostics(
             snap.time, snap, target_rtf=self._config.real_time_factor,
-            scene=self._scene.path, new_failures=new_failures,
-            extra=None if self._relay is None else {"relay_dropped": self._relay.dropped}))
+            scene=self._scene.path, new_failures=new_failures, extra=extra))
         if self._status is not None and not snap.finished:  # the caller prints the last
             self._status(status_line(snap))
 
@@ -390,7 +394,7 @@ class ContactLCPNode(NodeServices, Node):
             groups = {mode: ([robot.sim_joint(j) for j in joints], values)
                       for mode, (joints, values) in groups.items()}
         except (ValueError, KeyError) as e:
-            self._throttle.warn(topic, f"{topic} rejected: {str(e).strip(chr(39))}")
+            self._reject(topic, str(e).strip(chr(39)))
             return
         kp, kd = self._config.gains()
 
@@ -407,13 +411,13 @@ class ContactLCPNode(NodeServices, Node):
         if result.successful:
             self.get_logger().info(f"new robot description from {topic}")
         else:
-            self._throttle.warn(topic, f"{topic} rejected: {result.reason}")
+            self._reject(topic, result.reason)
 
     def _on_trajectory(self, msg):
         try:
             joints, start, t_rel, q, v = trajectory_arrays(msg)
         except ValueError as e:
-            self._throttle.warn("~/joint_trajectory", f"~/joint_trajectory rejected: {e}")
+            self._reject("~/joint_trajectory", str(e))
             return
         loop = self._loop
 
@@ -436,8 +440,14 @@ class ContactLCPNode(NodeServices, Node):
         def done(fut):
             exc = fut.exception()
             if exc is not None:
-                self._throttle.warn(topic, f"{topic} rejected: {exc}")
+                self._reject(topic, str(exc))
         self._loop.submit(op).add_done_callback(done)
+
+    def _reject(self, topic, reason):
+        """A command from ``topic`` not applied: counted for /diagnostics, logged
+        (throttled)."""
+        self._rejections.count(topic, reason)
+        self._throttle.warn(topic, f"{topic} rejected: {reason}")
 
 
 def status_line(snap):

@@ -27,14 +27,12 @@ def build_simulator(cfg, *, warm=True):
     Raises
     ------
     SceneError
-        The scene file is missing or unusable (the simulator's own message).
+        The scene file is not a scene (one discreet message) or is an unusable scene
+        (the loader's message, naming scene keys and their values).
     """
     from contact_lcp.sim import Simulator
 
-    try:
-        path = resolve_scene(cfg.scene)
-    except FileNotFoundError as e:
-        raise SceneError(str(e)) from e
+    path = resolve_scene(cfg.scene)  # NotASceneFile (a SceneError) names nothing read
     sim = Simulator.from_file(
         path,
         robot_description=cfg.robot_description or None,

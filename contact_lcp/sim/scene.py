@@ -1,8 +1,10 @@
 """Scene files (YAML): what is simulated, and with which contact and solver settings.
 
-A scene is read with ``yaml.safe_load`` and checked key by key: an unknown key, a
-missing required key or a value of the wrong type is a :class:`SceneError` that names
-the key, what was expected and what came. Paths (URDF, SRDF, package dirs, trajectory
+A scene is read with a safe YAML loader that also takes YAML 1.2 floats such as
+``1e-3`` (:mod:`contact_lcp.sim.scene_file`) and checked key by key at load: an unknown
+key, a missing required key or a value of the wrong type or range (NaN, a fraction for a
+count, an unknown solver option) is a :class:`SceneError` that names the key, what was
+expected and what came. Paths (URDF, SRDF, package dirs, trajectory
 CSV files) are relative to the scene file unless absolute.
 """
 

@@ -1,12 +1,18 @@
-"""Read a scene YAML file into a :class:`contact_lcp.sim.scene.Scene`, key by key."""
+"""Read a scene YAML file into a :class:`contact_lcp.sim.scene.Scene`, key by key.
 
-import math
+Every value is checked here, at load (see :mod:`contact_lcp.sim.scene_fields`); the YAML
+dialect and the key sets are :mod:`contact_lcp.sim.scene_file`'s.
+"""
+
 from pathlib import Path
 
 import yaml
 
 from contact_lcp.contact.models import model_class, model_names
 from contact_lcp.exceptions import SceneError
+from contact_lcp.sim import scene_file as keys
+from contact_lcp.sim.scene_fields import (Section, check_options, gains, is_finite_number,
+                                          solver_option_defaults)
 from contact_lcp.sim.scene import (
     CONTROLLERS,
     SHAPES,
@@ -21,79 +27,6 @@ from contact_lcp.sim.scene import (
 )
 
 _SIZE_LEN = {"box": 3, "sphere": 1, "cylinder": 2, "capsule": 2, "ellipsoid": 3}
-
-
-class _Section:
-    """A mapping from the file, read with checks; ``where`` names it in messages."""
-
-    def __init__(self, data, where, allowed):
-        if data is None:
-            data = {}
-        if not isinstance(data, dict):
-            raise SceneError(f"{where}: expected a mapping, got {type(data).__name__} {data!r}")
-        unknown = sorted(set(data) - set(allowed))
-        if unknown:
-            raise SceneError(
-                f"{where}: unknown key {unknown[0]!r}; valid keys: {', '.join(sorted(allowed))}"
-            )
-        self.data, self.where = data, where
-
-    def has(self, key):
-        return key in self.data and self.data[key] is not None
-
-    def is_null(self, key):
-        """The key is given as null (YAML ``~`` or ``null``, Python None)."""
-        return key in self.data and self.data[key] is None
-
-    def raw(self, key, default=None):
-        return self.data.get(key, default)
-
-    def number(self, key, default=None, *, positive=False, nonneg=False, required=False):
-        if not self.has(key):
-            if required:
-                raise SceneError(f"{self.where}: missing required key {key!r} (a number)")
-            return default
-        v = self.data[key]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise SceneError(f"{self.where}.{key}: expected a finite number, got {v!r}")
-        if positive and v <= 0:
-            raise SceneError(f"{self.where}.{key}: expected a number > 0, got {v!r}")
-        if nonneg and v < 0:
-            raise SceneError(f"{self.where}.{key}: expected a number >= 0, got {v!r}")
-        return float(v)
-
-    def flag(self, key, default):
-        v = self.data.get(key, default)
-        if not isinstance(v, bool):
-            raise SceneError(f"{self.where}.{key}: expected true or false, got {v!r}")
-        return v
-
-    def text(self, key, default=None, *, choices=None, required=False):
-        if not self.has(key):
-            if required:
-                raise SceneError(f"{self.where}: missing required key {key!r} (a string)")
-            return default
-        v = self.data[key]
-        if not isinstance(v, str):
-            raise SceneError(f"{self.where}.{key}: expected a string, got {v!r}")
-        if choices and v not in choices:
-            raise SceneError(f"{self.where}.{key}: expected one of {list(choices)}, got {v!r}")
-        return v
-
-    def vector(self, key, length, default=None, *, required=False):
-        if not self.has(key):
-            if required:
-                raise SceneError(f"{self.where}: missing required key {key!r} ({length} numbers)")
-            return default
-        v = self.data[key]
-        ok = isinstance(v, (list, tuple)) and (length is None or len(v) == length)
-        ok = ok and all(
-            not isinstance(x, bool) and isinstance(x, (int, float)) and math.isfinite(x) for x in v
-        )
-        if not ok:
-            want = f"{length} finite numbers" if length else "a list of finite numbers"
-            raise SceneError(f"{self.where}.{key}: expected {want}, got {v!r}")
-        return tuple(float(x) for x in v)
 
 
 ROBOT_DATA = "example-robot-data://"
@@ -113,25 +46,15 @@ def _resolve(base, path):
     return str(p if p.is_absolute() else (base / p).resolve())
 
 
-def _gains(sec, key, default):
-    v = sec.raw(key, default)
-    if isinstance(v, dict):
-        for j, g in v.items():
-            if isinstance(g, bool) or not isinstance(g, (int, float)) or g < 0:
-                raise SceneError(f"{sec.where}.{key}.{j}: expected a number >= 0, got {g!r}")
-        return {str(j): float(g) for j, g in v.items()}
-    return sec.number(key, default, nonneg=True)
-
-
 def _trajectory(data, where, base):
-    sec = _Section(data, where, {"type", "joints", "file"})
+    sec = Section(data, where, keys.TRAJECTORY_KEYS)
     kind = sec.text("type", required=True, choices=("sinusoid", "csv"))
     if kind == "csv":
         return TrajectorySpec("csv", csv=_resolve(base, sec.text("file", required=True)))
-    joints = _Section(sec.raw("joints"), where + ".joints", set(sec.raw("joints") or {}))
+    joints = Section(sec.raw("joints"), where + ".joints", set(sec.raw("joints") or {}))
     sinus = {}
     for name in joints.data:
-        s = _Section(joints.data[name], f"{where}.joints.{name}", {"amplitude", "period", "phase"})
+        s = Section(joints.data[name], f"{where}.joints.{name}", keys.SINUSOID_KEYS)
         sinus[str(name)] = (
             s.number("amplitude", required=True),
             s.number("period", required=True, positive=True),
@@ -143,12 +66,12 @@ def _trajectory(data, where, base):
 
 
 def _controller(data, where, base):
-    sec = _Section(data, where, {"type", "kp", "kd", "gravity_compensation", "trajectory"})
+    sec = Section(data, where, keys.CONTROLLER_KEYS)
     traj = sec.raw("trajectory")
     return ControllerSpec(
         kind=sec.text("type", "pd", choices=CONTROLLERS),
-        kp=_gains(sec, "kp", 400.0),
-        kd=_gains(sec, "kd", 20.0),
+        kp=gains(sec, "kp", 400.0),
+        kd=gains(sec, "kd", 20.0),
         gravity_compensation=sec.flag("gravity_compensation", True),
         trajectory=None if traj is None else _trajectory(traj, where + ".trajectory", base),
     )
@@ -157,9 +80,7 @@ def _controller(data, where, base):
 def _robot(data, where, base):
     from contact_lcp.dynamics import RobotSpec
 
-    keys = {"name", "urdf", "package_dirs", "srdf", "floating_base", "base_pose",
-            "initial_joints", "reference_configuration", "locked_joints", "controller"}
-    sec = _Section(data, where, keys)
+    sec = Section(data, where, keys.ROBOT_KEYS)
     name = sec.text("name", required=True)
     urdf = _resolve(base, sec.text("urdf", required=True))
     dirs = sec.raw("package_dirs", []) or []
@@ -169,7 +90,7 @@ def _robot(data, where, base):
     if not isinstance(init, dict):
         raise SceneError(f"{where}.initial_joints: expected a joint -> position mapping, got {init!r}")
     for j, x in init.items():
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+        if not is_finite_number(x):
             raise SceneError(f"{where}.initial_joints.{j}: expected a finite number, got {x!r}")
     locked = sec.raw("locked_joints", []) or []
     if not isinstance(locked, list) or not all(isinstance(j, str) for j in locked):
@@ -181,7 +102,7 @@ def _robot(data, where, base):
         package_dirs=tuple(_resolve(base, d) for d in dirs),
         srdf=None if srdf is None else _resolve(base, srdf),
         floating_base=sec.flag("floating_base", True),
-        base_pose=sec.vector("base_pose", 7, None),
+        base_pose=sec.pose("base_pose"),
         initial_joints={str(j): float(x) for j, x in init.items()},
         reference_configuration=sec.text("reference_configuration"),
         locked_joints=tuple(locked),
@@ -192,7 +113,7 @@ def _robot(data, where, base):
 def _body(data, where):
     from contact_lcp.dynamics import BodySpec
 
-    sec = _Section(data, where, {"name", "shape", "size", "mass", "pose", "velocity", "friction"})
+    sec = Section(data, where, keys.BODY_KEYS)
     shape = sec.text("shape", required=True, choices=SHAPES)
     size = sec.vector("size", _SIZE_LEN[shape], required=True)
     if any(s <= 0 for s in size):
@@ -202,7 +123,7 @@ def _body(data, where):
         shape=shape,
         size=size,
         mass=sec.number("mass", required=True, positive=True),
-        pose=sec.vector("pose", 7, required=True),
+        pose=sec.pose("pose", required=True),
         velocity=sec.vector("velocity", 6, (0.0,) * 6),
         friction=sec.number("friction", None, nonneg=True),
     )
@@ -211,35 +132,32 @@ def _body(data, where):
 def scene_from_dict(data, base_dir=".", path=None):
     """Build a :class:`Scene` from an already parsed mapping (paths relative to ``base_dir``)."""
     base = Path(base_dir)
-    top = _Section(data, "scene", {"time_step", "duration", "gravity", "ground", "robots",
-                                   "bodies", "contact", "solver", "output", "loops"})
+    top = Section(data, "scene", keys.TOP_KEYS)
     ground = None
     if top.raw("ground", {}) is not False:
-        g = _Section(top.raw("ground"), "ground", {"height", "friction"})
+        g = Section(top.raw("ground"), "ground", keys.GROUND_KEYS)
         ground = GroundSpec(g.number("height", 0.0), g.number("friction", 0.8, nonneg=True))
     robots = top.raw("robots", []) or []
     bodies = top.raw("bodies", []) or []
     for key, items in (("robots", robots), ("bodies", bodies)):
         if not isinstance(items, list):
             raise SceneError(f"scene.{key}: expected a list, got {items!r}")
-    c = _Section(top.raw("contact"), "contact", {f.name for f in ContactSettings.__dataclass_fields__.values()})
+    c = Section(top.raw("contact"), "contact", keys.contact_keys())
     D = ContactSettings()
-    model_options = c.raw("options", {}) or {}
-    if not isinstance(model_options, dict):
-        raise SceneError(f"contact.options: expected a mapping, got {model_options!r}")
+    model = c.text("model", D.model, choices=model_names())
     contact = ContactSettings(
-        model=c.text("model", D.model, choices=model_names()),
-        options=dict(model_options),
-        friction_directions=int(c.number("friction_directions", D.friction_directions,
-                                         positive=True)),
+        model=model,
+        options=check_options("contact.options", c.raw("options", {}) or {},
+                              model_class(model).OPTIONS, f"model {model!r}"),
+        friction_directions=c.integer("friction_directions", D.friction_directions, minimum=3),
         friction_frame=c.text("friction_frame", D.friction_frame, choices=("slip", "fixed")),
         friction=c.number("friction", D.friction, nonneg=True),
         reduction_distance=c.number("reduction_distance", D.reduction_distance, nonneg=True),
         remove_interior=c.flag("remove_interior", D.remove_interior),
         flat_tolerance=c.number("flat_tolerance", D.flat_tolerance, nonneg=True),
         max_points_per_pair=(None if c.is_null("max_points_per_pair")
-                             else int(c.number("max_points_per_pair", D.max_points_per_pair,
-                                               positive=True))),
+                             else c.integer("max_points_per_pair", D.max_points_per_pair,
+                                            minimum=1)),
         meshes=c.text("meshes", D.meshes, choices=("convex", "exact")),
         self_collision=c.flag("self_collision", D.self_collision),
         activation_distance=c.number("activation_distance", D.activation_distance, nonneg=True),
@@ -251,33 +169,23 @@ def scene_from_dict(data, base_dir=".", path=None):
         joint_limits=c.flag("joint_limits", D.joint_limits),
         max_initial_penetration=c.number("max_initial_penetration", D.max_initial_penetration,
                                          nonneg=True),
-        max_contacts=int(c.number("max_contacts", D.max_contacts, positive=True)),
+        max_contacts=c.integer("max_contacts", D.max_contacts, minimum=1),
     )
-    known = model_class(contact.model).OPTIONS
-    unknown = sorted(set(contact.options) - set(known))
-    if unknown:
-        raise SceneError(f"contact.options: unknown option(s) {unknown} for model "
-                         f"{contact.model!r}; valid options: {sorted(known)}")
-    if contact.friction_directions < 3:
-        raise SceneError(f"contact.friction_directions: expected >= 3, got {contact.friction_directions}")
     if contact.stabilization > 1:
         raise SceneError(f"contact.stabilization: expected a gain in [0, 1], got {contact.stabilization}")
-    s = _Section(top.raw("solver"), "solver", {"method", "options", "two_step", "warm_start", "drop_unloaded",
-                                              "fallback"})
+    s = Section(top.raw("solver"), "solver", keys.SOLVER_KEYS)
     from contact_lcp.lcp import METHODS
 
-    options = s.raw("options", {}) or {}
-    if not isinstance(options, dict):
-        raise SceneError(f"solver.options: expected a mapping, got {options!r}")
+    method = s.text("method", "robust", choices=sorted(METHODS))
     solver = SolverSettings(
-        method=s.text("method", "robust", choices=sorted(METHODS)),
-        options=dict(options),
+        method=method,
+        options=solver_options(method, s.raw("options", {}) or {}),
         two_step=s.flag("two_step", True),
         warm_start=s.flag("warm_start", True),
         drop_unloaded=s.flag("drop_unloaded", False),
         fallback=s.flag("fallback", True),
     )
-    o = _Section(top.raw("output"), "output", {"wrench_links", "imu_links"})
+    o = Section(top.raw("output"), "output", keys.OUTPUT_KEYS)
     link_lists = {}
     for key in ("wrench_links", "imu_links"):
         links = o.raw(key, []) or []
@@ -299,6 +207,13 @@ def scene_from_dict(data, base_dir=".", path=None):
     )
 
 
+def solver_options(method, options):
+    """``options`` checked for LCP method ``method``: known names (the valid ones are
+    listed otherwise) and values of the right kind."""
+    return check_options("solver.options", options, solver_option_defaults(method),
+                         f"method {method!r}")
+
+
 def _loops(items):
     """``loops:`` entries -> LoopSpec; link names are checked when the world is built."""
     from contact_lcp.dynamics.loops import LOOP_TYPES, WORLD, LoopSpec
@@ -308,7 +223,7 @@ def _loops(items):
     specs = []
     for i, data in enumerate(items):
         where = f"loops[{i}]"
-        sec = _Section(data, where, {"name", "type", "link_a", "link_b", "point_a", "point_b"})
+        sec = Section(data, where, keys.LOOP_KEYS)
         specs.append(LoopSpec(
             name=sec.text("name", f"loop_{i}"),
             type=sec.text("type", "point", choices=LOOP_TYPES),
@@ -344,9 +259,11 @@ def load_scene(path):
     if not p.is_file():
         raise SceneError(f"scene file not found: expected an existing YAML file, got {str(p)!r}")
     try:
-        data = yaml.safe_load(p.read_text())
-    except yaml.YAMLError as e:
-        raise SceneError(f"{p}: not valid YAML: {e}") from e
+        data = keys.parse_yaml(p.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, ValueError, RecursionError) as e:  # incl. UnicodeDecodeError
+        raise SceneError(f"{p}: not valid YAML: {e}") from None
+    except OSError as e:
+        raise SceneError(f"{p}: cannot be read: {e.strerror}") from None
     if not isinstance(data, dict):
         raise SceneError(f"{p}: expected a mapping at the top level, got {type(data).__name__}")
     try:

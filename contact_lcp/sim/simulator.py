@@ -12,7 +12,7 @@ from contact_lcp.dynamics.world import all_finite
 from contact_lcp.exceptions import ContactLCPError, InvalidProblem, SceneError
 from contact_lcp.sim.control import CommandError, RobotControl
 from contact_lcp.sim.scene import model_settings
-from contact_lcp.sim.scene_loader import load_scene
+from contact_lcp.sim.scene_loader import load_scene, solver_options
 from contact_lcp.sim.stepper import Stepper
 from contact_lcp.sim.views import SimulatorViews, check_link
 
@@ -180,7 +180,10 @@ class Simulator(SimulatorViews):
 
             if solver_method not in METHODS:
                 raise SceneError(f"solver_method: expected one of {sorted(METHODS)}, got {solver_method!r}")
-            scene = scene.replace(solver=dataclasses.replace(scene.solver, method=solver_method))
+            # the scene's options are for its own method: checked again for this one
+            options = solver_options(solver_method, scene.solver.options)
+            scene = scene.replace(solver=dataclasses.replace(scene.solver, method=solver_method,
+                                                             options=options))
         return cls(scene)
 
     # ------------------------------------------------------------------ state
