@@ -34,13 +34,15 @@ SLAB = 1e-3
 
 
 def extents(points):
-    """Extents [m] of ``points`` (k, 3) along its principal axes, largest first, and
-    the axes (rows of a (3, 3) array)."""
+    """``(ext, axes, length)`` of ``points`` (k, 3): the extents [m] along its principal
+    axes (rows of ``axes``, by decreasing spread) and its length [m], twice the largest
+    distance from the centroid (independent of the orientation, unlike the extents of
+    a square whose principal axes are any two orthogonal in-plane directions)."""
     X = points - points.mean(axis=0)
-    w, V = np.linalg.eigh(X.T @ X)
+    _, V = np.linalg.eigh(X.T @ X)
     axes = V[:, ::-1].T
     Y = X @ axes.T
-    return Y.max(axis=0) - Y.min(axis=0), axes
+    return Y.max(axis=0) - Y.min(axis=0), axes, 2.0 * float(np.sqrt((X * X).sum(1).max()))
 
 
 def _primitive_sizes(shape):
@@ -73,8 +75,7 @@ def check_mesh(points, triangles, where):
                          "are not on one line")
     if not np.all(np.isfinite(points)):
         raise SceneError(f"{where} has non-finite vertex coordinates; expected finite [m]")
-    ext, _ = extents(points)
-    length = float(ext.max())
+    ext, _, length = extents(points)
     if length <= 1e-9 * max(1.0, float(np.abs(points).max())):
         raise SceneError(f"{where}: all its {len(points)} vertices coincide (extent "
                          f"{length:.3g} m); expected a mesh with an area or a volume")
@@ -89,10 +90,10 @@ def check_mesh(points, triangles, where):
 
 def slab_hull(points):
     """The convex hull of ``points`` (a flat set) thickened by :data:`SLAB` times its
-    length along its normal, symmetrically."""
+    length (:func:`extents`) along its normal, symmetrically."""
     points = np.asarray(points, dtype=float)
-    ext, axes = extents(points)
-    offset = 0.5 * SLAB * ext.max() * axes[2]
+    _, axes, length = extents(points)
+    offset = 0.5 * SLAB * length * axes[2]
     vertices = coal.StdVec_Vec3s()
     vertices.extend(list(np.vstack((points - offset, points + offset))))
     return coal.Convex.convexHull(vertices, True, "Qt")
