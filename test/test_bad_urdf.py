@@ -192,10 +192,11 @@ def test_a_body_on_a_flat_mesh_rests_on_the_ground(tmp_path):
     from contact_lcp.sim import Simulator, scene_from_dict
 
     path = binary_stl(tmp_path / "square.stl", SQUARE)
+    (tmp_path / "plate.urdf").write_text(one_link(mesh(path)))
     scene = scene_from_dict({
         "time_step": 0.002, "duration": 0.4, "ground": {"height": 0.0, "friction": 0.8},
-        "robots": [{"name": "plate", "urdf_string": one_link(mesh(path)),
-                    "base_pose": [0, 0, 0.02, 0, 0, 0, 1]}]})
+        "robots": [{"name": "plate", "urdf": "plate.urdf",
+                    "base_pose": [0, 0, 0.02, 0, 0, 0, 1]}]}, base_dir=str(tmp_path))
     sim = Simulator(scene)
     for _ in range(200):
         sim.step()
