@@ -73,7 +73,7 @@ def check_urdf_xml(xml, source):
     """
     root = parse(xml, source)
     counts = {}
-    for link in root.iter("link"):
+    for link in root.findall("link"):  # urdfdom reads only the top-level elements
         name = link.get("name")
         for inertial in link.findall("inertial"):
             _check_inertial(inertial, f"{source}: link {name!r}")
@@ -81,7 +81,7 @@ def check_urdf_xml(xml, source):
         for i, collision in enumerate(collisions):
             _check_collision(collision, f"{source}: link {name!r} <collision> #{i + 1}")
         counts[name] = len(collisions)
-    for joint in root.iter("joint"):
+    for joint in root.findall("joint"):
         if joint.find("parent") is None:  # a transmission's <joint> or an SRDF-like tag
             continue
         _check_joint(joint, f"{source}: joint {joint.get('name')!r}")
