@@ -8,6 +8,7 @@ loader that does crash is stood in by replacing the node's loader command (in th
 process, from this test) with one that kills itself with SIGSEGV on a marked URDF.
 """
 
+import json
 import subprocess
 import sys
 import threading
@@ -147,3 +148,22 @@ def test_the_node_survives_crashing_descriptions_over_ros(tmp_path):
     text = log_path.read_text()
     assert "Traceback" not in text, text
     assert proc.returncode == 0, text
+
+
+@pytest.mark.slow
+def test_a_launch_given_description_that_crashes_the_loader_ends_the_start_cleanly(tmp_path):
+    box = one_link('<geometry><box size="0.2 0.2 0.1"/></geometry>')
+    (tmp_path / "box.urdf").write_text(box)
+    scene = tmp_path / "scene.yaml"
+    scene.write_text("robots:\n  - {name: r, urdf: box.urdf}\n")
+    params = tmp_path / "params.yaml"
+    params.write_text("contact_lcp:\n  ros__parameters:\n    robot_description: "
+                      + json.dumps(box.replace("<robot", MARK + "<robot")) + "\n")
+    code = NODE.format(loader=LOADER, scene=scene, topic=TOPIC).replace(
+        "'robot_description_topic:={topic}'".format(topic=TOPIC),
+        f"'robot_description_topic:={TOPIC}', '--params-file', {str(params)!r}")
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_env(),
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2, (run.returncode, run.stderr)
+    assert "crashed a loader process (SIGSEGV)" in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr, run.stderr

@@ -81,6 +81,9 @@ class ContactLCPNode(NodeServices, Node):
             except InvalidParameterValueException as e:
                 raise ValueError(f"parameter {spec.name}: {self._rejected}") from e
 
+        reason = self._config.robot_description and urdf_guard.check(self._config)
+        if reason:  # a launch-given URDF that would crash us: exit with the reason
+            raise ValueError(reason)
         sim, self._scene = load(self._config)
         reason = self._check_names(self._config, self._scene)
         if reason:
