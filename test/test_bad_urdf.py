@@ -204,3 +204,41 @@ def test_a_body_on_a_flat_mesh_rests_on_the_ground(tmp_path):
     half = 0.5 * SLAB * 0.2 * np.sqrt(2)  # the slab's lower face is this far below
     assert abs(base.pose[2] - half) < 1e-3, base.pose
     assert np.linalg.norm(base.twist) < 1e-2, base.twist
+
+
+FUZZ = """
+import sys, numpy as np, coal
+from contact_lcp.dynamics.meshes import _hull, check_mesh
+from contact_lcp.exceptions import SceneError
+counts = {"rejected": 0, "flat": 0, "solid": 0}
+for seed in range(300):
+    rng = np.random.default_rng(seed)
+    # squashed along 0, 1 or 2 of random orthogonal axes by 1e-12 to 1e-3: towards a
+    # plane or a line; a tenth of them towards a point
+    squash = [1.0] + [10.0 ** -rng.uniform(3, 12) if rng.random() < 0.5 else 1.0
+                      for _ in range(2)]
+    Q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+    P = (rng.normal(size=(int(rng.integers(3, 40)), 3)) * squash) @ Q
+    P *= 10.0 ** (rng.uniform(-4, 3) if rng.random() > 0.1 else -14)
+    P += rng.normal(size=3) * 10.0 ** rng.uniform(-3, 3)
+    m = coal.BVHModelOBBRSS(); m.beginModel(0, 0); m.addVertices(P)
+    m.addTriangles(np.array([[0, 1, 2]])); m.endModel()
+    try:
+        kind = check_mesh(P, 1, "mesh")
+        _hull(m, P, kind, "mesh")
+        counts[kind] += 1
+    except SceneError:
+        counts["rejected"] += 1
+print(counts)
+"""
+
+
+def test_near_degenerate_point_sets_are_refused_or_hulled_never_a_crash():
+    """Random point sets squashed towards planes, lines and points (qhull crashes the
+    process below ~1e-8 relative thickness), in a child process so that a crash fails
+    this test rather than ending the test run."""
+    run = subprocess.run([sys.executable, "-c", FUZZ], cwd=ROOT, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, (run.returncode, run.stderr[-2000:])
+    counts = eval(run.stdout.strip().splitlines()[-1])
+    assert min(counts.values()) > 0, counts  # every outcome was exercised
