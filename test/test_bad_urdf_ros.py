@@ -26,7 +26,8 @@ from std_msgs.msg import String  # noqa: E402
 
 from contact_lcp.ros import urdf_guard  # noqa: E402
 from ros_harness import DOMAIN_ID, clock_of, set_parameter, wait_for  # noqa: E402
-from test_bad_urdf import SQUARE, binary_stl, ascii_stl, cube_triangles, mesh, one_link  # noqa: E402
+from test_bad_urdf import (SQUARE, ascii_stl, binary_stl, cube_triangles, mesh,  # noqa: E402
+                           one_link)
 from test_ros_robustness import _alive, _env, _wait_ready  # noqa: E402
 
 pytestmark = [pytest.mark.ros]
