@@ -142,10 +142,10 @@ def _check_collision(collision, where):
         if raw is not None:
             x = _floats(raw, 3)
             if x is None or np.any(x == 0):
-                raise SceneError(
-                    f"{what} {shape.get('filename')!r} has scale={raw!r}; expected 3 finite, "
-                    "non-zero factors (a zero factor flattens the mesh to nothing a "
-                    "collision can use)")
+                why = "" if x is None else (" (a zero factor flattens the mesh to nothing a "
+                                            "collision can use)")
+                raise SceneError(f"{what} {shape.get('filename')!r} has scale={raw!r}; "
+                                 f"expected 3 finite, non-zero factors{why}")
 
 
 def _check_joint(joint, where):
