@@ -120,6 +120,8 @@ def bad_urdfs(m):
         ("negative velocity", two_links('<axis xyz="0 0 1"/><limit lower="-1" upper="1" '
                                         'effort="5" velocity="-2"/>'),
          ["joint 'j'", "velocity='-2'", ">= 0"]),
+        ("NaN damping", two_links('<axis xyz="0 0 1"/>' + LIMIT + '<dynamics damping="nan"/>'),
+         ["joint 'j'", "<dynamics damping='nan'>", ">= 0"]),
         ("NaN joint origin", two_links('<origin xyz="0 0 inf"/><axis xyz="0 0 1"/>' + LIMIT),
          ["joint 'j' <origin>", "xyz='0 0 inf'"]),
         ("NaN inertial origin", one_link('<geometry><box size="1 1 1"/></geometry>',

@@ -150,7 +150,7 @@ def _check_collision(collision, where):
 
 def _check_joint(joint, where):
     """Finite origin; for moving joints a finite non-zero axis; finite limits with
-    lower <= upper, effort and velocity >= 0."""
+    lower <= upper, effort and velocity >= 0; finite damping and friction >= 0."""
     kind = joint.get("type")
     _origin(joint, where)
     if kind in AXIS_JOINTS:
@@ -161,6 +161,13 @@ def _check_joint(joint, where):
                 raise SceneError(f"{where} ({kind}) has <axis xyz={raw!r}>; expected 3 finite "
                                  "numbers, not all zero (the direction it moves along or "
                                  "about)")
+    for dynamics in joint.findall("dynamics"):
+        for key in ("damping", "friction"):
+            raw = dynamics.get(key)
+            x = _floats(raw, 1) if raw is not None else np.zeros(1)
+            if x is None or x[0] < 0:
+                raise SceneError(f"{where} has <dynamics {key}={raw!r}>; expected a finite "
+                                 "number >= 0")
     for limit in joint.findall("limit"):
         got = {}
         for key in ("lower", "upper", "effort", "velocity"):
