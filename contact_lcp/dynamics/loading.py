@@ -1,7 +1,9 @@
 """Build one Pinocchio model + collision GeometryModel per robot or free body.
 
 Every Pinocchio/coal error raised while loading is wrapped here into a
-:class:`~contact_lcp.exceptions.SceneError` naming the file and what failed.
+:class:`~contact_lcp.exceptions.SceneError` naming the file and what failed. The URDF's
+values are checked before Pinocchio reads them (:mod:`~contact_lcp.dynamics.urdf_checks`)
+and its collision geometry before coal computes with it (:mod:`~contact_lcp.dynamics.meshes`).
 """
 
 import os
@@ -12,7 +14,9 @@ import numpy as np
 import pinocchio as pin
 
 from contact_lcp.dynamics.locking import initial_positions, lock_joints
+from contact_lcp.dynamics.meshes import check_geometry
 from contact_lcp.dynamics.specs import RobotInfo, check_body, check_pose
+from contact_lcp.dynamics.urdf_checks import check_collision_counts, check_urdf_xml
 from contact_lcp.exceptions import FrameNotFound, SceneError
 
 MESH_MODES = ("convex", "exact")
@@ -53,23 +57,6 @@ def read_urdf(spec):
         raise SceneError(f"robot {spec.name!r}: URDF file {spec.urdf!r} does not exist")
     with open(spec.urdf, encoding="utf-8") as f:
         return f.read()
-
-
-def _convexify(geom, mode, source):
-    """Replace mesh BVHs by their convex hull (qhull) unless ``mode == 'exact'``."""
-    for obj in geom.geometryObjects:
-        shape = obj.geometry
-        if mode == "convex" and isinstance(shape, coal.BVHModelBase):
-            try:
-                # Returns whether the mesh was already convex; the hull is built either way.
-                shape.buildConvexHull(True, "Qt")
-            except Exception as e:  # coal raises std::exceptions as RuntimeError/ValueError
-                raise SceneError(
-                    f"{source}: convex hull of mesh {obj.meshPath!r} failed: {e}") from e
-            if shape.convex is None or shape.convex.num_points < 4:
-                raise SceneError(f"{source}: convex hull of mesh {obj.meshPath!r} failed")
-            obj.geometry = shape.convex
-        obj.geometry.computeLocalAABB()
 
 
 def _collision_parent(model, joint, carriers):
@@ -144,38 +131,6 @@ def _initial_q(model, spec, source):
     return q
 
 
-def check_inertial_xml(xml, source):
-    """Every ``<inertial>`` of the URDF has a finite mass >= 0 and finite inertia entries.
-
-    urdfdom drops an inertial it cannot parse (``nan``, ``inf``) with a message on stderr
-    and Pinocchio then builds a massless link, so the values are read here first.
-    """
-    import xml.etree.ElementTree as ET
-
-    try:
-        root = ET.fromstring(xml)
-    except ET.ParseError as e:
-        raise SceneError(f"{source}: Pinocchio cannot build a model from it: not well-formed XML: {e}") from e
-    for link in root.iter("link"):
-        name = link.get("name")
-        for inertial in link.findall("inertial"):
-            for tag, keys in (("mass", ("value",)),
-                              ("inertia", ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))):
-                for el in inertial.findall(tag):
-                    for key in keys:
-                        raw = el.get(key, "0")
-                        try:
-                            x = float(raw)
-                        except ValueError:
-                            x = float("nan")
-                        if not np.isfinite(x) or (tag == "mass" and x < 0):
-                            what = "mass" if tag == "mass" else f"inertia {key}"
-                            expected = ("a finite mass >= 0 [kg]" if tag == "mass"
-                                        else "a finite value [kg.m^2]")
-                            raise SceneError(f"{source}: link {name!r} has {what} {raw!r}; "
-                                             f"expected {expected}")
-
-
 def check_masses(model, source):
     """Reject masses and inertias a simulation cannot use, naming the link.
 
@@ -226,9 +181,10 @@ def load_robot(spec, mesh_mode="convex"):
         raise SceneError(f"mesh_mode must be one of {MESH_MODES}; received {mesh_mode!r}")
     xml = read_urdf(spec)
     source = _source(spec)
-    check_inertial_xml(xml, source)
+    check_urdf_xml(xml, source)
     if spec.locked_joints:
         xml, spec = _locked(xml, spec, source)
+    collisions = check_urdf_xml(xml, source)
     try:
         if spec.floating_base:
             model = pin.buildModelFromXML(xml, pin.JointModelFreeFlyer())
@@ -245,7 +201,8 @@ def load_robot(spec, mesh_mode="convex"):
             f"{source}: cannot load its collision geometry (package_dirs="
             f"{list(spec.package_dirs)}): {e}"
         ) from e
-    _convexify(geom, mesh_mode, source)
+    check_collision_counts(collisions, model, geom, source)
+    check_geometry(model, geom, mesh_mode, source)  # before coal computes with it
     _reference_configurations(model, spec, source)
     check_masses(model, source)
     q = _initial_q(model, spec, source)

@@ -25,7 +25,7 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
-from contact_lcp.ros import config, messages, packed
+from contact_lcp.ros import config, messages, packed, urdf_guard
 from contact_lcp.ros.inbound import (Rejections, Throttle, joint_command_groups,
                                       trajectory_arrays)
 from contact_lcp.ros.physics import PhysicsLoop
@@ -83,6 +83,9 @@ class ContactLCPNode(NodeServices, Node):
             except InvalidParameterValueException as e:
                 raise ValueError(f"parameter {spec.name}: {self._rejected}") from e
 
+        reason = self._config.robot_description and urdf_guard.check(self._config)
+        if reason:  # a launch-given URDF that would crash us: exit with the reason
+            raise ValueError(reason)
         sim, self._scene = load(self._config)
         reason = self._check_names(self._config, self._scene)
         if reason:
@@ -232,6 +235,9 @@ class ContactLCPNode(NodeServices, Node):
         if any(config.SPECS[n].rebuild and getattr(new, n) != getattr(self._config, n)
                for n in mine):
             try:  # built and compiled here: the physics thread only swaps it in
+                reason = urdf_guard.check(new)  # a native crash ends a child, not us
+                if reason:
+                    return SetParametersResult(successful=False, reason=reason)
                 sim, scene = load(new)
             except Exception as e:  # SceneError says why; anything else must not kill us
                 reason = str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}"
