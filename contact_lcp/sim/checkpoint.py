@@ -17,7 +17,7 @@ The file is one ``.npz`` read with ``allow_pickle=False``: a JSON ``header`` (a 
 string array: :data:`SCHEMA`, :data:`VERSION`, the scene's identity and the state's
 values, :mod:`contact_lcp.sim.state_codec`) and the arrays it names. Loading checks every
 field (:mod:`contact_lcp.sim.state_checks`) before it changes anything, so a state file
-from a bug report is data, never code. The 200-sphere pour's state is 0.2 MB.
+from a bug report is data, never code. The 200-sphere pour's state is 0.13 MB.
 
 A simulator built from the same scene and loaded with the file then steps exactly as the
 one that saved it would have (``test/test_checkpoint.py`` compares q, v and pivots).
