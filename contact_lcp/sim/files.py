@@ -32,6 +32,8 @@ def check_writable(path, what):
         raise OutputPathError(f"{what}: expected a file name, got {path!r}")
     if os.path.isdir(path):
         raise OutputPathError(f"{what}: {path!r} is a folder, expected a file name")
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise OutputPathError(f"{what}: {folder!r} in {path!r} is a file, not a folder")
     if not os.path.isdir(folder):
         raise OutputPathError(f"{what}: the folder {folder!r} of {path!r} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK):
