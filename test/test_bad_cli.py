@@ -115,6 +115,8 @@ def test_compare_with_an_option_the_method_does_not_take_is_an_error(tmp_path):
     assert cli("simulate", BOX, "--duration", "0.003", "--record-lcps", lcps).returncode == 0
     assert_error(cli("compare", lcps, "--methods", "robust:bogus=1"),
                  "--methods 'robust:bogus=1'", "bogus")
+    (tmp_path / "cut.npz").write_bytes(lcps.read_bytes()[:100])  # a zip cut short
+    assert_error(cli("compare", tmp_path / "cut.npz"), "expected a recording")
 
 
 def test_resume_from_a_pickle_that_would_run_a_command_runs_nothing(tmp_path):
@@ -160,3 +162,31 @@ def test_ctrl_c_ends_the_run_with_130_and_keeps_what_it_ran(tmp_path):
     assert f"done: {t.size} steps" in stdout
     s = read_state(state)
     assert s["t"] == pytest.approx(t[-1]) and s["stats"]["steps"] == t.size
+
+
+def test_a_run_stopped_by_a_non_finite_state_keeps_what_it_ran(tmp_path, monkeypatch, capsys):
+    """A step whose next state would not be finite ends the run with exit 2 and the
+    error, and the steps before it are written (the simulator keeps its last finite
+    state, so the state file is that of the last good step). In-process: a stand-in
+    step raises the error at the 4th step."""
+    from contact_lcp.cli import main
+    from contact_lcp.sim.checkpoint import read_state
+    from contact_lcp.sim.simulator import SimulationError, Simulator
+
+    real = Simulator.step
+
+    def step(self):
+        if self.stats.steps == 3:
+            raise SimulationError("the state after t = 0.0030 s would not be finite")
+        return real(self)
+
+    monkeypatch.setattr(Simulator, "step", step)
+    out, state = tmp_path / "run.npz", tmp_path / "s.state"
+    assert main(["simulate", BOX, "--duration", "0.01", "--output", str(out),
+                 "--save-state", str(state)]) == 2
+    err = capsys.readouterr().err
+    assert "contact-lcp: error: the state after t = 0.0030 s would not be finite" in err
+    assert f"run of 3 steps to {out}" in err
+    with np.load(out, allow_pickle=False) as f:
+        assert f["t"].shape == (3,)
+    assert read_state(state)["stats"]["steps"] == 3

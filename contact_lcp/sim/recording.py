@@ -1,5 +1,7 @@
 """Recording a run (run.npz) and the contact LCPs it solved (lcps.npz), without pickle."""
 
+import zipfile
+
 import numpy as np
 
 from contact_lcp.exceptions import SceneError
@@ -141,7 +143,7 @@ def load_problems(path):
                 p = replace(p, extras={"facet_sets": FacetSets(**facet)})
             problems.append(p)
         return problems, [int(a) for a in files["num_active"]]
-    except (OSError, KeyError, ValueError, TypeError) as e:
+    except (OSError, KeyError, ValueError, TypeError, EOFError, zipfile.BadZipFile) as e:
         raise SceneError(f"{path}: expected a recording from 'contact-lcp simulate "
                          f"--record-lcps' (contact problems): {e}") from e
 
