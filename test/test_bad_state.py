@@ -118,6 +118,8 @@ CRAFTED = [
      r"stats\.solves: expected an integer"),
     ("q too short", lambda h, a: a.update(q=a["q"][:3]), r"\bq: expected a f-array of shape \(7,\)"),
     ("q NaN", lambda h, a: a.update(q=np.full(7, np.nan)), r"\bq: expected finite values"),
+    ("q's quaternion not unit", lambda h, a: a.update(q=a["q"] * 2.0),
+     r"\bq: expected unit quaternions"),
     ("v as strings", lambda h, a: a.update(v=np.array(["x"] * 6)), r"\bv: expected a bool"),
     ("q missing", lambda h, a: a.pop("q"), r"\bq: the array 'q' is missing"),
     ("a field missing", lambda h, a: h["state"].pop("hot"), r"lacks \['hot'\]"),
@@ -177,6 +179,19 @@ def test_a_header_that_is_not_json_or_holds_nan_is_refused(tmp_path, box_state):
     _savez(tmp_path / "a.state", **arrays)
     with pytest.raises(CheckpointError, match="the header is not valid JSON"):
         sim.load_state(tmp_path / "a.state")
+    arrays["header"] = np.array("[" * 100_000 + "]" * 100_000)
+    _savez(tmp_path / "deep.state", **arrays)
+    with pytest.raises(CheckpointError, match="nested too deeply"):
+        sim.load_state(tmp_path / "deep.state")
+    header = json.loads(str(np.load(box_state)["header"]))
+    nested = 0.0
+    for _ in range(900):  # within json's limit, beyond what decoding recurses through
+        nested = [nested]
+    header["state"]["t"] = nested
+    arrays["header"] = np.array(json.dumps(header))
+    _savez(tmp_path / "deep2.state", **arrays)
+    with pytest.raises(CheckpointError, match="nested too deeply|t: expected"):
+        sim.load_state(tmp_path / "deep2.state")
     arrays["header"] = np.zeros(3)
     _savez(tmp_path / "b.state", **arrays)
     with pytest.raises(CheckpointError, match="no JSON 'header' string"):

@@ -45,6 +45,8 @@ OLD_FORMAT = "contact_lcp.state/1"
 FIELDS = ("t", "q", "v", "applied", "stats", "last", "model", "hot", "controls")
 #: the identity of the scene a file was saved from, checked on load
 IDENTITY = ("time_step", "nq", "nv", "joints", "bodies", "contact_model")
+#: how far from 1 the norm of a saved quaternion may be (a run keeps them at round-off)
+NORM_TOLERANCE = 1e-6
 #: how to make a state file of this version
 RESAVE = ("start the run again with this version and save its state with "
           "'contact-lcp simulate SCENE --duration T --save-state FILE' "
@@ -127,6 +129,8 @@ def _open(path):
                               "string)")
     try:
         header = json.loads(str(text), parse_constant=_no_constant)
+    except RecursionError:
+        raise CheckpointError(f"{path}: the header is nested too deeply") from None
     except ValueError as e:
         raise CheckpointError(f"{path}: the header is not valid JSON ({e})") from None
     schema = header.get("schema") if isinstance(header, dict) else header
@@ -172,6 +176,8 @@ def read_state(path):
         out["stats"] = checks.stats(out["stats"], "stats", counters)
     except (DecodeError, checks.FieldError) as e:
         raise CheckpointError(f"{path}: {e}") from None
+    except RecursionError:
+        raise CheckpointError(f"{path}: the state is nested too deeply") from None
     return {"scene": scene, "identity": identity, **out}
 
 
@@ -182,11 +188,17 @@ def _checked(sim, state):
     if not isinstance(controls, list) or len(controls) != len(sim.controls):
         raise checks.FieldError("controls", f"a list of {len(sim.controls)} robots' commands",
                                 controls)
+    import pinocchio as pin
+
+    q = checks.array(state["q"], "q", (nq,))
+    if not pin.isNormalized(sim.world.model, q, NORM_TOLERANCE):
+        raise checks.FieldError("q", "unit quaternions (and unit (cos, sin) pairs of "
+                                f"continuous joints) within {NORM_TOLERANCE}",
+                                "a configuration that is not normalized")
     fresh, _ = model_memory(sim)
     d = int(sim.model.settings.friction_directions)
     return {
-        "t": state["t"], "stats": state["stats"],
-        "q": checks.array(state["q"], "q", (nq,)),
+        "t": state["t"], "stats": state["stats"], "q": q,
         "v": checks.array(state["v"], "v", (nv,)),
         "applied": checks.applied(state["applied"], "applied", nv),
         "last": checks.step_record(state["last"], "last", nv, int(sim.world.model.njoints)),
