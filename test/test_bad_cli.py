@@ -57,10 +57,16 @@ def test_a_negative_or_not_finite_duration_is_an_error(value):
     assert "done:" not in res.stdout
 
 
-def test_trace_and_table3_check_their_durations():
+def test_trace_and_table3_check_their_durations_and_paths(tmp_path):
     assert_error(cli("trace", BOX, "--body", "box", "--duration=0"),
                  "--duration: expected a finite number of seconds > 0, got 0.0")
     assert_error(cli("table3", "hoist", "--duration=-2"), "--duration", "> 0, got -2.0")
+    assert_error(cli("trace", BOX, "--body", "box", "--duration=0.01", "--csv",
+                     tmp_path / "no" / "t.csv"), "--csv", "does not exist")
+    res = cli("trace", BOX, "--body", "box", "--duration=0.01", "--csv", tmp_path / "t.csv",
+              "--plot", tmp_path / "t.png")
+    assert res.returncode == 0, res.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.csv", "t.png"]
 
 
 def test_output_paths_are_checked_before_the_run(tmp_path):
