@@ -116,7 +116,8 @@ CRAFTED = [
      r"stats\.steps: expected an integer >= 0, got -3"),
     ("a counter a float", lambda h, a: h["state"]["stats"]["dict"].update(solves=1.5),
      r"stats\.solves: expected an integer"),
-    ("q too short", lambda h, a: a.update(q=a["q"][:3]), r"\bq: expected a f-array of shape \(7,\)"),
+    ("q too short", lambda h, a: a.update(q=a["q"][:3]),
+     r"\bq: expected a f-array of shape \(7,\)"),
     ("q NaN", lambda h, a: a.update(q=np.full(7, np.nan)), r"\bq: expected finite values"),
     ("q's quaternion not unit", lambda h, a: a.update(q=a["q"] * 2.0),
      r"\bq: expected unit quaternions"),
@@ -225,7 +226,8 @@ def test_a_robots_commands_round_trip_and_crafted_ones_are_refused(tmp_path):
         arr["controls[0].tracks[0][1].t"] = np.array([1.0, 0.0])
 
     for edit, message in [(mode, r"controls\[0\]\.mode: expected 3 entries"),
-                          (track_index, r"controls\[0\]\.tracks\[0\]\[0\]: expected indices in \[0, 3\)"),
+                          (track_index,
+                           r"controls\[0\]\.tracks\[0\]\[0\]: expected indices in \[0, 3\)"),
                           (times, r"tracks\[0\]\[1\]\.t: expected strictly increasing")]:
         path = _rewrite(tmp_path / "arm.state", tmp_path / "crafted.state", edit)
         with pytest.raises(CheckpointError, match=message):

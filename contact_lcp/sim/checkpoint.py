@@ -136,7 +136,7 @@ def _open(path):
     schema = header.get("schema") if isinstance(header, dict) else header
     if schema != SCHEMA:
         raise CheckpointError(f"{path}: expected a header of schema {SCHEMA!r}, got "
-                              f"{checks._short(schema)}")
+                              f"{checks.short(schema)}")
     if header.get("version") != VERSION:
         raise CheckpointError(f"{path}: state file version {header.get('version')!r}; this "
                               f"version reads version {VERSION}: {RESAVE}")
@@ -163,10 +163,10 @@ def read_state(path):
     identity = header["identity"]
     if not isinstance(identity, dict) or set(identity) != set(IDENTITY):
         raise CheckpointError(f"{path}: identity: expected a mapping of {list(IDENTITY)}, "
-                              f"got {checks._short(identity)}")
+                              f"got {checks.short(identity)}")
     scene = header["scene"]
     if scene is not None and not isinstance(scene, str):
-        raise CheckpointError(f"{path}: scene: expected a path or null, got {checks._short(scene)}")
+        raise CheckpointError(f"{path}: scene: expected a path or null, got {checks.short(scene)}")
     from contact_lcp.sim.simulator import SimStats
 
     counters = [f.name for f in dataclasses.fields(SimStats)]
@@ -230,7 +230,7 @@ def load_state(sim, path):
         if theirs.get(key) != value:
             raise CheckpointError(
                 f"{path}: saved from another scene ({state.get('scene')}): {key} is "
-                f"{checks._short(theirs.get(key))} there, {checks._short(value)} here")
+                f"{checks.short(theirs.get(key))} there, {checks.short(value)} here")
     try:
         s = _checked(sim, state)
     except checks.FieldError as e:

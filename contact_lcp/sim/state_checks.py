@@ -23,10 +23,10 @@ class FieldError(ValueError):
     """One field of a state file that does not fit (the message names it)."""
 
     def __init__(self, field, expected, got):
-        super().__init__(f"{field}: expected {expected}, got {_short(got)}")
+        super().__init__(f"{field}: expected {expected}, got {short(got)}")
 
 
-def _short(value):
+def short(value):
     if isinstance(value, np.ndarray):
         return f"an array of shape {value.shape} and dtype {value.dtype}"
     text = repr(value)
