@@ -61,7 +61,8 @@ def array(value, field, shape, dtype="f", finite=True, lo=None, hi=None):
     """``value`` as an array of ``shape`` (None: any length on that axis) and dtype kind
     ``dtype`` ("f" float, "i" integer, "b" bool), finite and within [lo, hi)."""
     kinds = {"f": "fiu", "i": "iu", "b": "b"}[dtype]
-    text = f"a {dtype!s}-array of shape {tuple('*' if s is None else s for s in shape)}"
+    text = (f"{dict(f='a float', i='an integer', b='a bool')[dtype]} array of shape "
+            f"{tuple('*' if s is None else s for s in shape)}")
     if not isinstance(value, np.ndarray) or value.dtype.kind not in kinds or value.ndim != len(
             shape) or any(s is not None and s != n for s, n in zip(shape, value.shape)):
         raise FieldError(field, text, value)
