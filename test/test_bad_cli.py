@@ -196,3 +196,33 @@ def test_a_run_stopped_by_a_non_finite_state_keeps_what_it_ran(tmp_path, monkeyp
     with np.load(out, allow_pickle=False) as f:
         assert f["t"].shape == (3,)
     assert read_state(state)["stats"]["steps"] == 3
+
+
+def test_a_second_ctrl_c_inside_a_step_ends_it_and_keeps_the_steps_before(
+        tmp_path, monkeypatch, capsys):
+    """The first Ctrl-C asks the run to end after the step under way; a second one inside
+    that step (a long solve) ends it at once: exit 130, the run's earlier steps written,
+    the state file not (the interrupted step may have changed part of the state).
+    In-process: a stand-in step sends both SIGINTs to this process inside the 3rd step."""
+    from contact_lcp.cli import main
+    from contact_lcp.sim.simulator import Simulator
+
+    real = Simulator.step
+
+    def step(self):
+        if self.stats.steps == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(self)
+
+    monkeypatch.setattr(Simulator, "step", step)
+    out, state = tmp_path / "run.npz", tmp_path / "s.state"
+    before = signal.getsignal(signal.SIGINT)
+    assert main(["simulate", BOX, "--duration", "0.01", "--output", str(out),
+                 "--save-state", str(state)]) == 130
+    assert signal.getsignal(signal.SIGINT) is before  # Ctrl-C is Python's again
+    err = capsys.readouterr().err
+    assert "interrupted inside the step after t = 0.002 s" in err
+    assert "no state (interrupted inside a step" in err and not state.exists()
+    with np.load(out, allow_pickle=False) as f:
+        assert f["t"].shape == (2,)
