@@ -4,10 +4,12 @@ and Yamane & Nakamura's Table III for the chain scenes."""
 import argparse
 import sys
 import time
+import zipfile
 
 import numpy as np
 
-from contact_lcp.exceptions import ContactLCPError
+from contact_lcp.cli_simulate import check_outputs, check_seconds, cmd_simulate
+from contact_lcp.exceptions import ContactLCPError, SceneError
 
 #: the seed's Table I comparison: robust, Lemke, and lexicographic Lemke with four Δ
 DEFAULT_COMPARE = ["robust", "lemke", "lexicographic:tie_threshold=0",
@@ -30,90 +32,6 @@ def parse_method(spec):
     return spec, name, options
 
 
-def _progress(sim, info, wall0, last_print, end=False, t0=0.0):
-    """Progress on stderr: redrawn in place on a terminal, one line a second otherwise
-    (``t0``: the simulated time the run started from)."""
-    now = time.perf_counter()
-    tty = sys.stderr.isatty()
-    if not end and now - last_print < (0.25 if tty else 1.0):
-        return last_print
-    rtf = (sim.t - t0) / max(now - wall0, 1e-9)
-    s = sim.stats
-    line = (f"t={sim.t:7.3f}s  rtf={rtf:5.2f}x  contacts={info.num_contacts:3d} "
-            f"active={info.num_active:3d}  pivots={info.pivots:4d}  failures={s.lcp_failures} "
-            f"fallbacks={s.fallbacks}")
-    if tty:
-        sys.stderr.write("\r" + line + ("\n" if end else ""))
-    elif not end:
-        sys.stderr.write(line + "\n")
-    sys.stderr.flush()
-    return now
-
-
-def cmd_simulate(args):
-    from contact_lcp.sim import Simulator
-    from contact_lcp.sim.recording import RunRecorder, save_problems
-
-    sim = Simulator.from_file(args.scene, contact_model=args.model, time_step=args.time_step)
-    sim.record_problems = bool(args.record_lcps)
-    active = []
-    duration = sim.scene.duration if args.duration is None else args.duration
-    steps = int(round(duration / sim.h))
-    if args.resume:  # on from the saved time to the same end: --duration is the end time
-        sim.load_state(args.resume)
-        steps = max(steps - sim.stats.steps, 0)
-        print(f"resumed {args.resume} at t = {sim.t:.3f} s")
-    rec = RunRecorder(sim.scene.output.wrench_links)
-    t0 = sim.t
-    wall0 = last = time.perf_counter()
-    info = None
-    max_pen = 0.0
-    for _ in range(steps):
-        recorded = len(sim.recorded_problems)
-        info = sim.step()
-        max_pen = max(max_pen, info.max_penetration)
-        rec.add(sim, info)
-        if len(sim.recorded_problems) > recorded:  # one count per recorded problem
-            active.append(int(info.report.info.get("pushing_facets", info.num_active)))
-        last = _progress(sim, info, wall0, last, t0=t0)
-    wall = time.perf_counter() - wall0
-    if info is not None:
-        _progress(sim, info, wall0, last, end=True, t0=t0)
-    s = sim.stats
-    # m g of the robots that stand on contacts (a fixed base carries its weight itself)
-    mg = sum(sim.robot_mass(i) for i, r in enumerate(sim.world.robots)
-             if r.floating_base) * np.linalg.norm(sim.scene.gravity)
-    f_avg = np.mean(np.asarray(rec.rows["contact_force_total"])[:, 2]) if steps else 0.0
-    summary = (f"done: {steps} steps, {sim.t - t0:.3f} s simulated in {wall:.2f} s "
-               f"({(sim.t - t0) / max(wall, 1e-9):.2f}x real time); model {sim.model.name}, "
-               f"{s.solves} solves, {s.pivots_total} pivots, {s.warm_starts} warm starts, "
-               f"{sim.stepper.hot.hits} steps in one compiled call; "
-               f"failures {s.lcp_failures}, fallbacks {s.fallbacks}, safe stops {s.safe_stops}, "
-               f"uncertified steps {s.uncertified}; max penetration {1e3 * max_pen:.3f} mm"
-               + (f" (moved out at {s.projections} step(s) by projection)" if s.projections else ""))
-    if mg > 0:
-        summary += f"; mean vertical contact force {f_avg:.1f} N vs m*g {mg:.1f} N"
-    if args.resume:
-        summary += (" (solves, pivots and failures counted from t = 0, as the state file "
-                    "carries them)")
-    print(summary)
-    if args.save_state:
-        sim.save_state(args.save_state)
-        print(f"state at t = {sim.t:.3f} s written to {args.save_state}")
-    if args.output:
-        rec.save(args.output)
-        print(f"run written to {args.output}")
-    if args.record_lcps:
-        save_problems(args.record_lcps, sim.recorded_problems, active)
-        print(f"{len(sim.recorded_problems)} contact problems written to {args.record_lcps}")
-    if args.plot:
-        from contact_lcp.sim.plotting import plot_run
-
-        plot_run(rec.arrays(), args.plot, title=args.scene)
-        print(f"force plot written to {args.plot}")
-    return 0
-
-
 def compare_methods(lcps, specs):
     """Replay recorded LCPs through each method; one Table I row per method spec."""
     from contact_lcp.lcp import LCPStatus, solve
@@ -127,7 +45,10 @@ def compare_methods(lcps, specs):
         times, pivots = [], []
         for M, q, _, _ in lcps:
             t0 = time.perf_counter()
-            res = solve(M, q, name, **opts)
+            try:
+                res = solve(M, q, name, **opts)
+            except TypeError as e:  # an option the method does not take
+                raise ValueError(f"--methods {spec!r}: {e}") from None
             times.append(time.perf_counter() - t0)
             counts[res.status] += 1
             pivots.append(res.pivots)
@@ -167,9 +88,20 @@ def cmd_compare(args):
 def cmd_plot(args):
     from contact_lcp.sim.plotting import plot_run
 
-    with np.load(args.run, allow_pickle=False) as f:
-        data = {k: f[k] for k in f.files}
     out = args.output or str(args.run).rsplit(".", 1)[0] + ".png"
+    args.plot = out
+    check_outputs(args, ("plot",))
+    try:
+        loaded = np.load(args.run, allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):
+            raise ValueError(f"a single {type(loaded).__name__}, not an .npz of arrays")
+        with loaded as f:
+            data = {k: f[k] for k in f.files}
+    except FileNotFoundError:
+        raise SceneError(f"run {args.run!r} does not exist") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+        raise SceneError(f"{args.run}: expected a run .npz written by 'contact-lcp simulate "
+                         f"--output' ({e})") from None
     plot_run(data, out, title=args.run)
     print(f"plot written to {out}")
     return 0
@@ -179,6 +111,8 @@ def cmd_trace(args):
     from contact_lcp.sim import Simulator
     from contact_lcp.sim.trace import plot_trace, trace_run, write_csv
 
+    check_seconds(args.duration, "--duration", positive=True)
+    check_outputs(args, ("csv", "plot"))
     sim = Simulator.from_file(args.scene, contact_model=args.model)
     duration = sim.scene.duration if args.duration is None else args.duration
     data = trace_run(sim, args.body, int(round(duration / sim.h)))
@@ -199,6 +133,8 @@ def cmd_trace(args):
 def cmd_table3(args):
     from contact_lcp.sim import table3
 
+    check_seconds(args.duration, "--duration", positive=True)
+    check_seconds(args.time_step, "--time-step", positive=True)
     available = table3.bundled_scenes()
     names = args.scenes or [n for n in available if n in table3.DEFAULT_SCENES]
     unknown = [n for n in names if n not in available and not n.endswith(".yaml")]
@@ -270,6 +206,9 @@ def main(argv=None):
     except (ContactLCPError, ValueError, OSError) as e:
         print(f"contact-lcp: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # before or after a run's steps (during them: _Interrupt)
+        print("contact-lcp: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -1,14 +1,15 @@
 """A saved state resumes to the pivot: q, v and the solves' pivots equal an uninterrupted run."""
 
+import json
 import os
-import pickle
 
 import numpy as np
 import pytest
 
 from contact_lcp.contact.models import model_names
 from contact_lcp.sim import Simulator
-from contact_lcp.sim.checkpoint import FORMAT, CheckpointError
+from contact_lcp.sim.checkpoint import SCHEMA, CheckpointError
+from contact_lcp.sim.state_codec import decode, encode
 
 CONFIG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "config")
 
@@ -52,7 +53,7 @@ CASES = [
 def test_a_resumed_run_steps_as_the_uninterrupted_one(tmp_path, scene, model, before, after):
     a = Simulator.from_file(_scene(scene), contact_model=model)
     _run(a, before)
-    path = tmp_path / "state.pkl"
+    path = tmp_path / "state.npz"
     a.save_state(path)
     straight = _run(a, after)
 
@@ -71,19 +72,19 @@ def test_a_command_and_the_last_contacts_are_part_of_the_state(tmp_path):
     joint = a.joint_names[0]
     a.set_command("effort", [3.0], joints=[joint])
     _run(a, 2)
-    a.save_state(tmp_path / "s.pkl")
+    a.save_state(tmp_path / "s.npz")
     wrench_a = a.contacts()
     straight = _run(a, 5)
 
     b = Simulator.from_file(_scene("humanoid_stand.yaml"))
-    b.load_state(tmp_path / "s.pkl")
+    b.load_state(tmp_path / "s.npz")
     wrench_b = b.contacts()  # the last step's contacts, before any step of b
     assert len(wrench_a) == len(wrench_b) > 0
     assert np.array_equal(wrench_a[0].force_W, wrench_b[0].force_W)
     _same(straight, _run(b, 5))  # the effort command still acts (else the joint moves otherwise)
 
     c = Simulator.from_file(_scene("humanoid_stand.yaml"))
-    c.load_state(tmp_path / "s.pkl")
+    c.load_state(tmp_path / "s.npz")
     # the fields a state file saves are every field that clear_commands sets
     ctrl = c.controls[0]
     for field in ctrl.COMMAND_FIELDS:
@@ -100,7 +101,9 @@ def test_every_contact_model_memory_round_trips():
 
     for name in model_names():
         m = make_model(name)
-        mem = pickle.loads(pickle.dumps(m.memory()))
+        arrays = {}
+        mem = decode(json.loads(json.dumps(encode(m.memory(), "model", arrays))), "model", arrays)
+        assert mem == m.memory()
         m.restore(mem)
         assert "settings" not in mem and "options" not in mem
 
@@ -108,24 +111,26 @@ def test_every_contact_model_memory_round_trips():
 def test_a_state_of_another_scene_or_not_a_state_is_refused_by_name(tmp_path):
     a = Simulator.from_file(_scene("spheres_21.yaml"))
     a.step()
-    a.save_state(tmp_path / "s.pkl")
+    a.save_state(tmp_path / "s.npz")
     other = Simulator.from_file(_scene("tower_5.yaml"))
     with pytest.raises(CheckpointError, match="another scene.*nq"):
-        other.load_state(tmp_path / "s.pkl")
+        other.load_state(tmp_path / "s.npz")
     h = Simulator.from_file(_scene("spheres_21.yaml"), time_step=0.005)
     with pytest.raises(CheckpointError, match="time_step is 0.01 there, 0.005 here"):
-        h.load_state(tmp_path / "s.pkl")
+        h.load_state(tmp_path / "s.npz")
     with pytest.raises(CheckpointError, match="does not exist"):
         other.load_state(tmp_path / "missing.pkl")
-    (tmp_path / "junk.pkl").write_bytes(b"not a pickle at all")
+    (tmp_path / "junk.npz").write_bytes(b"not a state at all")
     with pytest.raises(CheckpointError, match="not a contact_lcp state file"):
-        other.load_state(tmp_path / "junk.pkl")
-    (tmp_path / "dict.pkl").write_bytes(pickle.dumps({"format": "other/9"}))
-    with pytest.raises(CheckpointError, match=f"expected a state file of format '{FORMAT}'"):
-        other.load_state(tmp_path / "dict.pkl")
-    (tmp_path / "part.pkl").write_bytes(pickle.dumps({"format": FORMAT, "t": 1.0}))
+        other.load_state(tmp_path / "junk.npz")
+    with open(tmp_path / "other.npz", "wb") as f:
+        np.savez(f, header=np.array(json.dumps({"schema": "other", "version": 2})))
+    with pytest.raises(CheckpointError, match=f"expected a header of schema '{SCHEMA}'"):
+        other.load_state(tmp_path / "other.npz")
+    with open(tmp_path / "part.npz", "wb") as f:
+        np.savez(f, header=np.array(json.dumps({"schema": SCHEMA, "version": 2, "state": {}})))
     with pytest.raises(CheckpointError, match="lacks .*'identity'"):
-        other.load_state(tmp_path / "part.pkl")
+        other.load_state(tmp_path / "part.npz")
     assert other.t == 0.0  # a refused file leaves the simulator as it was
 
 

@@ -6,34 +6,51 @@ misbehaves at t = 1.37 s can be replayed without the steps before it: like MuJoC
 everything that decides the next steps beyond the scene itself:
 
 - the time, ``q`` and ``v``, the torque the servos applied over the last step;
-- what the contact model carries across steps (its last basis, friction directions;
-  :meth:`~contact_lcp.contact.base.ContactModel.memory`);
+- what the contact model carries across steps (its last basis, friction directions:
+  the attributes a new model of the same settings has, see :func:`model_memory`);
 - the compiled step's back-off (:class:`~contact_lcp.sim.hot_step.HotStep`);
 - the controllers' external commands and trajectories;
 - the run's counters (:class:`~contact_lcp.sim.simulator.SimStats`) and the last step's
   record (contacts and impulses, for the wrench views; not its contact problem).
 
-The 200-sphere pour's state is 0.23 MB.
+The file is one ``.npz`` read with ``allow_pickle=False``: a JSON ``header`` (a 0-d
+string array: :data:`SCHEMA`, :data:`VERSION`, the scene's identity and the state's
+values, :mod:`contact_lcp.sim.state_codec`) and the arrays it names. Loading checks every
+field (:mod:`contact_lcp.sim.state_checks`) before it changes anything, so a state file
+from a bug report is data, never code. The 200-sphere pour's state is 0.13 MB.
 
 A simulator built from the same scene and loaded with the file then steps exactly as the
-one that saved it would have (``test/test_checkpoint.py`` compares q, v and pivots). The
-file is a Python pickle: load only files you wrote yourself.
+one that saved it would have (``test/test_checkpoint.py`` compares q, v and pivots).
 """
 
 import dataclasses
+import json
 import os
-import pickle
-import tempfile
+import zipfile
 
 import numpy as np
 
+from contact_lcp.contact.models import make_model
 from contact_lcp.exceptions import ContactLCPError
+from contact_lcp.sim import state_checks as checks
+from contact_lcp.sim.control import MODES
+from contact_lcp.sim.files import write_atomically
+from contact_lcp.sim.state_codec import DecodeError, decode, encode
 
-#: the file format; a file of another format is refused
-FORMAT = "contact_lcp.state/1"
-#: what a state file of that format holds
-KEYS = ("format", "identity", "scene", "t", "q", "v", "applied", "stats", "last", "model",
-        "hot", "controls")
+#: what the header says the file is, and the version of its layout
+SCHEMA, VERSION = "contact_lcp.state", 2
+#: the format of the pickle state files of earlier versions (refused, never unpickled)
+OLD_FORMAT = "contact_lcp.state/1"
+#: the state's values, in the header's "state" object
+FIELDS = ("t", "q", "v", "applied", "stats", "last", "model", "hot", "controls")
+#: the identity of the scene a file was saved from, checked on load
+IDENTITY = ("time_step", "nq", "nv", "joints", "bodies", "contact_model")
+#: how far from 1 the norm of a saved quaternion may be (a run keeps them at round-off)
+NORM_TOLERANCE = 1e-6
+#: how to make a state file of this version
+RESAVE = ("start the run again with this version and save its state with "
+          "'contact-lcp simulate SCENE --duration T --save-state FILE' "
+          "(or Simulator.save_state)")
 
 
 class CheckpointError(ContactLCPError, ValueError):
@@ -52,99 +69,183 @@ def _identity(sim):
     }
 
 
-def _control_state(control):
-    return {k: getattr(control, k) for k in control.COMMAND_FIELDS}
+def model_memory(sim):
+    """The contact model's memory a state file carries: the attributes a new model of
+    the same settings has (its options and what :meth:`reset` sets), with their current
+    values. Attributes set during a solve and read only within it are left out."""
+    fresh = make_model(sim.model.name, sim.model.settings).memory()
+    memory = sim.model.memory()
+    return fresh, {k: memory.get(k) for k in fresh}
 
 
 def save_state(sim, path):
     """Write ``sim``'s state to ``path`` (atomically: a reader never sees half a file)."""
     hot = sim.stepper.hot
-    state = {
-        "format": FORMAT,
-        "identity": _identity(sim),
-        "scene": sim.scene.path,
-        "t": sim.t,
-        "q": sim._q.copy(),
-        "v": sim._v.copy(),
-        "applied": sim._applied,
-        "stats": sim.stats,
+    values = {
+        "t": sim.t, "q": sim._q, "v": sim._v, "applied": sim._applied,
+        "stats": dataclasses.asdict(sim.stats),
         # the last step's contacts and impulses (the views read them), not its contact
         # problem: G and J are 46 MB of the pour's 46.5 MB, and no later step reads them
         "last": None if sim._last is None else dataclasses.replace(sim._last, problem=None),
-        "model": sim.model.memory(),
+        "model": model_memory(sim)[1],
         "hot": (hot.hits, dict(hot.misses), hot.skipped, hot._skip, hot._backoff),
-        "controls": [_control_state(c) for c in sim.controls],
+        "controls": [{k: getattr(c, k) for k in c.COMMAND_FIELDS} for c in sim.controls],
     }
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".state-", dir=folder)
-    umask = os.umask(0)
-    os.umask(umask)
+    arrays = {}
+    state = {k: encode(values[k], k, arrays) for k in FIELDS}
+    header = json.dumps({"schema": SCHEMA, "version": VERSION, "scene": sim.scene.path,
+                         "identity": _identity(sim), "state": state}, allow_nan=False)
+    write_atomically(path, lambda f: np.savez_compressed(f, header=np.array(header), **arrays))
+
+
+def _no_constant(name):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _open(path):
+    """(header, arrays) of the file; a pickle of an earlier version is refused unread."""
+    path = os.fspath(path)
     try:
-        os.chmod(tmp, 0o666 & ~umask)  # as open() would make it (mkstemp's is 0600)
-        with os.fdopen(fd, "wb") as f:
-            pickle.dump(state, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        with open(path, "rb") as f:
+            magic = f.read(4)
+    except FileNotFoundError:
+        raise CheckpointError(f"state file {path!r} does not exist") from None
+    except OSError as e:
+        raise CheckpointError(f"state file {path!r} cannot be read: {e.strerror}") from None
+    if magic[:1] == b"\x80":  # pickle protocol 2 or later: how earlier versions saved
+        raise CheckpointError(
+            f"{path}: a pickle state file of an earlier version (format {OLD_FORMAT!r}); "
+            f"this version does not read pickles, since loading one can run code: {RESAVE}")
+    if magic[:2] != b"PK":
+        raise CheckpointError(f"{path}: not a contact_lcp state file (expected an .npz)")
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            arrays = {k: f[k] for k in f.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+        raise CheckpointError(f"{path}: not a contact_lcp state file ({e})") from None
+    text = arrays.pop("header", None)
+    if text is None or text.dtype.kind != "U" or text.ndim != 0:
+        raise CheckpointError(f"{path}: not a contact_lcp state file (no JSON 'header' "
+                              "string)")
+    try:
+        header = json.loads(str(text), parse_constant=_no_constant)
+    except RecursionError:
+        raise CheckpointError(f"{path}: the header is nested too deeply") from None
+    except ValueError as e:
+        raise CheckpointError(f"{path}: the header is not valid JSON ({e})") from None
+    schema = header.get("schema") if isinstance(header, dict) else header
+    if schema != SCHEMA:
+        raise CheckpointError(f"{path}: expected a header of schema {SCHEMA!r}, got "
+                              f"{checks.short(schema)}")
+    if header.get("version") != VERSION:
+        raise CheckpointError(f"{path}: state file version {header.get('version')!r}; this "
+                              f"version reads version {VERSION}: {RESAVE}")
+    return header, arrays
 
 
 def read_state(path):
-    """The state dictionary of a file written by :func:`save_state`."""
+    """The state of a file written by :func:`save_state`: a dict with ``scene``,
+    ``identity`` and the :data:`FIELDS` (``stats`` as a dict of counters).
+
+    Raises
+    ------
+    CheckpointError
+        Not such a file (an earlier version's pickle included), or a field that does not
+        decode, named with its path in the state.
+    """
+    header, arrays = _open(path)
+    missing = [k for k in ("scene", "identity", "state") if k not in header]
+    state = header.get("state")
+    if not missing and isinstance(state, dict):
+        missing = [k for k in FIELDS if k not in state]
+    if missing or not isinstance(state, dict):
+        raise CheckpointError(f"{path}: the state file lacks {missing or ['state']}")
+    identity = header["identity"]
+    if not isinstance(identity, dict) or set(identity) != set(IDENTITY):
+        raise CheckpointError(f"{path}: identity: expected a mapping of {list(IDENTITY)}, "
+                              f"got {checks.short(identity)}")
+    scene = header["scene"]
+    if scene is not None and not isinstance(scene, str):
+        raise CheckpointError(f"{path}: scene: expected a path or null, got {checks.short(scene)}")
+    from contact_lcp.sim.simulator import SimStats
+
+    counters = [f.name for f in dataclasses.fields(SimStats)]
     try:
-        with open(path, "rb") as f:
-            state = pickle.load(f)
-    except FileNotFoundError:
-        raise CheckpointError(f"state file {path!r} does not exist") from None
-    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, IndexError,
-            TypeError, ValueError) as e:
-        raise CheckpointError(f"{path}: not a contact_lcp state file ({e})") from None
-    if not isinstance(state, dict) or state.get("format") != FORMAT:
-        got = state.get("format") if isinstance(state, dict) else type(state).__name__
-        raise CheckpointError(f"{path}: expected a state file of format {FORMAT!r}, got {got!r}")
-    missing = [k for k in KEYS if k not in state]
-    if missing:
-        raise CheckpointError(f"{path}: the state file lacks {missing}")
-    return state
+        out = {k: decode(state[k], k, arrays) for k in FIELDS}
+        out["t"] = checks.real(out["t"], "t", lo=0.0)
+        out["stats"] = checks.stats(out["stats"], "stats", counters)
+    except (DecodeError, checks.FieldError) as e:
+        raise CheckpointError(f"{path}: {e}") from None
+    except RecursionError:
+        raise CheckpointError(f"{path}: the state is nested too deeply") from None
+    return {"scene": scene, "identity": identity, **out}
+
+
+def _checked(sim, state):
+    """The state's values checked against ``sim`` (raises FieldError naming a field)."""
+    nq, nv = int(sim.world.model.nq), int(sim.world.model.nv)
+    controls = state["controls"]
+    if not isinstance(controls, list) or len(controls) != len(sim.controls):
+        raise checks.FieldError("controls", f"a list of {len(sim.controls)} robots' commands",
+                                controls)
+    import pinocchio as pin
+
+    q = checks.array(state["q"], "q", (nq,))
+    if not pin.isNormalized(sim.world.model, q, NORM_TOLERANCE):
+        raise checks.FieldError("q", "unit quaternions (and unit (cos, sin) pairs of "
+                                f"continuous joints) within {NORM_TOLERANCE}",
+                                "a configuration that is not normalized")
+    fresh, _ = model_memory(sim)
+    d = int(sim.model.settings.friction_directions)
+    return {
+        "t": state["t"], "stats": state["stats"], "q": q,
+        "v": checks.array(state["v"], "v", (nv,)),
+        "applied": checks.applied(state["applied"], "applied", nv),
+        "last": checks.step_record(state["last"], "last", nv, int(sim.world.model.njoints)),
+        "model": checks.model_memory(state["model"], "model", fresh, nv, d),
+        "hot": checks.hot_step(state["hot"], "hot"),
+        "controls": [checks.control(saved, f"controls[{i}]", c, MODES + ("trajectory",))
+                     for i, (c, saved) in enumerate(zip(sim.controls, state["controls"]))],
+    }
 
 
 def load_state(sim, path):
     """Put ``sim`` in the state saved in ``path`` (by a simulator of the same scene).
 
+    Every field is checked before anything changes: a refused file leaves ``sim`` as it
+    was.
+
     Raises
     ------
     CheckpointError
-        The file is missing, is not a state file, or was saved from another world, time
-        step or contact model (the first difference is named).
+        The file is missing, is not a state file of this version, was saved from another
+        world, time step or contact model (the first difference is named), or holds a
+        field that does not fit this simulator (named with its path in the state).
     """
+    from contact_lcp.sim.simulator import SimStats
+
     state = read_state(path)
     mine, theirs = _identity(sim), state["identity"]
     for key, value in mine.items():
         if theirs.get(key) != value:
             raise CheckpointError(
                 f"{path}: saved from another scene ({state.get('scene')}): {key} is "
-                f"{_short(theirs.get(key))} there, {_short(value)} here")
-    q, v = np.asarray(state["q"], dtype=float), np.asarray(state["v"], dtype=float)
-    if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
-        raise CheckpointError(f"{path}: the saved state is not finite")
+                f"{checks.short(theirs.get(key))} there, {checks.short(value)} here")
+    try:
+        s = _checked(sim, state)
+    except checks.FieldError as e:
+        raise CheckpointError(f"{path}: {e}") from None
     sim.reset()
-    sim.t = float(state["t"])
-    sim._q, sim._v = q.copy(), v.copy()
-    sim._applied = state["applied"]
-    sim.stats = state["stats"]
-    sim._last = state["last"]
-    sim.model.restore(state["model"])
+    sim.t = s["t"]
+    sim._q, sim._v = s["q"].copy(), s["v"].copy()
+    sim._applied = s["applied"]
+    sim.stats = SimStats(**s["stats"])
+    sim._last = s["last"]
+    sim.model.restore(s["model"])
     hot = sim.stepper.hot
-    hot.hits, misses, hot.skipped, hot._skip, hot._backoff = state["hot"]
-    hot.misses = dict(misses)
-    for control, saved in zip(sim.controls, state["controls"]):
+    hot.hits, hot.misses, hot.skipped, hot._skip, hot._backoff = s["hot"]
+    for control, saved in zip(sim.controls, s["controls"]):
         for key, value in saved.items():
             setattr(control, key, value)
     sim.world.forward(sim._q, sim._v)
     return state
-
-
-def _short(value):
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."

@@ -1,8 +1,11 @@
 """Recording a run (run.npz) and the contact LCPs it solved (lcps.npz), without pickle."""
 
+import zipfile
+
 import numpy as np
 
 from contact_lcp.exceptions import SceneError
+from contact_lcp.sim.files import write_atomically
 
 
 class RunRecorder:
@@ -49,8 +52,9 @@ class RunRecorder:
         return out
 
     def save(self, path):
-        """Write ``path`` (.npz, readable with ``allow_pickle=False``)."""
-        np.savez_compressed(path, **self.arrays())
+        """Write ``path`` (.npz, readable with ``allow_pickle=False``; atomically)."""
+        arrays = self.arrays()
+        write_atomically(path, lambda f: np.savez_compressed(f, **arrays))
 
 
 #: prefix of the facet-set arrays in a recording (see :func:`save_problems`)
@@ -98,7 +102,7 @@ def save_problems(path, problems, num_active=None):
             np.int64 if items[0].dtype.kind in "iub" else float)
     out["num_active"] = np.asarray(num_active if num_active is not None else
                                    [-1] * len(problems), dtype=np.int64)
-    np.savez_compressed(path, **out)
+    write_atomically(path, lambda f: np.savez_compressed(f, **out))
 
 
 def load_problems(path):
@@ -139,7 +143,7 @@ def load_problems(path):
                 p = replace(p, extras={"facet_sets": FacetSets(**facet)})
             problems.append(p)
         return problems, [int(a) for a in files["num_active"]]
-    except (OSError, KeyError, ValueError, TypeError) as e:
+    except (OSError, KeyError, ValueError, TypeError, EOFError, zipfile.BadZipFile) as e:
         raise SceneError(f"{path}: expected a recording from 'contact-lcp simulate "
                          f"--record-lcps' (contact problems): {e}") from e
 

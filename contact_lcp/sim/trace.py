@@ -8,6 +8,8 @@ the hole.
 import numpy as np
 
 from contact_lcp.exceptions import SceneError
+from contact_lcp.sim.files import write_atomically
+from contact_lcp.sim.plotting import check_image_path
 
 COLUMNS = ("t", "x", "y", "z", "tilt_deg", "contacts", "facet_sets", "pushing_facets",
            "max_penetration", "outcome")
@@ -72,15 +74,16 @@ def trace_run(sim, body, steps):
 
 
 def write_csv(path, data):
-    """Write :func:`trace_run` output as CSV with a header row."""
+    """Write :func:`trace_run` output as CSV with a header row (atomically)."""
     n = len(data["t"])
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(",".join(COLUMNS) + "\n")
-        f.writelines(",".join(str(data[c][i]) for c in COLUMNS) + "\n" for i in range(n))
+    text = ",".join(COLUMNS) + "\n" + "".join(
+        ",".join(str(data[c][i]) for c in COLUMNS) + "\n" for i in range(n))
+    write_atomically(path, lambda f: f.write(text.encode("utf-8")))
 
 
 def plot_trace(data, path, title=""):
-    """PNG with the lowest point's height and forward position, and the contact count."""
+    """An image (PNG or the extension's format; atomically) with the lowest point's
+    height and forward position, and the contact count."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -102,5 +105,8 @@ def plot_trace(data, path, title=""):
     a3.set_xlabel("time [s]")
     a3.legend(loc="best")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    fmt = check_image_path(path, "plot")
+    try:
+        write_atomically(path, lambda f: fig.savefig(f, format=fmt, dpi=100), suffix="." + fmt)
+    finally:
+        plt.close(fig)

@@ -1,0 +1,230 @@
+"""``contact-lcp simulate``: run a scene headless, keeping what it ran.
+
+The files the run will write are checked before its first step; Ctrl-C ends the run
+after the step under way (exit code 130) and the files asked for are written with what
+was run so far, as is a run that stops on a :class:`SimulationError`. Every file is
+written atomically (:mod:`contact_lcp.sim.files`).
+"""
+
+import os
+import signal
+import sys
+import time
+
+import numpy as np
+
+
+def _progress(sim, info, wall0, last_print, end=False, t0=0.0):
+    """Progress on stderr: redrawn in place on a terminal, one line a second otherwise
+    (``t0``: the simulated time the run started from)."""
+    now = time.perf_counter()
+    tty = sys.stderr.isatty()
+    if not end and now - last_print < (0.25 if tty else 1.0):
+        return last_print
+    rtf = (sim.t - t0) / max(now - wall0, 1e-9)
+    s = sim.stats
+    line = (f"t={sim.t:7.3f}s  rtf={rtf:5.2f}x  contacts={info.num_contacts:3d} "
+            f"active={info.num_active:3d}  pivots={info.pivots:4d}  failures={s.lcp_failures} "
+            f"fallbacks={s.fallbacks}")
+    if tty:
+        sys.stderr.write("\r" + line + ("\n" if end else ""))
+    elif not end:
+        sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+    return now
+
+
+def check_seconds(value, flag, positive=False):
+    """``value`` of ``flag`` (None: the scene's) as a finite number of seconds >= 0 (> 0
+    if ``positive``)."""
+    if value is not None and not (np.isfinite(value) and (value > 0 if positive else
+                                                          value >= 0)):
+        raise ValueError(f"{flag}: expected a finite number of seconds "
+                         f"{'> 0' if positive else '>= 0'}, got {value!r}")
+    return value
+
+
+def check_outputs(args, flags):
+    """Check, before a run, that every file the run will write (``args.<flag>``) can be
+    written and that no two of them are the same file."""
+    from contact_lcp.sim.files import OutputPathError, check_writable
+
+    seen = {}
+    for flag in flags:
+        path = getattr(args, flag, None)
+        if not path:
+            continue
+        name = "--" + flag.replace("_", "-")
+        check_writable(path, name)
+        real = os.path.realpath(path)
+        if real in seen:
+            raise OutputPathError(f"{name} and {seen[real]} name the same file {path!r}")
+        seen[real] = name
+    if getattr(args, "plot", None):
+        from contact_lcp.sim.plotting import check_image_path
+
+        check_image_path(args.plot, "--plot")
+
+
+class _Interrupt:
+    """Ctrl-C during a run, as a request: the run ends after the step under way and keeps
+    what it recorded. A second Ctrl-C during a step (a long solve) ends the step at once
+    (``KeyboardInterrupt``); the simulator's state is then not saved."""
+
+    def __init__(self):
+        self.requested = False
+        self.stepping = False
+        self._previous = None
+
+    def __enter__(self):
+        try:
+            self._previous = signal.signal(signal.SIGINT, self._handler)
+        except ValueError:  # not the main thread: Ctrl-C stays Python's
+            self._previous = None
+        return self
+
+    def __exit__(self, *exc):
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def _handler(self, signum, frame):
+        if self.requested and self.stepping:
+            raise KeyboardInterrupt
+        if not self.requested:
+            sys.stderr.write("\ninterrupted: stopping after this step (Ctrl-C again to stop "
+                             "inside it)\n")
+        self.requested = True
+
+
+def cmd_simulate(args):
+    from contact_lcp.sim import Simulator
+
+    check_seconds(args.duration, "--duration")
+    check_outputs(args, ("output", "record_lcps", "plot", "save_state"))
+    sim = Simulator.from_file(args.scene, contact_model=args.model, time_step=args.time_step)
+    sim.record_problems = bool(args.record_lcps)
+    duration = sim.scene.duration if args.duration is None else args.duration
+    steps = int(round(duration / sim.h))
+    if args.resume:  # on from the saved time to the same end: --duration is the end time
+        sim.load_state(args.resume)
+        steps = max(steps - sim.stats.steps, 0)
+        print(f"resumed {args.resume} at t = {sim.t:.3f} s")
+    run = _Run(sim)
+    with _Interrupt() as stop:
+        stopped, error = run.steps(steps, stop)
+        if stopped == "step":  # a second Ctrl-C inside a step: its state may be half-made
+            print(f"interrupted inside the step after t = {sim.t:.3f} s", file=sys.stderr)
+        elif stopped:
+            print(f"interrupted at t = {sim.t:.3f} s after {run.done} of {steps} steps",
+                  file=sys.stderr)
+        print(run.summary(args))
+        saved = _save_run(args, run, state=stopped != "step")
+    if error is not None:
+        print(f"contact-lcp: error: {error}", file=sys.stderr)
+    if stopped or error is not None:
+        print(f"saved: {'; '.join(saved)}" if saved else "nothing saved (no output was asked "
+              "for)", file=sys.stderr)
+    return 130 if stopped else 2 if error is not None else 0
+
+
+class _Run:
+    """The steps of one ``simulate`` run and what they recorded."""
+
+    def __init__(self, sim):
+        from contact_lcp.sim.recording import RunRecorder
+
+        self.sim = sim
+        self.rec = RunRecorder(sim.scene.output.wrench_links)
+        self.active = []
+        self.done = 0
+        self.max_pen = 0.0
+        self.t0 = sim.t
+        self.wall = 0.0
+
+    def steps(self, steps, stop):
+        """Run up to ``steps`` steps; ``(stopped, error)``: ``stopped`` is False, True (a
+        Ctrl-C between steps) or ``"step"`` (inside one); ``error`` a SimulationError."""
+        from contact_lcp.sim.simulator import SimulationError
+
+        sim = self.sim
+        wall0 = last = time.perf_counter()
+        info, stopped, error = None, False, None
+        try:
+            for _ in range(steps):
+                recorded = len(sim.recorded_problems)
+                stop.stepping = True
+                try:
+                    info = sim.step()
+                finally:
+                    stop.stepping = False
+                self.done += 1
+                self.max_pen = max(self.max_pen, info.max_penetration)
+                self.rec.add(sim, info)
+                if len(sim.recorded_problems) > recorded:  # one count per recorded problem
+                    self.active.append(int(info.report.info.get("pushing_facets",
+                                                                info.num_active)))
+                last = _progress(sim, info, wall0, last, t0=self.t0)
+                if stop.requested:
+                    stopped = True
+                    break
+        except KeyboardInterrupt:
+            stopped = "step"
+        except SimulationError as e:  # the simulator keeps its last finite state
+            error = e
+        self.wall = time.perf_counter() - wall0
+        if info is not None:
+            _progress(sim, info, wall0, last, end=True, t0=self.t0)
+        return stopped, error
+
+    def summary(self, args):
+        """The run's one-line summary."""
+        sim, s, wall = self.sim, self.sim.stats, self.wall
+        # m g of the robots that stand on contacts (a fixed base carries its weight itself)
+        mg = sum(sim.robot_mass(i) for i, r in enumerate(sim.world.robots)
+                 if r.floating_base) * np.linalg.norm(sim.scene.gravity)
+        f_avg = (np.mean(np.asarray(self.rec.rows["contact_force_total"])[:, 2])
+                 if self.done else 0.0)
+        dt = sim.t - self.t0
+        summary = (f"done: {self.done} steps, {dt:.3f} s simulated in {wall:.2f} s "
+                   f"({dt / max(wall, 1e-9):.2f}x real time); model {sim.model.name}, "
+                   f"{s.solves} solves, {s.pivots_total} pivots, {s.warm_starts} warm starts, "
+                   f"{sim.stepper.hot.hits} steps in one compiled call; "
+                   f"failures {s.lcp_failures}, fallbacks {s.fallbacks}, safe stops "
+                   f"{s.safe_stops}, uncertified steps {s.uncertified}; max penetration "
+                   f"{1e3 * self.max_pen:.3f} mm"
+                   + (f" (moved out at {s.projections} step(s) by projection)"
+                      if s.projections else ""))
+        if mg > 0 and self.done:
+            summary += f"; mean vertical contact force {f_avg:.1f} N vs m*g {mg:.1f} N"
+        if args.resume:
+            summary += (" (solves, pivots and failures counted from t = 0, as the state file "
+                        "carries them)")
+        return summary
+
+
+def _save_run(args, run, state=True):
+    """Write the files ``args`` asks for (the state only if ``state``); what was saved."""
+    from contact_lcp.sim.recording import save_problems
+
+    sim, saved = run.sim, []
+    if args.save_state and state:
+        sim.save_state(args.save_state)
+        print(f"state at t = {sim.t:.3f} s written to {args.save_state}")
+        saved.append(f"state at t = {sim.t:.3f} s to {args.save_state}")
+    elif args.save_state:
+        saved.append(f"no state (interrupted inside a step; {args.save_state} unchanged)")
+    if args.output:
+        run.rec.save(args.output)
+        print(f"run written to {args.output}")
+        saved.append(f"run of {run.done} steps to {args.output}")
+    if args.record_lcps:
+        save_problems(args.record_lcps, sim.recorded_problems, run.active)
+        print(f"{len(sim.recorded_problems)} contact problems written to {args.record_lcps}")
+        saved.append(f"{len(sim.recorded_problems)} contact problems to {args.record_lcps}")
+    if args.plot:
+        from contact_lcp.sim.plotting import plot_run
+
+        plot_run(run.rec.arrays(), args.plot, title=args.scene)
+        print(f"force plot written to {args.plot}")
+        saved.append(f"force plot to {args.plot}")
+    return saved
