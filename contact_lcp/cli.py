@@ -63,7 +63,7 @@ def cmd_simulate(args):
         sim.load_state(args.resume)
         steps = max(steps - sim.stats.steps, 0)
         print(f"resumed {args.resume} at t = {sim.t:.3f} s")
-    rec = RunRecorder(sim.scene.output.wrench_links)
+    rec = RunRecorder(sim.scene.output.wrench_links, sim.joint_names)
     t0 = sim.t
     wall0 = last = time.perf_counter()
     info = None
