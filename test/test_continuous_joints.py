@@ -9,6 +9,7 @@ The cart (test/data/continuous_cart.urdf): a box chassis on four continuous whee
 """
 
 import math
+import time
 from pathlib import Path
 
 import numpy as np
@@ -188,3 +189,47 @@ def test_simulate_output_records_joint_angles(tmp_path):
     assert position.shape == (50,)
     np.testing.assert_allclose(position, np.arctan2(q[:, 1], q[:, 0]), atol=1e-12)
     assert abs(position[-1] - 2.0) < 0.1  # falling from 2 rad, not near cos 2 = -0.42
+
+
+@pytest.mark.ros
+def test_joint_states_carry_the_angle_of_a_continuous_joint(tmp_path):
+    """The node's /joint_states: the pendulum's position is its angle (an SRDF-free
+    initial 2 rad, not cos 2), a position command over /joint_commands is reached as an
+    angle, and a velocity command makes the position grow past two turns (unwrapped,
+    as Gazebo reports a continuous joint)."""
+    pytest.importorskip("rclpy")
+    import yaml
+    from sensor_msgs.msg import JointState
+
+    from ros_harness import Harness
+
+    scene = tmp_path / "pendulum.yaml"
+    scene.write_text(yaml.safe_dump(pendulum_scene(initial_joints={"hinge": 2.0})))
+    h = Harness({"scene": str(scene), "real_time_factor": 0.0, "marker_rate": 0.0,
+                 "publish_rate": 100.0})
+    try:
+        h.record(JointState, "/joint_states")
+        first = h.wait_for(lambda: h.latest("/joint_states"), 30, "/joint_states")
+        assert list(first.name) == ["hinge"]
+        # falling (no gravity compensation) from 2 rad towards equilibrium(2.0) = 1.955
+        assert 1.9 < first.position[0] <= 2.0 + 1e-9
+        commands = h.client.create_publisher(JointState, "/joint_commands", 10)
+
+        def reaches(message, ok):
+            commands.publish(message)  # again until the subscription has matched
+            time.sleep(0.05)
+            js = h.latest("/joint_states")
+            return ok(js.position[0])
+
+        target = equilibrium(2.5)
+        h.wait_for(lambda: reaches(JointState(name=["hinge"], position=[2.5]),
+                                   lambda p: abs(p - target) < 1e-3),
+                   30, f"the hinge at {target:.4f} rad")
+        h.wait_for(lambda: reaches(JointState(name=["hinge"], velocity=[10.0]),
+                                   lambda p: p > 4 * math.pi),
+                   30, "the hinge past two turns")
+        for m in h.messages("/joint_states"):
+            assert all(math.isfinite(x) for x in m.position)
+        assert not h.errors
+    finally:
+        h.close()
