@@ -57,7 +57,7 @@ class RunRecorder:
             out[k] = np.asarray(self.rows[k], dtype=str)
         n = len(self.joint_names)
         for k in ("joint_position", "joint_velocity", "joint_effort"):
-            out[k] = np.asarray(self.rows[k], dtype=float).reshape(-1, n)
+            out[k] = np.asarray(self.rows[k], dtype=float).reshape(len(self.rows["t"]), n)
         out["joint_names"] = np.asarray(self.joint_names, dtype=str)
         for link, w in self.wrenches.items():
             out[f"wrench/{link}"] = np.asarray(w).reshape(-1, 6)
