@@ -211,13 +211,16 @@ def test_simulate_output_records_joint_angles(tmp_path):
 
 @pytest.mark.ros
 def test_joint_states_carry_the_angle_of_a_continuous_joint(tmp_path):
-    """The node's /joint_states: the pendulum's position is its angle (an SRDF-free
+    """The node's /joint_states: the pendulum's position is its angle (an
     initial 2 rad, not cos 2), a position command over /joint_commands is reached as an
-    angle, and a velocity command makes the position grow past two turns (unwrapped,
-    as Gazebo reports a continuous joint)."""
+    angle, a velocity command makes the position grow past two turns (unwrapped, as
+    Gazebo reports a continuous joint), and a ~/joint_trajectory to 0.5 rad then ends
+    on the current turn instead of unwinding them."""
     pytest.importorskip("rclpy")
     import yaml
+    from builtin_interfaces.msg import Duration
     from sensor_msgs.msg import JointState
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
     from ros_harness import Harness
 
@@ -233,8 +236,8 @@ def test_joint_states_carry_the_angle_of_a_continuous_joint(tmp_path):
         assert 1.9 < first.position[0] <= 2.0 + 1e-9
         commands = h.client.create_publisher(JointState, "/joint_commands", 10)
 
-        def reaches(message, ok):
-            commands.publish(message)  # again until the subscription has matched
+        def reaches(message, ok, publisher=commands):
+            publisher.publish(message)  # again until the subscription has matched
             time.sleep(0.05)
             js = h.latest("/joint_states")
             return ok(js.position[0])
@@ -246,6 +249,21 @@ def test_joint_states_carry_the_angle_of_a_continuous_joint(tmp_path):
         h.wait_for(lambda: reaches(JointState(name=["hinge"], velocity=[10.0]),
                                    lambda p: p > 4 * math.pi),
                    30, "the hinge past two turns")
+        # a trajectory to 0.5 rad starts on the current turn: it ends at 0.5 + 2πk, it
+        # does not unwind the turns made
+        time.sleep(0.5)  # (no velocity command still in flight)
+        trajectory = h.client.create_publisher(
+            JointTrajectory, "/contact_lcp/joint_trajectory", 10)
+        point = JointTrajectoryPoint(positions=[0.5],
+                                     time_from_start=Duration(nanosec=200_000_000))
+        message = JointTrajectory(joint_names=["hinge"], points=[point])
+        settled = equilibrium(0.5)
+        h.wait_for(lambda: trajectory.get_subscription_count(), 10, "the node's subscription")
+        trajectory.publish(message)  # once: each message starts the trajectory anew
+        h.wait_for(lambda: abs(math.remainder(h.latest("/joint_states").position[0] - settled,
+                                              2 * math.pi)) < 1e-3,
+                   30, "the hinge at 0.5 rad (mod 2π)")
+        assert h.latest("/joint_states").position[0] > 4 * math.pi
         for m in h.messages("/joint_states"):
             assert all(math.isfinite(x) for x in m.position)
         assert not h.errors
