@@ -144,7 +144,7 @@ class Simulator(SimulatorViews):
         self.controls = [RobotControl(self.world, info, spec.controller, self.world.q0)
                          for info, spec in zip(self.world.robots, scene.robots)]
         self.joint_names = [n for r in self.world.robots for n in r.joint_names]
-        self.joints = JointPositions(self.world.robots)  # continuous joints unwrapped
+        self._joint_positions = JointPositions(self.world.robots)  # continuous joints unwrapped
         self._joint_owner = {n: (i, j) for i, r in enumerate(self.world.robots)
                              for j, n in enumerate(r.joint_names)}
         for link in scene.output.wrench_links + scene.output.imu_links:
@@ -191,7 +191,7 @@ class Simulator(SimulatorViews):
         self.t = 0.0
         self._q = self.world.q0.copy()
         self._v = self.world.v0.copy()
-        self.joints.reset(self._q)
+        self._joint_positions.reset(self._q)
         self._applied = None
         for c in self.controls:
             c.clear_commands()
@@ -257,7 +257,7 @@ class Simulator(SimulatorViews):
         # computed when read (applied_torques)
         self._applied = (tau, arm, v1, self._v)
         self._q, self._v, self._last = q1, v1, rec
-        self.joints.advance(q1)
+        self._joint_positions.advance(q1)
         self.t += self.h
         self.world.forward(self._q, self._v, trusted=True)  # checked above
         return StepInfo(self.t, len(rec.contacts), rec.num_active, rec.report,

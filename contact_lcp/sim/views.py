@@ -73,7 +73,7 @@ class SimulatorViews:
         continuous joint's angle, unwrapped (a wheel that made three turns reads ~6π).
         """
         idx_v = np.concatenate([r.idx_v for r in self.world.robots]).astype(int) if self.world.robots else np.zeros(0, int)
-        return JointState(list(self.joint_names), self.joints.read(self._q),
+        return JointState(list(self.joint_names), self._joint_positions.read(self._q),
                           self._v[idx_v].copy(), self.applied_torques()[idx_v])
 
     def trajectory_start(self, joints, first):
@@ -83,7 +83,7 @@ class SimulatorViews:
         there (ros2_control's ``angle_wraparound``) instead of unwinding whole turns."""
         now = self.joint_state()
         index = {name: i for i, name in enumerate(now.names)}
-        cont = dict(zip(now.names, self.joints.continuous))
+        cont = dict(zip(now.names, self._joint_positions.continuous))
         out = []
         for name, target in zip(joints, first):
             p = float(now.position[index[name]])
