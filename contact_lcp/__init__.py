@@ -20,6 +20,10 @@ Units
     SI throughout: m, kg, s, rad, N, N.m. LCP unknowns of the contact model are
     impulses [N.s]; the rows of ``w`` are velocities [m/s]. Poses are
     [x y z qx qy qz qw] (Pinocchio's quaternion order).
+Joint positions
+    A one-dof joint's position [rad or m] is its entry of ``q``, except a continuous
+    joint's: ``q`` holds ``(cos θ, sin θ)``, its position is the angle θ, reported
+    unwrapped and servoed the shortest way (``contact_lcp.sim.joint_angles``).
 Time stepping
     Velocity-impulse (semi-implicit Euler) with step ``h`` [s]:
     ``v+ = v + M^-1 (h (tau - b) + J^T z)``, ``q+ = integrate(q, h v+)``; a step without

@@ -364,7 +364,7 @@ def robot_info(model, spec, part, first_joint, qs, vs):
         name=spec.name, urdf_xml=part.xml, floating_base=bool(spec.floating_base),
         root_joint=first_joint if spec.floating_base else 0,
         joint_names=[model.names[j] for j in one_dof], idx_q=idx_q, idx_v=idx_v,
-        lower=lower, upper=upper, velocity_limit=vel, effort_limit=eff,
+        continuous=continuous, lower=lower, upper=upper, velocity_limit=vel, effort_limit=eff,
         q_slice=qs, v_slice=vs, link_names=links, mass=mass,
         base_link=links[0] if links else "",
     )

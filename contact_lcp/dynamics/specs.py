@@ -119,7 +119,10 @@ class RobotInfo:
         named in the world model (URDF names unless prefixed).
     idx_q, idx_v : (n,) ndarray of int
         Index of each joint in the world ``q`` and ``v`` (for a continuous joint,
-        ``idx_q`` points to its cosine; its ``q`` has two entries).
+        ``idx_q`` points to its cosine; its ``q`` has two entries, cos and sin).
+    continuous : (n,) ndarray of bool
+        Which joints are continuous: their position is the angle ``atan2(sin, cos)``
+        (:mod:`contact_lcp.sim.joint_angles`), never ``q[idx_q]``.
     lower, upper : (n,) ndarray
         Position limits [rad or m]; -inf/+inf when absent or continuous.
     velocity_limit, effort_limit : (n,) ndarray
@@ -141,6 +144,7 @@ class RobotInfo:
     joint_names: list
     idx_q: np.ndarray
     idx_v: np.ndarray
+    continuous: np.ndarray
     lower: np.ndarray
     upper: np.ndarray
     velocity_limit: np.ndarray

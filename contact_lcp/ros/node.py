@@ -436,7 +436,7 @@ class ContactLCPNode(NodeServices, Node):
             if times[0] > sim.t and all(j in index for j in joints):
                 # as ros2_control's trajectory controller: start from where the joints are
                 times = [sim.t] + times
-                points = [[float(now.position[index[j]]) for j in joints]] + points
+                points = [sim.trajectory_start(joints, points[0])] + points
                 if rates is not None:
                     rates = [[float(now.velocity[index[j]]) for j in joints]] + rates
             sim.set_trajectory(joints, times, points, velocities=rates)

@@ -4,6 +4,7 @@ import numpy as np
 from numba import njit
 
 from contact_lcp.exceptions import ContactLCPError, SceneError
+from contact_lcp.sim.joint_angles import joint_positions, servo_error, wrap_scalar
 from contact_lcp.sim.references import (
     HoldReference,
     SampledReference,
@@ -37,6 +38,10 @@ class RobotControl:
     spec : contact_lcp.sim.scene.ControllerSpec
     q0 : (nq,) ndarray
         Initial world configuration; the posture held when there is no trajectory.
+
+    Joint positions are those of :mod:`contact_lcp.sim.joint_angles`: a continuous joint's
+    angle, targets on it absolute angles reached the shortest way (error wrapped to
+    [-π, π)).
     """
 
     def __init__(self, world, info, spec, q0):
@@ -44,7 +49,8 @@ class RobotControl:
         names = list(info.joint_names)
         self.kp = _per_joint(spec.kp, names, "kp")
         self.kd = _per_joint(spec.kd, names, "kd")
-        self.q_init = np.asarray(q0, dtype=float)[info.idx_q].copy()
+        self.continuous = np.asarray(info.continuous, dtype=bool)
+        self.q_init = joint_positions(np.asarray(q0, dtype=float), info.idx_q, self.continuous)
         self.reference = self._reference(spec.trajectory, names)
         self._no_gravity = np.zeros(world.model.nv)
         lim = np.asarray(info.effort_limit, dtype=float)
@@ -139,15 +145,16 @@ class RobotControl:
         info = self.info
         nv = v.shape[0]
         tau, arm = np.zeros(nv), np.zeros(nv)
-        qj, vj = q[info.idx_q], v[info.idx_v]
+        cont = self.continuous
+        qj, vj = joint_positions(q, info.idx_q, cont), v[info.idx_v]
         if self.spec.kind == "prescribed":
             q_next, _, _ = self.reference(t + h)
-            return tau, arm, list(info.idx_v), list((q_next - qj) / h)
+            return tau, arm, list(info.idx_v), list(servo_error(q_next, qj, cont) / h)
         n = len(qj)
         if self.spec.kind == "pd" and not self.commanded:  # the scene's servos alone
             q_ref, v_ref, _ = self.reference(t + h)
             g = gravity(q) if self.spec.gravity_compensation else self._no_gravity
-            _pd_servos(tau, arm, info.idx_v, qj, vj, q_ref, v_ref, self.kp, self.kd, g,
+            _pd_servos(tau, arm, info.idx_v, cont, qj, vj, q_ref, v_ref, self.kp, self.kd, g,
                        self.limit, h)
             return tau, arm, [], []
         q_pred = qj + h * vj
@@ -155,7 +162,7 @@ class RobotControl:
         if self.spec.kind == "pd":
             q_ref, v_ref, _ = self.reference(t + h)
             kp, kd = self.kp.copy(), self.kd.copy()
-            tj = kp * (q_ref - q_pred) + kd * (v_ref - vj)
+            tj = kp * servo_error(q_ref, q_pred, cont) + kd * (v_ref - vj)
         if self.commanded:
             tj = self._external(t, h, qj, vj, q_pred, tj, kp, kd)
         if self.spec.gravity_compensation:
@@ -175,28 +182,33 @@ class RobotControl:
     def _external(self, t, h, qj, vj, q_pred, tj, kp, kd):
         """Apply the external commands and trajectories over the scene controller's
         torques ``tj``; their gains go into ``kp``, ``kd`` (in place)."""
+        cont = self.continuous
         for i in np.flatnonzero(self.mode == "effort"):
             tj[i], kp[i], kd[i] = self.value[i], 0.0, 0.0
         i = np.flatnonzero(self.mode == "position")
         kp[i], kd[i] = self.cmd_kp[i], self.cmd_kd[i]
-        tj[i] = kp[i] * (self.value[i] - q_pred[i]) - kd[i] * vj[i]
+        tj[i] = kp[i] * servo_error(self.value[i], q_pred[i], cont[i]) - kd[i] * vj[i]
         i = np.flatnonzero(self.mode == "velocity")
         kp[i], kd[i] = 0.0, self.cmd_kd[i]
         tj[i] = kd[i] * (self.value[i] - vj[i])
         for i, ref in self.tracks:
             qr, vr, _ = ref(t + h)
             kp[i], kd[i] = self.cmd_kp[i], self.cmd_kd[i]
-            tj[i] = kp[i] * (qr - q_pred[i]) + kd[i] * (vr - vj[i])
+            tj[i] = kp[i] * servo_error(qr, q_pred[i], cont[i]) + kd[i] * (vr - vj[i])
         return tj
 
 
 @njit(cache=True)
-def _pd_servos(tau, arm, idx_v, qj, vj, q_ref, v_ref, kp, kd, g, limit, h):
+def _pd_servos(tau, arm, idx_v, continuous, qj, vj, q_ref, v_ref, kp, kd, g, limit, h):
     """The scene's implicit PD servos with gravity ``g`` (nv,) added, in place on ``tau``
-    and ``arm`` (see :meth:`RobotControl.torques`: a clamped joint is explicit)."""
+    and ``arm`` (see :meth:`RobotControl.torques`: a clamped joint is explicit; a
+    continuous joint's position error is wrapped to [-π, π))."""
     for a in range(qj.shape[0]):
         c = idx_v[a]
-        t = kp[a] * (q_ref[a] - (qj[a] + h * vj[a])) + kd[a] * (v_ref[a] - vj[a]) + g[c]
+        e = q_ref[a] - (qj[a] + h * vj[a])
+        if continuous[a]:
+            e = wrap_scalar(e)
+        t = kp[a] * e + kd[a] * (v_ref[a] - vj[a]) + g[c]
         if abs(t) > limit[a]:
             tau[c] = min(max(t, -limit[a]), limit[a])
             arm[c] = 0.0

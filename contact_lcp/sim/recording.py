@@ -17,13 +17,20 @@ class RunRecorder:
     ``num_active``, ``lcp_status`` (LCPStatus name, NO_CONTACT or SAFE_STOP),
     ``lcp_pivots``, ``lcp_method`` and ``wrench/<link>`` (N, 6) [N, N.m] in W about the
     link origin for each wrench link.
+
+    Per one-dof joint of the robots: ``joint_names`` (n,) and ``joint_position``,
+    ``joint_velocity``, ``joint_effort`` (N, n) [rad or m, rad/s or m/s, N.m or N], as
+    ``Simulator.joint_state()`` reports them (a continuous joint's position is its
+    unwrapped angle, while ``q`` holds its cosine and sine).
     """
 
-    def __init__(self, wrench_links):
+    def __init__(self, wrench_links, joint_names=()):
         self.links = list(wrench_links)
+        self.joint_names = list(joint_names)
         self.rows = {k: [] for k in ("t", "q", "v", "contact_force_total", "max_penetration",
                                      "num_contacts", "num_active", "lcp_status", "lcp_pivots",
-                                     "lcp_method")}
+                                     "lcp_method", "joint_position", "joint_velocity",
+                                     "joint_effort")}
         self.wrenches = {link: [] for link in self.links}
 
     def add(self, sim, info):
@@ -39,6 +46,10 @@ class RunRecorder:
         r["lcp_status"].append(info.lcp_status)
         r["lcp_pivots"].append(info.pivots)
         r["lcp_method"].append(info.lcp_method)
+        js = sim.joint_state()
+        r["joint_position"].append(js.position)
+        r["joint_velocity"].append(js.velocity)
+        r["joint_effort"].append(js.effort)
         for link in self.links:
             self.wrenches[link].append(sim.link_wrench(link, "world"))
 
@@ -47,6 +58,10 @@ class RunRecorder:
         out = {k: np.asarray(v) for k, v in self.rows.items()}
         for k in ("lcp_status", "lcp_method"):
             out[k] = np.asarray(self.rows[k], dtype=str)
+        n = len(self.joint_names)
+        for k in ("joint_position", "joint_velocity", "joint_effort"):
+            out[k] = np.asarray(self.rows[k], dtype=float).reshape(len(self.rows["t"]), n)
+        out["joint_names"] = np.asarray(self.joint_names, dtype=str)
         for link, w in self.wrenches.items():
             out[f"wrench/{link}"] = np.asarray(w).reshape(-1, 6)
         return out

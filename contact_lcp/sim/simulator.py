@@ -11,6 +11,7 @@ from contact_lcp.dynamics.reduced import FreeMotion
 from contact_lcp.dynamics.world import all_finite
 from contact_lcp.exceptions import ContactLCPError, InvalidProblem, SceneError
 from contact_lcp.sim.control import CommandError, RobotControl
+from contact_lcp.sim.joint_angles import JointPositions
 from contact_lcp.sim.scene import model_settings
 from contact_lcp.sim.scene_loader import load_scene, solver_options
 from contact_lcp.sim.stepper import Stepper
@@ -143,6 +144,7 @@ class Simulator(SimulatorViews):
         self.controls = [RobotControl(self.world, info, spec.controller, self.world.q0)
                          for info, spec in zip(self.world.robots, scene.robots)]
         self.joint_names = [n for r in self.world.robots for n in r.joint_names]
+        self._joint_positions = JointPositions(self.world.robots)  # continuous joints unwrapped
         self._joint_owner = {n: (i, j) for i, r in enumerate(self.world.robots)
                              for j, n in enumerate(r.joint_names)}
         for link in scene.output.wrench_links + scene.output.imu_links:
@@ -192,6 +194,7 @@ class Simulator(SimulatorViews):
         self.t = 0.0
         self._q = self.world.q0.copy()
         self._v = self.world.v0.copy()
+        self._joint_positions.reset(self._q)
         self._applied = None
         for c in self.controls:
             c.clear_commands()
@@ -257,6 +260,7 @@ class Simulator(SimulatorViews):
         # computed when read (applied_torques)
         self._applied = (tau, arm, v1, self._v)
         self._q, self._v, self._last = q1, v1, rec
+        self._joint_positions.advance(q1)
         self.t += self.h
         self.world.forward(self._q, self._v, trusted=True)  # checked above
         return StepInfo(self.t, len(rec.contacts), rec.num_active, rec.report,

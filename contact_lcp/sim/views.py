@@ -6,6 +6,7 @@ import numpy as np
 from numba import njit
 
 from contact_lcp.exceptions import FrameNotFound
+from contact_lcp.sim.joint_angles import wrap_angle
 
 
 @dataclass(frozen=True)
@@ -66,11 +67,30 @@ class SimulatorViews:
     """Mixin of :class:`contact_lcp.sim.Simulator`: everything a publisher reads."""
 
     def joint_state(self):
-        """Names, positions, velocities and the efforts applied over the last step."""
-        idx_q = np.concatenate([r.idx_q for r in self.world.robots]).astype(int) if self.world.robots else np.zeros(0, int)
+        """Names, positions, velocities and the efforts applied over the last step.
+
+        Positions [rad or m] as :mod:`contact_lcp.sim.joint_angles` reports them: a
+        continuous joint's angle, unwrapped (a wheel that made three turns reads ~6π).
+        """
         idx_v = np.concatenate([r.idx_v for r in self.world.robots]).astype(int) if self.world.robots else np.zeros(0, int)
-        return JointState(list(self.joint_names), self._q[idx_q].copy(), self._v[idx_v].copy(),
-                          self.applied_torques()[idx_v])
+        return JointState(list(self.joint_names), self._joint_positions.read(self._q),
+                          self._v[idx_v].copy(), self.applied_torques()[idx_v])
+
+    def trajectory_start(self, joints, first):
+        """Current positions of ``joints`` (names) to start a trajectory whose first
+        point is ``first`` (one position per joint): a continuous joint's angle is taken
+        on the turn within π of its first point, so the trajectory leads the shortest way
+        there (ros2_control's ``angle_wraparound``) instead of unwinding whole turns."""
+        now = self.joint_state()
+        index = {name: i for i, name in enumerate(now.names)}
+        cont = dict(zip(now.names, self._joint_positions.continuous))
+        out = []
+        for name, target in zip(joints, first):
+            p = float(now.position[index[name]])
+            if cont[name]:
+                p = float(target) + float(wrap_angle(p - float(target)))
+            out.append(p)
+        return out
 
     def base_state(self, robot=0):
         """Floating-base pose and world-frame twist of ``robot``; None for a fixed base."""
