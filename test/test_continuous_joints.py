@@ -116,6 +116,39 @@ def test_a_spinning_joint_reports_its_unwrapped_angle_through_its_urdf_limits():
     assert math.remainder(position - angle_in_q(sim), 2 * math.pi) == pytest.approx(0, abs=1e-9)
 
 
+def test_a_state_file_carries_the_unwrapped_angle(tmp_path):
+    """A joint spun past two turns and saved reads the same unwrapped angle after
+    load_state (q holds only (cos, sin)); angles that are not q's plus whole turns are
+    refused, naming the field, and leave the simulator as it was."""
+    import json
+
+    from contact_lcp.sim.checkpoint import CheckpointError
+
+    sim = pendulum()
+    sim.set_command("velocity", [30.0], kd=KD)
+    run(sim, 0.6)
+    spun = sim.joint_state().position[0]
+    assert spun > 4 * math.pi
+    path = tmp_path / "spun.state"
+    sim.save_state(path)
+    fresh = pendulum()
+    fresh.load_state(path)
+    assert fresh.joint_state().position[0] == pytest.approx(spun, abs=1e-12)
+
+    with np.load(path, allow_pickle=False) as f:
+        arrays = {k: f[k] for k in f.files}
+    arrays["angles"] = arrays["angles"] + 0.5
+    bad = tmp_path / "bad.state"
+    with open(bad, "wb") as f:
+        np.savez(f, **arrays)
+    other = pendulum()
+    before = other.joint_state().position[0]
+    with pytest.raises(CheckpointError, match="angles"):
+        other.load_state(bad)
+    assert other.joint_state().position[0] == before
+    assert json.loads(str(arrays["header"]))["state"]["angles"] == {"array": "angles"}
+
+
 def test_a_trajectory_starts_on_the_turn_nearest_its_first_point():
     """As the node starts a trajectory (ros2_control's angle_wraparound): from the
     current angle taken within π of the first point, so it does not unwind turns."""

@@ -42,7 +42,7 @@ SCHEMA, VERSION = "contact_lcp.state", 2
 #: the format of the pickle state files of earlier versions (refused, never unpickled)
 OLD_FORMAT = "contact_lcp.state/1"
 #: the state's values, in the header's "state" object
-FIELDS = ("t", "q", "v", "applied", "stats", "last", "model", "hot", "controls")
+FIELDS = ("t", "q", "v", "applied", "stats", "last", "model", "hot", "controls", "angles")
 #: the identity of the scene a file was saved from, checked on load
 IDENTITY = ("time_step", "nq", "nv", "joints", "bodies", "contact_model")
 #: how far from 1 the norm of a saved quaternion may be (a run keeps them at round-off)
@@ -90,6 +90,9 @@ def save_state(sim, path):
         "model": model_memory(sim)[1],
         "hot": (hot.hits, dict(hot.misses), hot.skipped, hot._skip, hot._backoff),
         "controls": [{k: getattr(c, k) for k in c.COMMAND_FIELDS} for c in sim.controls],
+        # the continuous joints' unwrapped angles: q holds only (cos, sin), so without
+        # them a resumed wheel would lose its whole turns
+        "angles": sim._joint_positions.anchor,
     }
     arrays = {}
     state = {k: encode(values[k], k, arrays) for k in FIELDS}
@@ -206,6 +209,7 @@ def _checked(sim, state):
         "hot": checks.hot_step(state["hot"], "hot"),
         "controls": [checks.control(saved, f"controls[{i}]", c, MODES + ("trajectory",))
                      for i, (c, saved) in enumerate(zip(sim.controls, state["controls"]))],
+        "angles": checks.unwrapped_angles(state["angles"], "angles", sim._joint_positions, q),
     }
 
 
@@ -247,5 +251,6 @@ def load_state(sim, path):
     for control, saved in zip(sim.controls, s["controls"]):
         for key, value in saved.items():
             setattr(control, key, value)
+    sim._joint_positions.anchor = s["angles"]
     sim.world.forward(sim._q, sim._v)
     return state

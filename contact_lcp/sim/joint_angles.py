@@ -10,8 +10,8 @@ continuous joint (Pinocchio's ``JointModelRUB*``: ``nq = 2``, ``nv = 1``) stores
   configuration nearest to it (``atan2(sin, cos)`` plus the whole turns of the anchor).
   This follows the joint exactly while it turns less than π per step (a wheel at
   3000 rad/s with h = 1 ms); the configuration itself only ever holds (cos, sin).
-  The anchors start at the initial angles (``reset``); a state file does not carry them,
-  so after ``load_state`` a continuous joint reads the angle nearest its initial one.
+  The anchors start at the initial angles (``reset``) and are saved in state files, so a
+  resumed run reads the same unwrapped angles.
 - **Servoed** on the wrapped angle difference: a position target θ* is an absolute angle,
   and the servo's error is ``wrap(θ* - θ)`` in [-π, π), the shortest way to the target,
   as ros2_control's joint trajectory controller does for continuous joints

@@ -79,6 +79,21 @@ def array(value, field, shape, dtype="f", finite=True, lo=None, hi=None):
     return value
 
 
+def unwrapped_angles(value, field, positions, q):
+    """The continuous joints' unwrapped angles [rad] (``positions``: the simulator's
+    :class:`~contact_lcp.sim.joint_angles.JointPositions`), each the angle of its
+    ``(cos, sin)`` in ``q`` plus whole turns: another value would make the reported
+    position jump at the next step."""
+    value = array(value, field, positions.anchor.shape)
+    ic = positions.idx_q[positions.continuous]
+    off = value - np.arctan2(q[ic + 1], q[ic])
+    turns = np.round(off / (2.0 * np.pi))
+    if value.size and np.max(np.abs(off - 2.0 * np.pi * turns)) > 1e-6:
+        raise FieldError(field, "the angles of q's continuous joints plus whole turns",
+                         "angles that differ from them")
+    return value
+
+
 def stats(value, field, fields):
     """A dict of the run's counters, each an integer >= 0."""
     if not isinstance(value, dict) or set(value) != set(fields):
