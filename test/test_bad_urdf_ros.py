@@ -59,6 +59,36 @@ def test_a_crashing_loader_child_is_a_reason_not_a_crash():
     assert "more than 0.5 s" in urdf_guard.probe({}, command=hang, timeout=0.5)
 
 
+def test_meshes_a_peer_names_get_one_answer_that_tells_nothing_of_the_files(tmp_path):
+    """A description's mesh may name any path; whether it is missing, a secret text file,
+    a folder, a FIFO (which would block a reader) or a device, the reason is the same
+    but for the path the peer sent, and quotes no content. A real mesh still loads."""
+    import os
+
+    from contact_lcp.ros.config import NodeConfig
+
+    secret = tmp_path / "secret.stl"
+    secret.write_text("db_password: s3cr3t-value\n")
+    (tmp_path / "folder.stl").mkdir()
+    os.mkfifo(tmp_path / "pipe.stl")
+    paths = [tmp_path / "missing.stl", secret, tmp_path / "folder.stl", tmp_path / "pipe.stl",
+             Path("/dev/zero"), Path("/etc/passwd")]
+    (tmp_path / "box.urdf").write_text(one_link('<geometry><box size="0.2 0.2 0.1"/></geometry>'))
+    scene = tmp_path / "scene.yaml"
+    scene.write_text("robots:\n  - {name: r, urdf: box.urdf}\n")
+    scene = str(scene)
+    reasons = set()
+    for path in paths:
+        cfg = NodeConfig(scene=scene, robot_description=one_link(mesh(path)))
+        reason = urdf_guard.check(cfg, timeout=20.0)
+        assert reason is not None and "s3cr3t" not in reason and "root:" not in reason
+        reasons.add(reason.replace(str(path), "PATH"))
+    assert len(reasons) == 1, reasons
+    good = binary_stl(tmp_path / "plate.stl", SQUARE)
+    assert urdf_guard.check(NodeConfig(scene=scene, robot_description=one_link(mesh(good)))) \
+        is None
+
+
 def test_the_loader_child_names_the_culprit_and_accepts_a_flat_mesh(tmp_path):
     cube = ascii_stl(tmp_path / "cube.stl", cube_triangles())
     bad = {"name": "r", "urdf_string": one_link(mesh(cube, "0 0 0"))}

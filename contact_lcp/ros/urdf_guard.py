@@ -49,13 +49,61 @@ def request_of(cfg):
             "robots": [dataclasses.asdict(s) for s in specs]}
 
 
+#: File endings of the mesh formats a peer's description may name (assimp reads them).
+MESH_ENDINGS = (".stl", ".dae", ".obj", ".ply", ".off", ".3ds", ".fbx", ".glb", ".gltf")
+
+
+def mesh_files(xml):
+    """The ``filename`` of every ``<mesh>`` in URDF text ``xml`` (none if it is no XML:
+    the loader names that)."""
+    import xml.etree.ElementTree as ET
+
+    try:
+        root = ET.fromstring(xml)
+    except ET.ParseError:
+        return []
+    return [m.get("filename", "") for m in root.iter("mesh")]
+
+
+def _local_path(uri):
+    """The file a mesh URI names on this machine, or None for ``package://`` (resolved
+    by the loader)."""
+    if uri.startswith("package://"):
+        return None
+    return uri[len("file://"):] if uri.startswith("file://") else uri
+
+
+def _meshes_refused(uris):
+    """The one reason for meshes a peer's description names that must not be opened, or
+    that could not be loaded: it quotes only the names the peer sent, and is the same
+    whether a file exists, is no mesh or cannot be read, so that the answer tells nothing
+    about this machine's files."""
+    return ("robot description not adopted: its collision meshes "
+            f"{sorted(set(uris))} must each be a readable mesh file ({', '.join(MESH_ENDINGS)}) "
+            "on the node's machine; at least one is missing, unreadable or not a mesh")
+
+
 def check(cfg, *, command=None, timeout=TIMEOUT):
     """Why the robots of NodeConfig ``cfg`` must not be loaded in this process, or None
-    when a child process loaded them (or there are none)."""
+    when a child process loaded them (or there are none).
+
+    A description's meshes are files a peer names: only mesh files (by ending; a regular
+    file where one exists) are opened, and whatever goes wrong with them gets one reason
+    that quotes no file's content and does not tell a missing file from an unreadable one.
+    """
     request = request_of(cfg)
     if not request or not request["robots"]:
         return None
-    return probe(request, command=command, timeout=timeout)
+    uris = mesh_files(cfg.robot_description) if cfg.robot_description else []
+    for uri in uris:
+        path = _local_path(uri)
+        if not uri.lower().endswith(MESH_ENDINGS) or (
+                path is not None and os.path.exists(path) and not os.path.isfile(path)):
+            return _meshes_refused(uris)
+    reason = probe(request, command=command, timeout=timeout)
+    if reason is not None and uris and "cannot load its collision geometry" in reason:
+        return _meshes_refused(uris)
+    return reason
 
 
 def probe(request, *, command=None, timeout=TIMEOUT):
