@@ -3,13 +3,14 @@
 A compiled (numba) loop holds the GIL and never looks at Python's signal flags, so a
 dense n = 5 000 search ignored SIGINT for over a minute, and a timer could not even run.
 Every long compiled loop therefore takes a one-element ``stop`` array and returns
-(status :data:`STOPPED`) at its next pivot or node once ``stop[0]`` is nonzero. Above
-:data:`THREAD_MIN_N` such a kernel runs in a worker thread (its entry point is compiled
-``nogil``) while the calling thread waits on it in short slices: a KeyboardInterrupt
-raised there, by a real SIGINT or by ``_thread.interrupt_main()``, sets ``stop`` (the
-worker ends within one pivot, O(n^2)) and is re-raised; a passed deadline sets it too and
-the method reports ``LCPStatus.TIME_LIMIT``. Smaller kernels run in the calling thread
-(a thread costs ~50-100 us; their pivot budgets bound them to about a second), and the
+(status ``tableau.STOPPED``) at its next pivot or node once ``stop[0]`` is nonzero.
+From :data:`THREAD_MIN_N` rows on such a kernel runs in a worker thread (one per calling
+thread, kept; the kernel's entry point is compiled ``nogil``) while the calling thread
+waits for it in :data:`POLL` slices: a KeyboardInterrupt raised there, by a real SIGINT
+or by ``_thread.interrupt_main()``, sets ``stop`` (the worker ends within one pivot,
+O(n^2)) and is re-raised at once; a passed deadline sets it too and the method reports
+``LCPStatus.TIME_LIMIT``. Smaller kernels run in the calling thread (the hand-over costs
+~40 us; their pivot budgets bound them to well under a second), and the
 Python-level loops (the revised path, Murty, PGS, the robust method's stages, ``solve``'s
 retries) test :func:`expired` between steps.
 
@@ -21,6 +22,7 @@ cache), which is no part of the problem.
 
 import contextlib
 import math
+import queue
 import threading
 import time
 
@@ -127,32 +129,52 @@ def opened(time_limit):
         _local.budget = None
 
 
-def call(kernel, n, *args):
-    """``kernel(*args, stop)`` with the current budget's ``stop``: in a worker thread when
-    ``n >= THREAD_MIN_N`` (module notes), else here. A KeyboardInterrupt (or any exception)
-    while waiting stops the kernel, waits for it (one pivot) and is re-raised."""
-    budget = current()
-    stop = budget.stop
-    if n < THREAD_MIN_N:
-        return kernel(*args, stop)
-    box = {}
+class _Worker:
+    """One daemon thread per calling thread that runs kernels handed to it (starting a
+    thread per call cost ~170 us; a hand-over through two queues ~20-40 us)."""
 
-    def work():
+    def __init__(self):
+        self.jobs = queue.SimpleQueue()
+        self.results = queue.SimpleQueue()
+        self.count = 0  # jobs handed over; a result names its job
+        self.thread = threading.Thread(target=self._serve, name="lcp-kernel", daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while True:
+            job, kernel, args = self.jobs.get()
+            try:
+                self.results.put((job, True, kernel(*args)))
+            except BaseException as e:  # handed to the waiting thread
+                self.results.put((job, False, e))
+
+    def run(self, kernel, args, budget):
+        self.count += 1
+        self.jobs.put((self.count, kernel, args))
         try:
-            box["out"] = kernel(*args, stop)
-        except BaseException as e:  # handed to the waiting thread
-            box["error"] = e
+            while True:
+                try:
+                    job, ok, out = self.results.get(timeout=POLL)
+                    if job == self.count:  # (an interrupted wait left older ones)
+                        break
+                except queue.Empty:
+                    budget.expired()
+        except BaseException:
+            budget.stop[0] = INTERRUPTED  # the kernel ends at its next pivot
+            raise
+        if not ok:
+            raise out
+        return out
 
-    worker = threading.Thread(target=work, name="lcp-kernel", daemon=True)
-    worker.start()
-    try:
-        while worker.is_alive():
-            worker.join(POLL)
-            budget.expired()
-    except BaseException:
-        stop[0] = INTERRUPTED
-        worker.join()
-        raise
-    if "error" in box:
-        raise box["error"]
-    return box["out"]
+
+def call(kernel, n, *args):
+    """``kernel(*args, stop)`` with the current budget's ``stop``: in this thread's worker
+    when ``n >= THREAD_MIN_N`` (module notes), else here. A KeyboardInterrupt (or any
+    exception) while waiting stops the kernel, waits for it (one pivot) and is re-raised."""
+    budget = current()
+    if n < THREAD_MIN_N:
+        return kernel(*args, budget.stop)
+    worker = getattr(_local, "worker", None)
+    if worker is None:
+        worker = _local.worker = _Worker()
+    return worker.run(kernel, (*args, budget.stop), budget)

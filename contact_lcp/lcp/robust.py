@@ -83,7 +83,7 @@ _STATS = ("nodes", "queued", "max_queue", "depth", "total_pivots", "replayed",
 
 
 @njit(cache=True)
-def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, eps,
+def _search(M, MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, eps,
             err_max, pivot_tol, tie_tol, max_nodes, n_slots, dive,
             cost_offset, cold_row, stop):
     """The best-first search; the state arrays hold the root on entry, the end state on
@@ -246,7 +246,7 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
                     qc[r] = t
                     basis[r] = e
                     tb.basic_residual(MT, q, c, basis, qc, r_x)
-                    ok = _rows_certify(MT, q, basis, qc, r_x)
+                    ok = _rows_certify(M, q, basis, qc, r_x)
                     basis[r] = z0
                     if ok:
                         tb.pivot(Binv, qbar, basis, where, d, r, e, work)
@@ -304,7 +304,7 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
 
 
 @njit(cache=True)
-def _rows_certify(MT, q, basis, x, r_x):
+def _rows_certify(M, q, basis, x, r_x):
     """Whether the complementary basis with basic values ``x`` and basis residual ``r_x``
     passes half the per-row certification test of :mod:`contact_lcp.lcp.residual` (half:
     a margin for solve()'s check): in each row the residual and a negative basic value of
@@ -312,7 +312,7 @@ def _rows_certify(MT, q, basis, x, r_x):
     n = q.shape[0]
     z = tb.extract_z(x, basis, n)
     ones = np.ones(n)
-    _, tol = row_tolerance_vector(MT.T, q, z, ones, ones, 1.0)
+    _, tol = row_tolerance_vector(M, q, z, ones, ones, 1.0)
     for i in range(n):
         if not abs(r_x[i]) <= 0.5 * tol[i]:
             return False
@@ -346,7 +346,7 @@ def _run(M, q, c, Binv, qbar, basis, where, keys, warm_pivots, eps, err_max, piv
         cold_row = -1
         d0 = -np.dot(Binv, c)  # the z0 column, -1 in the basis coordinates
         leaving = tb.pivot(Binv, qbar, basis, where, d0, np.argmin(qbar), 2 * n, np.empty(n))
-    code, stats = _search(MT, q, c, Binv, qbar, basis, where, keys, leaving, warm_pivots + 1,
+    code, stats = _search(M, MT, q, c, Binv, qbar, basis, where, keys, leaving, warm_pivots + 1,
                           eps * scale, err_max * scale, pivot_tol, tie_tol, max_nodes, n_slots,
                           dive, cost_offset, cold_row, stop)
     stats[TOTAL_PIVOTS] += warm_pivots + 1
