@@ -12,7 +12,7 @@ from hypothesis import assume, example, given, settings, strategies as st
 
 from contact_lcp.contact.lcp_builder import build_contact_lcp
 from contact_lcp.lcp import METHODS, solve
-from contact_lcp.lcp.residual import certify, certify_scaled
+from contact_lcp.lcp.residual import certify, certify_rows, reported_error, row_tolerances
 from contact_lcp.lcp.scaling import MAX_SWEEPS, all_finite, equilibrate, equilibrated
 
 # Derandomized: on these random rank-deficient 3-contact LCPs (G of rank 6 of 9) the
@@ -70,23 +70,24 @@ def test_one_call_preparation_and_certification_are_the_separate_steps(seed):
     rng = np.random.default_rng(seed)
     for A, b in ((M, q), (1e4 * M, 1e-3 * q), (diagonal(rng, q.size)[:, None] * M, q)):
         A, b = np.ascontiguousarray(A), np.ascontiguousarray(b)
-        finite, d1, d2, s, sweeps, Ms, qs = equilibrated(A, b, MAX_SWEEPS, True)
+        finite, d1, d2, s, sweeps, Ms, qs, exact = equilibrated(A, b, MAX_SWEEPS, True)
         sc = equilibrate(A, b)
-        assert finite and s == sc.s and sweeps == sc.sweeps
+        assert finite and exact and s == sc.s and sweeps == sc.sweeps
         np.testing.assert_array_equal(d1, sc.d1)
         np.testing.assert_array_equal(d2, sc.d2)
         for got, want in zip((Ms, qs), sc.apply(A, b)):
             np.testing.assert_array_equal(got, want)
         zs = np.abs(rng.standard_normal(q.size)) * (rng.random(q.size) < 0.5)
-        finite, z, w, err, tol, W, Z = certify_scaled(A, b, zs, d1, d2, s)
+        finite, z, w, ratio, T, Tz = certify_rows(A, b, zs, d1, d2, s)
         z_ref = sc.z_from_scaled(zs)
         err_ref, w_ref, tol_ref = certify(A, b, z_ref, sc)
-        assert finite and err == err_ref and tol == tol_ref
-        assert W == np.max(sc.w_unit) and Z == np.max(sc.z_unit)
+        assert finite and reported_error(ratio, T) == err_ref and T == tol_ref
+        tol_w, tol_z = row_tolerances(A, b, z_ref, sc)
+        np.testing.assert_allclose([T, Tz], [tol_w.max(), tol_z.max()], rtol=1e-12)
         np.testing.assert_array_equal(z, z_ref)
         np.testing.assert_array_equal(w, w_ref)
         zs[-1] = np.nan
-        assert not certify_scaled(A, b, zs, d1, d2, s)[0]
+        assert not certify_rows(A, b, zs, d1, d2, s)[0]
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])

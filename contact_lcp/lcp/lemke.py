@@ -14,8 +14,9 @@ The pivot engine is :mod:`contact_lcp.lcp.tableau`.
 
 import numpy as np
 
+from contact_lcp.lcp import budget as bg
 from contact_lcp.lcp import tableau as tb
-from contact_lcp.lcp.residual import raw_tolerance
+from contact_lcp.lcp.residual import row_certifies
 from contact_lcp.lcp.result import LCPStatus, MethodOutput
 
 #: Map from the kernels' status codes to LCPStatus.
@@ -26,6 +27,7 @@ STATUS = {
     tb.ERROR: LCPStatus.ERROR,
     tb.MAX_PIVOTS: LCPStatus.MAX_PIVOTS,
     tb.NUMERICAL_FAILURE: LCPStatus.NUMERICAL_FAILURE,
+    tb.STOPPED: LCPStatus.TIME_LIMIT,
 }
 
 REASONS = {
@@ -33,6 +35,7 @@ REASONS = {
     tb.CYCLE: "a basis visited before came again",
     tb.MAX_PIVOTS: "pivot limit reached",
     tb.NUMERICAL_FAILURE: "only pivot elements below pivot_tol * ||d||_inf block",
+    tb.STOPPED: "the solve's time limit ran out",
 }
 
 
@@ -63,8 +66,8 @@ def run_path(M, q, rule, delta, max_pivots, pivot_tol):
     max_pivots = default_max_pivots(n) if max_pivots is None else int(max_pivots)
     if np.all(q >= 0.0):
         return MethodOutput(np.zeros(n), LCPStatus.SOLVED, 0, {"reason": "q >= 0"})
-    code, pivots, last, z, res = tb.lemke_run(M, q, tb.zobrist_keys(n), rule, float(delta),
-                                              float(pivot_tol), max_pivots)
+    code, pivots, last, z, res = bg.call(tb.lemke_run_stoppable, n, M, q, tb.zobrist_keys(n),
+                                         rule, float(delta), float(pivot_tol), max_pivots)
     info = {"max_pivots": max_pivots}
     if code == tb.SOLVED:
         info["basis_residual"] = res
@@ -112,8 +115,8 @@ def certified_path(M, q, rule, delta, pivot_tol, max_pivots):
     0 on a degenerate pivot, as in :func:`run_path`) is SOLVED; ``ended`` then names how
     it ended (else None)."""
     n = q.shape[0]
-    code, pivots, _, z, _ = tb.lemke_run(M, q, tb.zobrist_keys(n), rule, delta, pivot_tol,
-                                         max_pivots)
+    code, pivots, _, z, _ = bg.call(tb.lemke_run_stoppable, n, M, q, tb.zobrist_keys(n), rule,
+                                    delta, pivot_tol, max_pivots)
     ended = None
     if code == tb.SOLVED:
         if not certifies(M, q, z):
@@ -132,9 +135,9 @@ def ended_at_solution(M, q, code, z):
 
 
 def certifies(M, q, z):
-    """Whether ``z`` passes the certification test on these (equilibrated) data."""
-    w = M @ z + q
-    return bool(np.max(np.abs(np.minimum(z, w))) <= raw_tolerance(M, q, z))
+    """Whether ``z`` passes the per-row certification test on these (equilibrated) data
+    (:func:`contact_lcp.lcp.residual.row_certifies`)."""
+    return row_certifies(M, q, z)
 
 
 def path_limit(n, info, budget, capped=True):
@@ -158,6 +161,9 @@ def lemke_paths(M, q, pivot_tol, info, budget=None):
     stays within it: a path gets what is left, and none starts once it is spent."""
     for name, rule, delta in (("lexicographic", tb.RULE_LEXICOGRAPHIC, 0.0),
                               ("lemke", tb.RULE_MIN_INDEX, 0.0)):
+        if bg.expired():
+            info.setdefault("paths", []).append("time:spent")
+            return None
         max_pivots = path_limit(q.shape[0], info, budget)
         if max_pivots == 0:
             return None

@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 import scipy.linalg
 
+from contact_lcp.lcp import budget as bg
 from contact_lcp.lcp.residual import raw_tolerance
 from contact_lcp.lcp.result import LCPStatus, MethodOutput
 
@@ -90,6 +91,9 @@ def solve_murty(M, q, *, max_pivots=None, singular_tol=1e-12):
                                 {"alpha": idx.tolist()})
         if pivots == max_pivots:
             break
+        if bg.expired():  # the solve's deadline (contact_lcp.lcp.budget)
+            return MethodOutput(z, LCPStatus.TIME_LIMIT, pivots, {
+                "alpha": idx.tolist(), "reason": "the solve's time limit ran out"})
         alpha[bad[0]] = not alpha[bad[0]]
     return MethodOutput(z, LCPStatus.MAX_PIVOTS, max_pivots, {
         "alpha": np.flatnonzero(alpha).tolist(), "reason": f"flip limit {max_pivots} reached"})

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from contact_lcp.lcp.residual import raw_tolerance
+from contact_lcp.lcp import budget as bg
+from contact_lcp.lcp.residual import raw_tolerance, row_certifies
 from contact_lcp.lcp.result import LCPStatus, MethodOutput
 
 
@@ -21,8 +22,9 @@ def solve_pgs(M, q, *, max_iterations=1000, tolerance=None, omega=1.0, z0=None):
         Sweeps before giving up with ``MAX_PIVOTS`` (one sweep counts as one pivot).
     tolerance : float, optional
         Stop when ``||min(z, w)||_inf`` falls below this, in the units of ``q``. Default:
-        half of :func:`contact_lcp.lcp.residual.raw_tolerance` at the current ``z``,
-        so that a converged PGS answer also passes the certification of ``solve``.
+        half of :func:`contact_lcp.lcp.residual.raw_tolerance` at the current ``z`` and
+        then half of each row's own tolerance (``residual.row_certifies``), so that a
+        converged PGS answer also passes the per-row certification of ``solve``.
     omega : float
         Relaxation factor in (0, 2).
     z0 : (n,) ndarray, optional
@@ -56,8 +58,11 @@ def solve_pgs(M, q, *, max_iterations=1000, tolerance=None, omega=1.0, z0=None):
                 z[i] = zi
         err = float(np.max(np.abs(np.minimum(z, w))))
         tol = 0.5 * raw_tolerance(M, q, z) if tolerance is None else tolerance
-        if err <= tol:
+        if err <= tol and (tolerance is not None or row_certifies(M, q, z, 0.5)):
             return MethodOutput(z, LCPStatus.SOLVED, it, {"iterations": it})
+        if bg.expired():  # the solve's deadline (contact_lcp.lcp.budget)
+            return MethodOutput(z, LCPStatus.TIME_LIMIT, it,
+                                {"iterations": it, "reason": "the solve's time limit ran out"})
     return MethodOutput(
         z, LCPStatus.MAX_PIVOTS, max_iterations,
         {"iterations": max_iterations, "reason": f"no convergence in {max_iterations} sweeps"},

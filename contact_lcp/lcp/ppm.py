@@ -42,6 +42,7 @@ robust pivot search solves the same LCP and ``info['fallback']`` says so.
 import numpy as np
 from numba import njit
 
+from contact_lcp.lcp import budget as bg
 from contact_lcp.lcp import tableau as tb
 from contact_lcp.lcp.cholesky import _backward, _forward
 from contact_lcp.lcp.residual import certification_tolerance
@@ -53,11 +54,12 @@ FALLBACKS = {"robust": solve_robust}
 
 
 # Kernel status codes (mapped to LCPStatus by _STATUS).
-_SOLVED, _CYCLE, _MAX_PIVOTS, _SINGULAR, _INFEASIBLE, _INACCURATE, _EXCHANGE = range(7)
+(_SOLVED, _CYCLE, _MAX_PIVOTS, _SINGULAR, _INFEASIBLE, _INACCURATE, _EXCHANGE,
+ _STOPPED) = range(8)
 _STATUS = {_SOLVED: LCPStatus.SOLVED, _CYCLE: LCPStatus.CYCLE,
            _MAX_PIVOTS: LCPStatus.MAX_PIVOTS, _SINGULAR: LCPStatus.NUMERICAL_FAILURE,
            _INFEASIBLE: LCPStatus.NO_SOLUTION, _INACCURATE: LCPStatus.NUMERICAL_FAILURE,
-           _EXCHANGE: LCPStatus.NUMERICAL_FAILURE}
+           _EXCHANGE: LCPStatus.NUMERICAL_FAILURE, _STOPPED: LCPStatus.TIME_LIMIT}
 _STATS = ("swaps", "shifted_swaps", "exchanges", "least_index")
 # The named slots of the kernel's statistics array.
 SWAPS, SHIFTED_SWAPS, EXCHANGES, LEAST_INDEX = range(len(_STATS))
@@ -116,7 +118,16 @@ def _block_solve(L, k, rhs):
 
 @njit(cache=True)
 def _kernel(M, q, beta0, max_pivots, singular_tol, keys, norm_M, norm_q):
-    """The modified PPM. Returns ``(status, z, beta, pivots, stats, culprit)``.
+    """:func:`_kernel_stoppable` that nothing stops."""
+    return _kernel_stoppable(M, q, beta0, max_pivots, singular_tol, keys, norm_M, norm_q,
+                             np.zeros(1, dtype=np.int64))
+
+
+@njit(cache=True, nogil=True)
+def _kernel_stoppable(M, q, beta0, max_pivots, singular_tol, keys, norm_M, norm_q, stop):
+    """The modified PPM. Returns ``(status, z, beta, pivots, stats, culprit)``; ``stop[0]``
+    set ends it before the next pivot (``_STOPPED``; nogil, for
+    :func:`contact_lcp.lcp.budget.call`).
 
     The sign tolerance of a pass is half the certification tolerance of
     :func:`contact_lcp.lcp.residual.default_tolerance` at the current ``z``:
@@ -205,6 +216,8 @@ def _kernel(M, q, beta0, max_pivots, singular_tol, keys, norm_M, norm_q):
             return _SOLVED, z, beta[:k].copy(), pivots, stats, -1
         if pivots >= max_pivots:
             return _MAX_PIVOTS, z, beta[:k].copy(), pivots, stats, -1
+        if stop[0] != 0:
+            return _STOPPED, z, beta[:k].copy(), pivots, stats, -1
         left = -1
         if leave:  # j is a position in beta as it was solved: use it before beta changes
             left = beta[j]
@@ -258,9 +271,9 @@ def _run(M, q, beta0, max_pivots, singular_tol):
     n = q.shape[0]
     norm_M = float(np.abs(M).sum(axis=1).max())
     norm_q = float(np.abs(q).max())
-    code, z, beta, pivots, stats, culprit = _kernel(
-        M, q, np.asarray(beta0, dtype=np.int64), int(max_pivots), float(singular_tol),
-        tb.zobrist_keys(n), norm_M, norm_q)
+    code, z, beta, pivots, stats, culprit = bg.call(
+        _kernel_stoppable, n, M, q, np.asarray(beta0, dtype=np.int64), int(max_pivots),
+        float(singular_tol), tb.zobrist_keys(n), norm_M, norm_q)
     info = {name: int(x) for name, x in zip(_STATS, stats)}
     info["least_index"] = bool(stats[LEAST_INDEX])
     info["beta"] = beta.tolist()
@@ -272,6 +285,7 @@ def _run(M, q, beta0, max_pivots, singular_tol):
                      "PSD LCP is infeasible",
         _INACCURATE: "block solve residual above the tolerance",
         _EXCHANGE: f"exchanging index {culprit} left a singular block",
+        _STOPPED: "the solve's time limit ran out",
     }.get(code)
     if reason:
         info["reason"] = reason
@@ -320,7 +334,7 @@ def solve_ppm(M, q, *, initial_basis=None, max_pivots=None, singular_tol=1e-10,
     if any(not 0 <= i < n for i in beta0):
         raise ValueError(f"initial_basis: expected indices in [0, {n}), got {beta0}")
     z, status, pivots, info = _run(M, q, beta0, max_pivots, singular_tol)
-    if status is LCPStatus.SOLVED or fallback is None:
+    if status in (LCPStatus.SOLVED, LCPStatus.TIME_LIMIT) or fallback is None:
         return MethodOutput(z, status, pivots, info)
     if fallback not in FALLBACKS:
         raise ValueError(f"fallback: expected one of {sorted(FALLBACKS)} or None, got {fallback!r}")

@@ -1,32 +1,45 @@
 """The single definition of the LCP error and tolerance used to certify every solution.
 
-Consistent units
-----------------
-``z`` and ``w`` have different units (impulses and velocities for contact LCPs), so a
-residual that compares both with one number depends on the units: multiplying ``M`` by
-1e3 used to let a ``z`` with a component at -18 % of ``||z||`` pass. Here every answer is
-measured in the units of the equilibrated problem (:mod:`contact_lcp.lcp.scaling`):
-``zs = z / (s d2)`` and ``ws = d1 w / s`` with ``w = M z + q`` computed from the caller's
-data, and
+Per-row verdicts in consistent units
+------------------------------------
+``z`` and ``w`` have different units (impulses and velocities for contact LCPs), and the
+rows of one LCP can have scales 1e24 apart, so no single number can judge every row:
+measured with one tolerance, the largest row's scale licensed an error of 100 % in the
+smallest (``diag(1e12, 1, 1e-12)``, ``q = -1``: ``w = (-1, 0, 0)`` passed with a tolerance
+of 15.8). Each row ``i`` is therefore judged on its own. In the units of the equilibrated
+problem (:mod:`contact_lcp.lcp.scaling`), ``zs = z / (s d2)`` and ``ws = d1 w / s`` with
+``w = M z + q`` computed from the caller's data, and
 
-    error_rel = ||min(zs, ws)||_inf,
-    tol_rel   = min(1e4 n eps (||Ms||_inf ||zs||_inf + ||qs||_inf), 1e-3),
+    a_i     = CERT_FACTOR n eps (max_j |Ms_ij| sum_{j: M_ij != 0} |zs_j| + |qs_i|),
+    tol_i   = min(a_i + sum_j |Ms_ij| a_j, TOL_CAP),
+    row i certified  <=>  |min(zs_i, ws_i)| <= tol_i.
 
-where ``||Ms||_inf`` and ``||qs||_inf`` are between 1/2 and 2 (no absolute floor).
-``error_rel <= tol_rel`` holds or fails the same way for ``(alpha M, beta q)`` and for
-``(D1 M D2, D1 q)``: a negative ``z_i``, a negative ``w_i`` and a complementarity gap
-``min(z_i, w_i) > 0`` are each compared with the scale of their own variable.
+``a_i / (CERT_FACTOR n)`` bounds how much ``ws_i`` moves when each entry of row ``i``
+that is not zero moves by ``eps`` times the row's largest entry and ``qs_i`` by ``eps``
+times itself: a backward error of row ``i`` alone, blind to the ``z_j`` the row does not
+read (with ``||zs||_inf`` in place of the sum, ``z = (0, 1, 1e12)`` passed for the
+diagonal LCP above). ``a_j`` is also how far the verdict lets ``zs_j`` be off
+(``z_j >= -tol_z_j``), which moves ``ws_i`` by ``|Ms_ij| a_j``: so ``tol_i`` is what row
+``i``'s own data, and the uncertainty of the ``z_j`` it reads, allow. Both terms are
+needed on contact LCPs: a degenerate basic ``z_j`` of -1e-31 (where 1 is the scale) left
+a friction-cone row ``mu z_n - sum z_t``, whose other terms were exactly 0, at 7e-32; and
+on the pyramid_3 LCP (n = 360, rank 108) Lemke's answer, whose ``B^-1`` had drifted by
+5e-8, left rows whose terms are ~3e-8 wrong in sign while the answer solves the LCP to
+1e-8 of ``||z||``. Entry-wise bounds (``sum_j |Ms_ij zs_j|`` for the row's
+magnitude) rejected both. ``|min(zs_i, ws_i)| <= tol_i`` says ``z_i >= -tol_z_i``, ``w_i >= -tol_w_i``
+and ``z_i <= tol_z_i`` or ``w_i <= tol_w_i``, with ``tol_z_i = tol_i s d2_i`` (units of
+``z_i``) and ``tol_w_i = tol_i s / d1_i`` (units of ``w_i``). ``tol_w_i`` is invariant
+under ``(alpha D1 M D2, alpha D1 q)``; the equilibration is so up to powers of two.
 
-A backward-stable pivoting method leaves an error of about
-``n eps (||Ms|| ||zs|| + ||qs||)`` in ``ws`` (Drake's Lemke uses ``n ||M||_inf 10 eps``);
-the factor 1e4 leaves room for the ill-conditioned, rank-deficient Delassus matrices of
-redundant contact while still rejecting anything visibly wrong. The cap (``TOL_CAP``)
-keeps an answer with huge components from licensing a large error elsewhere.
+A backward-stable pivoting method leaves an error of about ``n eps`` times the
+magnitudes in each row; the factor 1e4 leaves room for the ill-conditioned,
+rank-deficient Delassus matrices of redundant contact. The cap (``TOL_CAP``) keeps an
+answer with huge components from licensing a large error. A row whose magnitudes are not
+finite (overflow) never certifies.
 
-For reporting, both numbers are multiplied by the largest w-unit ``W = max_i s / d1_i``,
-so that ``error`` and ``tol`` are in the units of ``q`` (velocities [m/s] for contact
-LCPs) and ``error <= tol`` is the same test. ``tol`` is thus also a bound, in the units of
-``q``, on how negative a certified ``w_i`` can be.
+For reporting, ``tol`` is ``T = max_i tol_w_i`` (units of ``q``, velocities [m/s] for
+contact LCPs: a bound on how negative a certified ``w_i`` can be) and ``error`` is
+``T max_i |min(zs_i, ws_i)| / tol_i``, so that ``error <= tol`` is the per-row test.
 """
 
 import numpy as np
@@ -77,29 +90,91 @@ def _pass(M, q, z, d1, d2, s):
 
 
 @njit(cache=True)
-def certify_scaled(M, q, zs, d1, d2, s):
-    """Map an equilibrated answer back and certify it, in one call (for ``solve``).
+def row_tolerance_vector(M, q, z, d1, d2, s):
+    """``(w, tol)``: ``w = M z + q`` and each row's ``tol_i`` of the module notes, in
+    equilibrated units (``(n,)`` each; two O(n^2) passes). A row whose magnitudes are not
+    finite gets ``tol_i = inf``; :func:`row_pass` rejects it."""
+    n = q.shape[0]
+    w = np.empty(n)
+    a = np.empty(n)
+    zs = np.empty(n)
+    for j in range(n):
+        zs[j] = abs(z[j]) / (s * d2[j])
+    k = CERT_FACTOR * n * _EPS
+    for i in range(n):
+        acc = q[i]
+        big = 0.0  # max_j |M_ij| d2_j
+        read = 0.0  # sum of |zs_j| over the row's nonzero entries
+        for j in range(n):
+            m = M[i, j]
+            acc += m * z[j]
+            big = max(big, abs(m) * d2[j])
+            if m != 0.0:
+                read += zs[j]
+        w[i] = acc
+        a[i] = k * d1[i] * (big * read + abs(q[i]) / s)
+    tol = np.empty(n)
+    for i in range(n):
+        spread = 0.0
+        for j in range(n):
+            spread += abs(M[i, j]) * d2[j] * a[j]
+        tol[i] = min(a[i] + d1[i] * spread, TOL_CAP)
+        if not (a[i] - a[i] == 0.0 and spread - spread == 0.0):
+            tol[i] = np.inf
+    return w, tol
 
-    ``z = s d2 zs`` (units of ``z``), then the numbers of :func:`certify` for the scaling
-    ``(d1, d2, s)``, bit for bit. Returns ``(finite, z, w, error, tol, W, Z)`` with
-    ``W = max_i s / d1_i`` (the largest w-unit) and ``Z = max_j s d2_j`` (the largest
-    z-unit); when ``z`` is not finite only ``finite`` (False) and ``z`` are meaningful.
+
+@njit(cache=True)
+def row_pass(M, q, z, d1, d2, s):
+    """``w = M z + q`` and the per-row verdict of the module notes.
+
+    Returns ``(w, ratio, T, Tz)``: ``ratio = max_i |min(zs_i, ws_i)| / tol_i`` (the test
+    is ``ratio <= 1``; ``inf`` when a row's magnitudes are not finite or when a row with
+    ``tol_i = 0``, all its terms zero, has an error), ``T = max_i tol_w_i`` (units of
+    ``q``) and ``Tz = max_i tol_z_i`` (units of ``z``).
     """
     n = q.shape[0]
+    w, tol = row_tolerance_vector(M, q, z, d1, d2, s)
+    ratio = T = Tz = 0.0
+    for i in range(n):
+        ti = tol[i]
+        res = abs(min(z[i] / (s * d2[i]), d1[i] * w[i] / s))
+        if not (ti - ti == 0.0 and res - res == 0.0):  # overflow or NaN in the row
+            ratio = np.inf
+            continue
+        if res > 0.0:
+            ratio = max(ratio, res / ti if ti > 0.0 else np.inf)
+        T = max(T, ti * s / d1[i])
+        Tz = max(Tz, ti * s * d2[i])
+    return w, ratio, T, Tz
+
+
+@njit(cache=True)
+def certify_rows(M, q, zs, d1, d2, s):
+    """Map an equilibrated answer back and certify it row by row, in one call (for
+    ``solve``): ``z = s d2 zs``, then :func:`row_pass`. Returns
+    ``(finite, z, w, ratio, T, Tz)``; when ``z`` is not finite only ``finite`` (False)
+    and ``z`` are meaningful."""
+    n = q.shape[0]
     z = np.empty(n)
-    W = Z = 0.0
     finite = True
     for i in range(n):
-        unit = s * d2[i]
-        z[i] = zs[i] * unit
+        z[i] = zs[i] * (s * d2[i])
         finite &= z[i] - z[i] == 0.0
-        Z = max(Z, unit)
-        W = max(W, s / d1[i])
     if not finite:
-        return False, z, np.empty(0), np.nan, np.nan, W, Z
-    w, err, norm_M, norm_q, norm_z = _pass(M, q, z, d1, d2, s)
-    tol = certification_tolerance(n, norm_M, norm_q, norm_z)
-    return True, z, w, err * W, tol * W, W, Z
+        return False, z, np.empty(0), np.inf, np.nan, np.nan
+    w, ratio, T, Tz = row_pass(M, q, z, d1, d2, s)
+    return True, z, w, ratio, T, Tz
+
+
+def reported_error(ratio, T):
+    """``error`` of the module notes from a verdict's ``ratio`` and ``T``: ``ratio T``,
+    kept finite (``ratio`` is infinite for a row that can never certify)."""
+    if ratio == 0.0:
+        return 0.0
+    if not np.isfinite(ratio) or T == 0.0:
+        return float(np.finfo(float).max) if not np.isfinite(ratio) else float(ratio)
+    return float(min(ratio * T, np.finfo(float).max))
 
 
 @njit(cache=True, fastmath={"reassoc", "nsz"})
@@ -149,7 +224,7 @@ def raw_tolerance(M, q, z):
 
 
 def certify(M, q, z, scaling=None):
-    """Error and tolerance of ``z`` for LCP(M, q), in consistent units, in one pass.
+    """Error and tolerance of ``z`` for LCP(M, q), row by row (module notes), in one pass.
 
     Parameters
     ----------
@@ -162,11 +237,11 @@ def certify(M, q, z, scaling=None):
     Returns
     -------
     error : float
-        ``W ||min(zs, ws)||_inf`` (module notes), in the units of ``q``.
+        ``T max_i |min(zs_i, ws_i)| / tol_i`` (module notes), in the units of ``q``.
     w : (n,) ndarray
         ``M z + q``.
     tol : float
-        ``W tol_rel``, in the units of ``q``.
+        ``T = max_i tol_w_i``, in the units of ``q``; ``error <= tol`` is the per-row test.
     """
     M = np.ascontiguousarray(M, dtype=float)
     q = np.ascontiguousarray(q, dtype=float)
@@ -176,9 +251,20 @@ def certify(M, q, z, scaling=None):
         return 0.0, np.zeros(0), 0.0
     if scaling is None:
         scaling = equilibrate(M, q)
-    w, err, norm_M, norm_q, norm_z = _pass(M, q, z, scaling.d1, scaling.d2, scaling.s)
-    W = float(np.max(scaling.w_unit))
-    return float(err) * W, w, certification_tolerance(n, norm_M, norm_q, norm_z) * W
+    w, ratio, T, _ = row_pass(M, q, z, scaling.d1, scaling.d2, float(scaling.s))
+    return reported_error(ratio, T), w, float(T)
+
+
+def row_tolerances(M, q, z, scaling=None):
+    """``(tol_w, tol_z)``, each ``(n,)``: the per-row bounds of the module notes in the
+    caller's units (``w_i >= -tol_w_i``, ``z_i >= -tol_z_i`` for a certified ``z``)."""
+    M = np.ascontiguousarray(M, dtype=float)
+    q = np.ascontiguousarray(q, dtype=float)
+    z = np.ascontiguousarray(z, dtype=float)
+    if scaling is None:
+        scaling = equilibrate(M, q)
+    _, tol = row_tolerance_vector(M, q, z, scaling.d1, scaling.d2, float(scaling.s))
+    return tol * scaling.w_unit, tol * scaling.z_unit
 
 
 def lcp_error(M, q, z):
@@ -195,6 +281,19 @@ def lcp_error(M, q, z):
     return err, w
 
 
+def row_certifies(M, q, z, factor=1.0):
+    """Whether ``z`` passes the per-row test of the module notes on ``(M, q)`` taken as
+    they are (the methods' check on the equilibrated data, where it is the test of
+    :func:`contact_lcp.lcp.solve` up to powers of two), with each ``tol_i`` times
+    ``factor`` (below 1: a margin for that test)."""
+    M = np.ascontiguousarray(M, dtype=float)
+    n = q.shape[0]
+    ones = np.ones(n)
+    w, tol = row_tolerance_vector(M, np.ascontiguousarray(q, dtype=float),
+                                  np.ascontiguousarray(z, dtype=float), ones, ones, 1.0)
+    return bool(np.all(np.abs(np.minimum(z, w)) <= factor * tol))
+
+
 def default_tolerance(M, q, z):
     """Certification tolerance of :func:`certify` (units of ``q``).
 
@@ -204,8 +303,8 @@ def default_tolerance(M, q, z):
 
 
 __all__ = ["CERT_FACTOR", "TOL_CAP", "Scaling", "certification_tolerance", "certify",
-           "default_tolerance", "lcp_error", "raw_tolerance", "relative_tolerance",
-           "zero_is_exact"]
+           "certify_rows", "default_tolerance", "lcp_error", "raw_tolerance",
+           "relative_tolerance", "row_certifies", "row_tolerances", "zero_is_exact"]
 
 
 @njit(cache=True)

@@ -39,7 +39,11 @@ class LCPStatus(Enum):
     MAX_PIVOTS
         The pivot, node or iteration limit was reached.
     NUMERICAL_FAILURE
-        A singular principal block or a pivot element too small to divide by.
+        A singular principal block or a pivot element too small to divide by, or data
+        whose range defeats double precision.
+    TIME_LIMIT
+        The solve's wall-time budget ran out (``time_limit`` of
+        :func:`contact_lcp.lcp.solve`).
     """
 
     SOLVED = "solved"
@@ -48,6 +52,7 @@ class LCPStatus(Enum):
     ERROR = "error"
     MAX_PIVOTS = "max_pivots"
     NUMERICAL_FAILURE = "numerical_failure"
+    TIME_LIMIT = "time_limit"
 
 
 @dataclass(frozen=True)
@@ -67,7 +72,9 @@ class LCPResult(ReadOnlyInfo):
     pivots : int
         Pivots (or iterations, for iterative methods) performed.
     error : float
-        Natural-map residual ``||min(z, w)||_inf`` of ``z``, in the units of ``q``.
+        The per-row natural-map residual of ``z`` (each row's ``|min(zs_i, ws_i)|`` over
+        its own tolerance, :mod:`contact_lcp.lcp.residual`) times ``info['tol']``, in the
+        units of ``q``: ``error <= info['tol']`` is the certification test.
     info : Mapping
         Method-specific statistics (read-only), e.g. ``nodes`` expanded by the search,
         ``tol`` the certification tolerance, ``reason`` of a failure.

@@ -30,6 +30,7 @@ from scipy.sparse import linalg as spla
 
 from contact_lcp.exceptions import InvalidProblem
 from contact_lcp.lcp import tableau as tb
+from contact_lcp.lcp import budget as bg
 from contact_lcp.lcp.lemke import REASONS, STATUS, default_max_pivots
 from contact_lcp.lcp.residual import raw_tolerance
 from contact_lcp.lcp.result import MethodOutput
@@ -422,6 +423,9 @@ def solve_revised(M, q, *, tie_threshold=1e-9, pivot_tol=tb.PIVOT_TOL, max_pivot
             lu.pivot(r, d)
         if pivots >= max_pivots:
             code = tb.MAX_PIVOTS
+            break
+        if bg.expired():  # the solve's deadline (contact_lcp.lcp.budget)
+            code = tb.STOPPED
             break
         entering = tb.complement(leaving, n)
         d = lu.solve(_dense_column(A.indptr, A.indices, A.data, entering, a))

@@ -64,13 +64,14 @@ import numpy as np
 from numba import njit
 from scipy import sparse
 
+from contact_lcp.lcp import budget as bg
 from contact_lcp.lcp import heap as hp
 from contact_lcp.lcp import revised
 from contact_lcp.lcp import search_nodes as sn
 from contact_lcp.lcp import tableau as tb
 from contact_lcp.lcp import warm_start as ws
 from contact_lcp.lcp.lemke import STATUS, certifies, lemke_paths, path_limit
-from contact_lcp.lcp.residual import TOL_CAP, certification_coefficients, raw_tolerance
+from contact_lcp.lcp.residual import raw_tolerance, row_tolerance_vector
 from contact_lcp.lcp.result import LCPStatus, MethodOutput
 from contact_lcp.lcp.symmetric import symmetric_path
 
@@ -82,9 +83,9 @@ _STATS = ("nodes", "queued", "max_queue", "depth", "total_pivots", "replayed",
 
 
 @njit(cache=True)
-def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, eps,
-            err_max, pivot_tol, tie_tol, max_nodes, n_slots, cert_a, cert_b, dive,
-            cost_offset, cold_row):
+def _search(M, MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, eps,
+            err_max, pivot_tol, tie_tol, max_nodes, n_slots, dive,
+            cost_offset, cold_row, stop):
     """The best-first search; the state arrays hold the root on entry, the end state on
     exit. Returns ``(status, stats)`` with ``stats`` ordered as ``_STATS``.
 
@@ -95,6 +96,7 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
     Queue entries are nodes (a basis, reached by pivoting row ``prow`` of the parent) or,
     when diving, *sibling groups*: the children of a node other than the one dived into,
     queued under the parent's cost (a lower bound of theirs) and generated when popped.
+    ``stop[0]`` set ends the search before the next node (``tableau.STOPPED``).
     """
     n = q.shape[0]
     z0 = 2 * n
@@ -135,6 +137,8 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
     while nxt >= 0 or size > 0:
         if stats[NODES] >= max_nodes:
             return tb.MAX_PIVOTS, stats
+        if stop[0] != 0:
+            return tb.STOPPED, stats
         if nxt >= 0:
             x, nxt = nxt, -1
         else:
@@ -242,14 +246,9 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
                     qc[r] = t
                     basis[r] = e
                     tb.basic_residual(MT, q, c, basis, qc, r_x)
-                    znorm = 0.0
-                    for i in range(n):
-                        if n <= basis[i] < 2 * n:
-                            znorm = max(znorm, abs(qc[i]))
+                    ok = _rows_certify(M, q, basis, qc, r_x)
                     basis[r] = z0
-                    # (half: a margin for solve()'s check)
-                    tol_c = 0.5 * min(cert_a * znorm + cert_b, TOL_CAP)
-                    if tb.norm_inf(r_x) <= tol_c and qmin >= -tol_c:
+                    if ok:
                         tb.pivot(Binv, qbar, basis, where, d, r, e, work)
                         stats[TOTAL_PIVOTS] += 1
                         stats[DEPTH] = depth[y] + 1
@@ -305,19 +304,39 @@ def _search(MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth, ep
 
 
 @njit(cache=True)
+def _rows_certify(M, q, basis, x, r_x):
+    """Whether the complementary basis with basic values ``x`` and basis residual ``r_x``
+    passes half the per-row certification test of :mod:`contact_lcp.lcp.residual` (half:
+    a margin for solve()'s check): in each row the residual and a negative basic value of
+    ``w_i`` or ``z_i`` within ``tol_i / 2``. O(n^2); run only at complementary bases."""
+    n = q.shape[0]
+    z = tb.extract_z(x, basis, n)
+    ones = np.ones(n)
+    _, tol = row_tolerance_vector(M, q, z, ones, ones, 1.0)
+    for i in range(n):
+        if not abs(r_x[i]) <= 0.5 * tol[i]:
+            return False
+    for r in range(n):
+        v = basis[r]
+        if v < 2 * n and not x[r] >= -0.5 * tol[v if v < n else v - n]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
 def _run(M, q, c, Binv, qbar, basis, where, keys, warm_pivots, eps, err_max, pivot_tol,
-         tie_tol, max_nodes, n_slots, dive, cost_offset, cold):
+         tie_tol, max_nodes, n_slots, dive, cost_offset, cold, stop):
     """Step 0, the search and a refinement of the answer in one call.
 
     With ``cold`` the state arguments are ignored and the slack basis (``c = 1``) is used
     (and ``q >= 0`` returns ``z = 0`` with no node expanded). ``eps`` and ``err_max`` are
-    scaled by ``max(1, ||q||_inf)`` here. Returns ``(status, stats, z, basis_residual)``.
+    scaled by ``max(1, ||q||_inf)`` here. ``stop``: see :func:`_search` (nogil, for
+    :func:`contact_lcp.lcp.budget.call`). Returns ``(status, stats, z, basis_residual)``.
     """
     n = q.shape[0]
     if cold and np.all(q >= 0.0):
         return tb.SOLVED, np.zeros(len(_STATS), dtype=np.int64), np.zeros(n), 0.0
     scale = max(1.0, tb.norm_inf(q))
-    cert_a, cert_b = certification_coefficients(M, q)
     MT = np.ascontiguousarray(M.T)
     if cold:
         c = np.ones(n)
@@ -327,9 +346,9 @@ def _run(M, q, c, Binv, qbar, basis, where, keys, warm_pivots, eps, err_max, piv
         cold_row = -1
         d0 = -np.dot(Binv, c)  # the z0 column, -1 in the basis coordinates
         leaving = tb.pivot(Binv, qbar, basis, where, d0, np.argmin(qbar), 2 * n, np.empty(n))
-    code, stats = _search(MT, q, c, Binv, qbar, basis, where, keys, leaving, warm_pivots + 1,
+    code, stats = _search(M, MT, q, c, Binv, qbar, basis, where, keys, leaving, warm_pivots + 1,
                           eps * scale, err_max * scale, pivot_tol, tie_tol, max_nodes, n_slots,
-                          cert_a, cert_b, dive, cost_offset, cold_row)
+                          dive, cost_offset, cold_row, stop)
     stats[TOTAL_PIVOTS] += warm_pivots + 1
     res = tb.refine(MT, q, c, Binv, qbar, basis) if code == tb.SOLVED else -1.0
     return code, stats, tb.extract_z(qbar, basis, n), res
@@ -344,6 +363,7 @@ _REASONS = {
     tb.NUMERICAL_FAILURE: "queue exhausted; branches ended on tiny pivots",
     tb.NO_SOLUTION: "queue exhausted; every branch ended in a secondary ray",
     tb.CYCLE: "queue exhausted; every branch led back to a visited basis",
+    tb.STOPPED: "the solve's time limit ran out",
 }
 
 
@@ -422,6 +442,9 @@ def _revised_paths(M, q, initial_basis, tie_threshold, pivot_tol, singular_tol, 
     paths += [("revised-min-index", None, 0.0, "min_index")]
     Ms = sparse.csc_matrix(M)  # once for every path
     for name, basis, delta, rule in paths:
+        if bg.expired():
+            info.setdefault("paths", []).append("time:spent")
+            return None, LCPStatus.TIME_LIMIT
         limit = path_limit(q.shape[0], info, budget, capped=name != "revised")
         if limit == 0:
             return None, LCPStatus.MAX_PIVOTS
@@ -550,6 +573,9 @@ def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
         if out is not None:
             return out
         spent_budget = _spent(info, pivot_budget)
+        if status is LCPStatus.TIME_LIMIT:
+            info["reason"] = "the solve's time limit ran out in the sparse Lemke paths"
+            return MethodOutput(np.zeros(n), status, int(info.get("path_pivots", 0)), info)
         if n > DENSE_MAX_N or spent_budget:
             info["reason"] = (f"every sparse Lemke path failed ({', '.join(info['paths'])}); "
                               + (f"the pivot budget ({pivot_budget}) is spent" if spent_budget
@@ -583,8 +609,8 @@ def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
             vec, state, warm = _NO_VECTOR, (_NO_MATRIX, _NO_VECTOR, _NO_INDEX, _NO_INDEX), 0
         else:
             vec, state, warm = c, (Binv.copy(), qbar.copy(), basis.copy(), where.copy()), kept.size
-        return _run(M, q, vec, *state, tb.zobrist_keys(n), warm, float(eps), *options,
-                    int(budget), *rest, from_slack)
+        return bg.call(_run, n, M, q, vec, *state, tb.zobrist_keys(n), warm, float(eps),
+                       *options, int(budget), *rest, from_slack)
 
     if first_nodes is None:
         first_nodes = first_stage_nodes(n, initial_basis is not None)
@@ -593,7 +619,7 @@ def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
     spent = int(stats[NODES])
     if code == tb.SOLVED and spent == 0:  # q >= 0
         return MethodOutput(z, LCPStatus.SOLVED, 0, {"nodes": 0, "max_nodes": max_nodes})
-    if lemke_fallback and code != tb.SOLVED:
+    if lemke_fallback and code not in (tb.SOLVED, tb.STOPPED):
         info["first_stage"] = f"{STATUS[code].name.lower()} after {spent} nodes"
         info["first_stage_pivots"] = int(stats[TOTAL_PIVOTS])
         out = lemke_paths(M, q, pivot_tol, info, pivot_budget)
@@ -606,6 +632,11 @@ def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
                               f"pivot budget ({pivot_budget}) is spent")
             info["nodes_all_stages"] = spent
             return MethodOutput(z, LCPStatus.MAX_PIVOTS, int(info.get("path_pivots", 0)), info)
+        if bg.expired():
+            info["reason"] = (f"the Lemke paths failed ({', '.join(info['paths'])}) and the "
+                              "solve's time limit ran out")
+            info["nodes_all_stages"] = spent
+            return MethodOutput(z, LCPStatus.TIME_LIMIT, int(info.get("path_pivots", 0)), info)
         if first < max_nodes or not cold:  # a warm start that failed: restart cold
             # The search path depends chaotically on the slack: restarts with a wider
             # and a narrower one share the remaining budget.
@@ -614,7 +645,7 @@ def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
                 code, stats, z, res = search(max(left // 3, 1), True, eps)
                 spent += int(stats[NODES])
                 info["last_stage"] = f"cold search, epsilon={eps:g}"
-                if code == tb.SOLVED:
+                if code in (tb.SOLVED, tb.STOPPED):
                     break
     info.update(zip(_STATS, stats.tolist()))
     info["nodes_all_stages"] = spent

@@ -163,22 +163,44 @@ def all_finite(M, q):
     return not bad
 
 
+#: the smallest positive normal double: an equilibrated entry below it has lost bits
+_TINY = float(np.finfo(np.float64).tiny)
+
+
+@njit(cache=True)
+def representable(M, q, Ms, qs):
+    """Whether the equilibrated ``(Ms, qs)`` hold the caller's ``(M, q)`` bit for bit:
+    every nonzero entry is a finite, normal number (powers of two change only exponents
+    until an entry overflows or falls below the normal range). False: the data's range
+    defeats double precision in these units. O(n^2), vectorised."""
+    bad = False
+    for i in range(q.shape[0]):
+        for j in range(M.shape[1]):
+            a = abs(Ms[i, j])
+            bad |= (M[i, j] != 0.0) & ((a < _TINY) | (a - a != 0.0))
+        a = abs(qs[i])
+        bad |= (q[i] != 0.0) & ((a < _TINY) | (a - a != 0.0))
+    return not bad
+
+
 @njit(cache=True)
 def equilibrated(M, q, max_sweeps, scale):
     """Finiteness, Ruiz factors and (when ``scale``) the equilibrated problem in one call.
 
     The fixed cost of :func:`contact_lcp.lcp.solve` on a small LCP is mostly calls, so it
-    makes one here instead of three. Returns ``(finite, d1, d2, s, sweeps, Ms, qs)``; when
-    not ``finite`` nothing else is computed (the arrays are empty), when not ``scale``
-    ``Ms`` and ``qs`` are empty.
+    makes one here instead of three. Returns ``(finite, d1, d2, s, sweeps, Ms, qs, exact)``;
+    when not ``finite`` nothing else is computed (the arrays are empty), when not
+    ``scale`` ``Ms`` and ``qs`` are empty; ``exact`` is :func:`representable` of the
+    equilibrated problem (True when not ``scale``).
     """
     if not all_finite(M, q):
-        return False, np.empty(0), np.empty(0), 1.0, 0, np.empty((0, 0)), np.empty(0)
+        return (False, np.empty(0), np.empty(0), 1.0, 0, np.empty((0, 0)), np.empty(0),
+                True)
     d1, d2, s, sweeps = _ruiz(M, q, max_sweeps)
     if not scale:
-        return True, d1, d2, s, sweeps, np.empty((0, 0)), np.empty(0)
+        return True, d1, d2, s, sweeps, np.empty((0, 0)), np.empty(0), True
     Ms, qs = _apply(M, q, d1, d2, s)
-    return True, d1, d2, s, sweeps, Ms, qs
+    return True, d1, d2, s, sweeps, Ms, qs, representable(M, q, Ms, qs)
 
 
 def powers_of_two(M, q):

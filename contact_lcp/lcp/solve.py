@@ -6,11 +6,12 @@ import inspect
 import numpy as np
 
 from contact_lcp.exceptions import InvalidProblem
-from contact_lcp.lcp.residual import (certify, certify_scaled, relative_tolerance,
-                                      zero_is_exact)
+from contact_lcp.lcp.residual import (certify, certify_rows, relative_tolerance,
+                                      reported_error, row_pass, zero_is_exact)
 from contact_lcp.lcp.result import LCPResult, LCPStatus, MethodOutput
 from contact_lcp.lcp.scaling import MAX_SWEEPS, Scaling, equilibrated, powers_of_two
 from contact_lcp.lcp import lemke, lexicographic, murty, pgs, ppm, revised, robust
+from contact_lcp.lcp import budget as bg
 
 #: method name -> function(M, q, **options) -> MethodOutput
 METHODS = {
@@ -61,7 +62,7 @@ def _check_options(method, func, options):
     if unknown:
         raise TypeError(
             f"unknown option(s) {unknown} for method {method!r}; "
-            f"valid options: {valid + ['tol', 'equilibrate']}"
+            f"valid options: {valid + ['tol', 'equilibrate', 'time_limit']}"
         )
 
 
@@ -77,7 +78,7 @@ def _scaled_options(method, options, scaling):
     return options
 
 
-def solve(M, q, method="robust", *, tol=None, equilibrate=True, **options):
+def solve(M, q, method="robust", *, tol=None, equilibrate=True, time_limit=None, **options):
     """Solve the LCP ``w = M z + q, z >= 0, w >= 0, z.w = 0`` and certify the answer.
 
     The method pivots on the equilibrated problem ``(D1 M D2, D1 q / s)``
@@ -103,6 +104,15 @@ def solve(M, q, method="robust", *, tol=None, equilibrate=True, **options):
     equilibrate : bool
         Pivot on the equilibrated problem (default). False hands the caller's data to
         the method as they are (for comparisons); certification is the same either way.
+    time_limit : float, optional
+        Wall-time budget [s] of the whole call (retries included); default
+        :func:`contact_lcp.lcp.budget.default_time_limit` (``5 s + 2 us n^2``),
+        ``math.inf`` for none. When it runs out the status is ``LCPStatus.TIME_LIMIT``
+        (the best point so far, certified as any other). Pivot budgets are the methods'
+        options (``max_pivots``, robust's ``max_nodes`` and ``pivot_budget``).
+        ``info['time']`` is the time spent, ``info['time_limit']`` the budget. Ctrl-C
+        (KeyboardInterrupt) reaches a running solve within a pivot
+        (:mod:`contact_lcp.lcp.budget`) and propagates.
     **options
         Keyword options of the method (see each ``solve_*``); an unknown one is a
         ``TypeError`` that lists the valid ones. Tie thresholds and pivot tolerances act
@@ -112,9 +122,13 @@ def solve(M, q, method="robust", *, tol=None, equilibrate=True, **options):
     -------
     LCPResult
         Never raises for what the algorithm can reach; the status says why it ended.
-        ``info['tol']`` is the tolerance used (units of ``q``: also how negative a
-        certified ``w_i`` can be), ``info['tol_z']`` the same bound for ``z`` (units of
-        ``z``, the largest over components), ``info['scale_sweeps']`` the Ruiz sweeps.
+        ``info['tol']`` is the tolerance used (units of ``q``: the largest of the rows'
+        bounds on how negative a certified ``w_i`` can be; the verdict is per row, see
+        :mod:`contact_lcp.lcp.residual`, and ``error <= tol`` is that verdict),
+        ``info['tol_z']`` the same bound for ``z`` (units of ``z``, the largest over
+        components), ``info['scale_sweeps']`` the Ruiz sweeps. Data whose range defeats
+        double precision (an equilibrated entry overflows or leaves the normal range)
+        give NUMERICAL_FAILURE without running the method.
         An LCP with ``q >= 0`` and no method options returns ``z = 0`` at once, whatever
         the method (``info['trivial']``, no pivot).
 
@@ -132,6 +146,25 @@ def solve(M, q, method="robust", *, tol=None, equilibrate=True, **options):
         _check_options(method, func, options)
     M, q = _validate(M, q)
     n = q.shape[0]
+    if time_limit is None:
+        time_limit = bg.default_time_limit(n)
+    elif not (isinstance(time_limit, (int, float, np.floating, np.integer))
+              and not isinstance(time_limit, bool) and time_limit > 0):
+        raise InvalidProblem(f"time_limit must be a positive number of seconds (math.inf: "
+                             f"none); received {time_limit!r}")
+    with bg.opened(float(time_limit)) as budget:
+        return _solve(M, q, n, method, func, tol, equilibrate, options, budget)
+
+
+def _timed(info, budget):
+    """``info`` with the budget's ``time`` and ``time_limit`` (module :func:`solve`)."""
+    info["time"] = budget.elapsed()
+    info["time_limit"] = budget.time_limit
+    return info
+
+
+def _solve(M, q, n, method, func, tol, equilibrate, options, budget):
+    """:func:`solve` on validated data, under ``budget``."""
     if n == 0:
         return LCPResult(np.zeros(0), np.zeros(0), LCPStatus.SOLVED, method, 0, 0.0,
                          {"tol": 0.0, "tol_z": 0.0})
@@ -140,10 +173,15 @@ def solve(M, q, method="robust", *, tol=None, equilibrate=True, **options):
         if exact:
             return _trivial(q, q_max, method, tol)
     # One compiled call: finiteness, the Ruiz factors and the equilibrated problem.
-    finite, d1, d2, s, sweeps, Ms, qs = equilibrated(M, q, MAX_SWEEPS, bool(equilibrate))
+    finite, d1, d2, s, sweeps, Ms, qs, exact = equilibrated(M, q, MAX_SWEEPS,
+                                                           bool(equilibrate))
     if not finite:
         _raise_non_finite(M, q)
     ruiz = Scaling(d1, d2, s, sweeps)
+    if not exact:
+        res = _unrepresentable(M, q, method, ruiz)
+        return LCPResult(res.z, res.w, res.status, method, 0, res.error,
+                         _timed(dict(res.info), budget))
     if equilibrate:
         raw_options = options
         if options:
@@ -155,13 +193,16 @@ def solve(M, q, method="robust", *, tol=None, equilibrate=True, **options):
             if zs.shape != (n,):
                 return _non_finite(M, q, zs, out, method, ruiz)
         # z back in the caller's units and certified from the caller's data, in one call.
-        finite, z, w, err, tol_default, W, Z = certify_scaled(M, q, zs, d1, d2, s)
-        tol_used = tol_default if tol is None else float(tol)
-        if finite and not (out.status is LCPStatus.SOLVED and err <= tol_used):
+        finite, z, w, ratio, T, Tz = certify_rows(M, q, zs, d1, d2, s)
+        err = reported_error(ratio, T)
+        tol_used = T if tol is None else float(tol)
+        if finite and not (out.status is LCPStatus.SOLVED and err <= tol_used) \
+                and not bg.expired():
             retry, spent = _retries(M, q, Ms, qs, func, method, raw_options, ruiz, out,
                                     tol_used if tol is None else None, tol)
             if retry is not None:
                 out, z, w, err, tol_used = retry
+                _, _, T, Tz = row_pass(M, q, z, d1, d2, s)
             elif spent > out.pivots:  # the failed retries' pivots, beside the path's
                 out = MethodOutput(out.z, out.status, out.pivots,
                                    dict(out.info, attempt_pivots=spent - int(out.pivots)))
@@ -170,19 +211,25 @@ def solve(M, q, method="robust", *, tol=None, equilibrate=True, **options):
         z = np.asarray(out.z, dtype=float)
         finite = z.shape == (n,) and bool(np.all(np.isfinite(z)))
         if finite:
-            err, w, tol_default = certify(M, q, z, ruiz)
-            tol_used = tol_default if tol is None else float(tol)
-            W, Z = float(np.max(ruiz.w_unit)), float(np.max(ruiz.z_unit))
+            w, ratio, T, Tz = row_pass(M, q, z, d1, d2, s)
+            err = reported_error(ratio, T)
+            tol_used = T if tol is None else float(tol)
     if not finite:
-        return _non_finite(M, q, z, out, method, ruiz)
-    info = dict(out.info)
+        res = _non_finite(M, q, z, out, method, ruiz)
+        return LCPResult(res.z, res.w, res.status, method, res.pivots, res.error,
+                         _timed(dict(res.info), budget))
+    info = _timed(dict(out.info), budget)
     info["scale_sweeps"] = sweeps
     status = out.status
     info["tol"] = float(tol_used)
-    info["tol_z"] = float(tol_used / W * Z)
+    # the largest z-side bound of the same verdict (residual.row_tolerances per row)
+    info["tol_z"] = float(Tz * (tol_used / T if T > 0.0 else 1.0))
     if status is LCPStatus.SOLVED and not err <= tol_used:
         status = LCPStatus.ERROR
         info["claimed"] = LCPStatus.SOLVED.name
+        info["reason"] = (f"the method's answer does not certify: error {err:.3g} > tol "
+                          f"{tol_used:.3g} (some row's residual exceeds that row's own "
+                          "tolerance)")
     return LCPResult(z, w, status, method, int(out.pivots), err, info)
 
 
@@ -297,6 +344,19 @@ def _retried(retry, spent, first, **key):
     status = LCPStatus.ERROR if first.status is LCPStatus.SOLVED else first.status
     info = dict(out.info, first_status=status.name, attempt_pivots=spent, **key)
     return MethodOutput(z, out.status, int(out.pivots) + spent, info), z, w, err, tol
+
+
+def _unrepresentable(M, q, method, scaling):
+    """The result of an LCP whose equilibrated data lost bits (an entry fell below the
+    normal range or overflowed; :func:`contact_lcp.lcp.scaling.representable`): no method
+    runs on them, ``z = 0`` and NUMERICAL_FAILURE."""
+    n = q.shape[0]
+    z = np.zeros(n)
+    err, w, tol = certify(M, q, z, scaling)
+    info = {"scale_sweeps": scaling.sweeps, "tol": tol, "tol_z": 0.0,
+            "reason": "the data's range defeats double precision: an entry of the "
+                      "equilibrated problem is not a normal, finite number"}
+    return LCPResult(z, w, LCPStatus.NUMERICAL_FAILURE, method, 0, err, info)
 
 
 def _non_finite(M, q, z, out, method, scaling):

@@ -1,10 +1,9 @@
 """The symmetric LCP's path of the robust method: the modified principal pivoting
 method first (see :func:`symmetric_path`)."""
 
-import numpy as np
 from numba import njit
 
-from contact_lcp.lcp.residual import raw_tolerance
+from contact_lcp.lcp.residual import row_certifies
 from contact_lcp.lcp.result import LCPStatus, MethodOutput
 
 
@@ -35,10 +34,8 @@ def symmetric_path(M, q, singular_tol, info, key="paths"):
 
     n = q.shape[0]
     z, status, pivots, _ = ppm_run(M, q, [], max(100, 10 * n), singular_tol)
-    if status is LCPStatus.SOLVED:
-        w = M @ z + q
-        if not np.max(np.abs(np.minimum(z, w))) <= raw_tolerance(M, q, z):
-            status = LCPStatus.ERROR
+    if status is LCPStatus.SOLVED and not row_certifies(M, q, z):
+        status = LCPStatus.ERROR
     info.setdefault(key, []).append(f"ppm:{status.name.lower()}")
     count = "path_pivots" if key == "paths" else key + "_pivots"
     info[count] = info.get(count, 0) + pivots

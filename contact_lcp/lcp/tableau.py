@@ -34,8 +34,9 @@ import numpy as np
 from numba import njit
 
 
-# Status codes returned by the kernels; methods map them onto LCPStatus.
-SOLVED, NO_SOLUTION, CYCLE, ERROR, MAX_PIVOTS, NUMERICAL_FAILURE, RUNNING = range(7)
+# Status codes returned by the kernels; methods map them onto LCPStatus. STOPPED: the
+# kernel's ``stop`` flag was set (a deadline or Ctrl-C; :mod:`contact_lcp.lcp.budget`).
+SOLVED, NO_SOLUTION, CYCLE, ERROR, MAX_PIVOTS, NUMERICAL_FAILURE, RUNNING, STOPPED = range(8)
 
 # Ratio-test rules of complementary_path.
 RULE_MIN_INDEX, RULE_LEXICOGRAPHIC = 0, 1
@@ -399,15 +400,16 @@ def extract_z(qbar, basis, n):
 
 @njit(cache=True)
 def complementary_path(MT, q, c, Binv, qbar, basis, where, keys, entering, rule, delta,
-                       pivot_tol, max_pivots):
+                       pivot_tol, max_pivots, stop):
     """Follow Lemke's complementary path from a state where ``z0`` is basic.
 
     ``entering`` is the complement of the variable that left in Step 0. Each step computes
     the entering column, picks the leaving row by ``rule`` (RULE_MIN_INDEX or
     RULE_LEXICOGRAPHIC with tie threshold ``delta``), pivots, and stops when ``z0`` leaves
     (SOLVED), no row blocks (NO_SOLUTION; NUMERICAL_FAILURE when only pivot elements
-    below ``pivot_tol * ||d||_inf`` would block), a basis repeats (CYCLE) or
-    ``max_pivots`` pivots were made in this call (MAX_PIVOTS).
+    below ``pivot_tol * ||d||_inf`` would block), a basis repeats (CYCLE),
+    ``max_pivots`` pivots were made in this call (MAX_PIVOTS) or ``stop[0]`` is set
+    (STOPPED, tested before each pivot).
 
     Returns ``(status, pivots, last_entering)``; the state arrays are updated in place.
     """
@@ -424,6 +426,8 @@ def complementary_path(MT, q, c, Binv, qbar, basis, where, keys, entering, rule,
     while True:
         if pivots >= max_pivots:
             return MAX_PIVOTS, pivots, entering
+        if stop[0] != 0:
+            return STOPPED, pivots, entering
         entering_column(Binv, MT, c, entering, d, where)
         tol = pivot_tol * norm_inf(d)
         if rule == RULE_LEXICOGRAPHIC:
@@ -445,7 +449,15 @@ def complementary_path(MT, q, c, Binv, qbar, basis, where, keys, entering, rule,
 
 @njit(cache=True)
 def lemke_run(M, q, keys, rule, delta, pivot_tol, max_pivots):
-    """Lemke's method from the slack basis with covering vector 1, all in one call.
+    """:func:`lemke_run_stoppable` that nothing stops."""
+    return lemke_run_stoppable(M, q, keys, rule, delta, pivot_tol, max_pivots,
+                               np.zeros(1, dtype=np.int64))
+
+
+@njit(cache=True, nogil=True)
+def lemke_run_stoppable(M, q, keys, rule, delta, pivot_tol, max_pivots, stop):
+    """Lemke's method from the slack basis with covering vector 1, all in one call
+    (``stop``: see :func:`complementary_path`; nogil, for :func:`contact_lcp.lcp.budget.call`).
 
     Step 0: ``z0`` enters, the row of the most negative ``q_i`` leaves: the first such
     row for RULE_MIN_INDEX; for RULE_LEXICOGRAPHIC the last row within ``delta`` of the
@@ -472,6 +484,6 @@ def lemke_run(M, q, keys, rule, delta, pivot_tol, max_pivots):
     leaving = pivot(Binv, qbar, basis, where, -c, r, 2 * n, work)
     code, pivots, last = complementary_path(MT, q, c, Binv, qbar, basis, where, keys,
                                             complement(leaving, n), rule, delta, pivot_tol,
-                                            max_pivots - 1)
+                                            max_pivots - 1, stop)
     res = refine(MT, q, c, Binv, qbar, basis) if code == SOLVED else -1.0
     return code, pivots + 1, last, extract_z(qbar, basis, n), res
