@@ -210,8 +210,13 @@ def scene_from_dict(data, base_dir=".", path=None):
 def solver_options(method, options):
     """``options`` checked for LCP method ``method``: known names (the valid ones are
     listed otherwise) and values of the right kind."""
-    return check_options("solver.options", options, solver_option_defaults(method),
-                         f"method {method!r}")
+    out = check_options("solver.options", options, solver_option_defaults(method),
+                        f"method {method!r}")
+    limit = out.get("time_limit")
+    if limit is not None and not limit > 0:
+        raise SceneError(f"solver.options.time_limit: expected a number of seconds > 0 "
+                         f"(a step's LCP solves together; unset: none), got {limit!r}")
+    return out
 
 
 def _loops(items):

@@ -1,6 +1,7 @@
 """The simulator: a scene's world, its controllers, and one certified LCP per step."""
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -10,6 +11,7 @@ from contact_lcp.contact.report import Outcome, SolveReport
 from contact_lcp.dynamics.reduced import FreeMotion
 from contact_lcp.dynamics.world import all_finite
 from contact_lcp.exceptions import ContactLCPError, InvalidProblem, SceneError
+from contact_lcp.lcp import budget
 from contact_lcp.sim.control import CommandError, RobotControl
 from contact_lcp.sim.joint_angles import JointPositions
 from contact_lcp.sim.scene import model_settings
@@ -242,9 +244,16 @@ class Simulator(SimulatorViews):
             When the next state would not be finite (the state is left unchanged).
         """
         tau, arm, pres_idx, pres_v = self._control()
+        # One budget for all the step's LCP solves: the scene's solver option
+        # ``time_limit`` [s] if it sets one, else none, so that a run's outcome does not
+        # depend on how fast the machine is (pivot budgets bound every method anyway; a
+        # solve's own default limit is for callers of solve()). Ctrl-C still reaches the
+        # compiled pivot loops through it.
+        limit = self.model.settings.solver_options.get("time_limit") or math.inf
         try:
-            q1, v1, rec = self.stepper.step(self._q, self._v, tau, armature=arm,
-                                            prescribed=pres_idx, v_prescribed=pres_v)
+            with budget.opened(limit):
+                q1, v1, rec = self.stepper.step(self._q, self._v, tau, armature=arm,
+                                                prescribed=pres_idx, v_prescribed=pres_v)
         except InvalidProblem as e:  # NaN or inf met inside the step: the numerics blew up
             self.world.forward(self._q, self._v)
             raise SimulationError(f"{self._not_finite()} ({e})") from e
