@@ -35,7 +35,7 @@ from numba import njit
 from contact_lcp.contact.lcp_builder import _assemble
 from contact_lcp.lcp.residual import CERT_FACTOR
 from contact_lcp.lcp.scaling import MAX_SWEEPS, _apply, _ruiz
-from contact_lcp.lcp.residual import _pass, certification_tolerance
+from contact_lcp.lcp.residual import row_pass
 
 _EPS = float(np.finfo(float).eps)
 
@@ -255,13 +255,9 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
             return 1, z, z, np.inf, 0.0, nb + flips
     for i in range(n):
         z[i] = zs[i] * s * d2[i]
-    w, err_rel, norm_M, norm_q, norm_z = _pass(M, q, z, d1, d2, s)
-    W = 0.0
-    for i in range(n):
-        W = max(W, s / d1[i])
-    err = err_rel * W
-    tol = certification_tolerance(n, norm_M, norm_q, norm_z) * W
-    if not err <= tol:
+    w, ratio, tol, _ = row_pass(M, q, z, d1, d2, s)  # solve()'s per-row verdict
+    err = ratio * tol if ratio > 0.0 else 0.0
+    if not ratio <= 1.0:
         return 4, z, w, err, tol, nb + flips
     # impulses in Delassus coordinates
     for a in range(m):
