@@ -107,7 +107,7 @@ def robust_row(name, M, q, basis, budget):
 def path_rows(name, M, q, basis, max_pivots=None):
     """One row per sparse path of robust, each walked alone."""
     dense = M.toarray()
-    _, d1, d2, s, _, Ms, qs = equilibrated(dense, q, MAX_SWEEPS, True)
+    _, d1, d2, s, _, Ms, qs, _ = equilibrated(dense, q, MAX_SWEEPS, True)
     A = sparse.csc_matrix(Ms)
     limit = default_max_pivots(q.size) if max_pivots is None else int(max_pivots)
     rows = []

@@ -16,6 +16,7 @@ import numpy as np
 
 from contact_lcp.lcp import budget as bg
 from contact_lcp.lcp import tableau as tb
+from contact_lcp.lcp.polish import repaired
 from contact_lcp.lcp.residual import row_certifies
 from contact_lcp.lcp.result import LCPStatus, MethodOutput
 
@@ -120,7 +121,11 @@ def certified_path(M, q, rule, delta, pivot_tol, max_pivots):
     ended = None
     if code == tb.SOLVED:
         if not certifies(M, q, z):
-            code = tb.ERROR
+            z2 = repaired(M, q, z)  # (a row missed by round-off; module polish)
+            if z2 is None:
+                code = tb.ERROR
+            else:
+                z = z2
     elif ended_at_solution(M, q, code, z):
         ended, code = STATUS[code].name.lower(), tb.SOLVED
     return z, int(pivots), code, ended

@@ -31,6 +31,18 @@ and ``z_i <= tol_z_i`` or ``w_i <= tol_w_i``, with ``tol_z_i = tol_i s d2_i`` (u
 ``z_i``) and ``tol_w_i = tol_i s / d1_i`` (units of ``w_i``). ``tol_w_i`` is invariant
 under ``(alpha D1 M D2, alpha D1 q)``; the equilibration is so up to powers of two.
 
+Round-off floor. The ``z_j`` come out of eliminations on the whole coupled system, so
+their errors are of ``n eps`` times its norms, not of row ``j``'s: a disk pile's contact
+variable meant to cancel ``q_i = -3.4e-7`` exactly left ``w_i = -1.5e-15`` beside
+``||z|| = 240``. So a row whose own magnitude ``m_i = |qs_i| + sum_j |Ms_ij zs_j|``
+exceeds the floor ``f = ROUNDOFF_FACTOR n eps (||Ms|| ||zs|| + ||qs||)`` (the error a
+backward-stable solve of the coupled system leaves, without the factor 1e4 of the row's
+own term) certifies with ``tol_i = max(tol_i, f)``. A row whose data lie below the floor
+gets no such allowance: its sign is invisible at this precision (``diag(1e16, 1,
+1e-16)``, ``q = -1``, or a contact approaching at 2.8e-13 m/s left at ``z_i = 0``), so
+only its own tolerance counts, and :func:`contact_lcp.lcp.solve` repairs such a row
+(:mod:`contact_lcp.lcp.polish`) or reports the failure.
+
 A backward-stable pivoting method leaves an error of about ``n eps`` times the
 magnitudes in each row; the factor 1e4 leaves room for the ill-conditioned,
 rank-deficient Delassus matrices of redundant contact. The cap (``TOL_CAP``) keeps an
@@ -51,6 +63,8 @@ _EPS = float(np.finfo(float).eps)
 
 #: ``tol_rel = CERT_FACTOR * n * eps * (||Ms|| ||zs|| + ||qs||)``.
 CERT_FACTOR = 1e4
+#: The round-off floor: ``ROUNDOFF_FACTOR n eps (||Ms|| ||zs|| + ||qs||)`` (module notes).
+ROUNDOFF_FACTOR = 10.0
 #: ... but never more than this (equilibrated units, where ``||qs||_inf <= 1``). The
 #: formula grows with ``||zs||``, so an answer with a huge component would carry its own
 #: license: a Lemke path that ended on a ray at ``||z|| ~ 1e12`` had a tolerance of 1e7
@@ -91,35 +105,52 @@ def _pass(M, q, z, d1, d2, s):
 
 @njit(cache=True)
 def row_tolerance_vector(M, q, z, d1, d2, s):
-    """``(w, tol)``: ``w = M z + q`` and each row's ``tol_i`` of the module notes, in
-    equilibrated units (``(n,)`` each; two O(n^2) passes). A row whose magnitudes are not
-    finite gets ``tol_i = inf``; :func:`row_pass` rejects it."""
+    """``(w, tol)``: ``w = M z + q`` and each row's ``tol_i`` of the module notes (the
+    round-off floor included), in equilibrated units (``(n,)`` each; two O(n^2) passes).
+    A row whose magnitudes are not finite gets ``tol_i = inf``; :func:`row_pass` rejects
+    it."""
     n = q.shape[0]
     w = np.empty(n)
     a = np.empty(n)
     zs = np.empty(n)
+    mag = np.empty(n)  # |qs_i| + sum_j |Ms_ij zs_j|
+    norm_z = 0.0
     for j in range(n):
         zs[j] = abs(z[j]) / (s * d2[j])
+        norm_z = max(norm_z, zs[j])
     k = CERT_FACTOR * n * _EPS
+    norm_M = norm_q = 0.0
     for i in range(n):
         acc = q[i]
         big = 0.0  # max_j |M_ij| d2_j
         read = 0.0  # sum of |zs_j| over the row's nonzero entries
+        size = 0.0  # sum_j |M_ij| d2_j |zs_j|
+        rows = 0.0  # sum_j |M_ij| d2_j
         for j in range(n):
             m = M[i, j]
             acc += m * z[j]
-            big = max(big, abs(m) * d2[j])
+            e = abs(m) * d2[j]
+            big = max(big, e)
+            rows += e
+            size += e * zs[j]
             if m != 0.0:
                 read += zs[j]
         w[i] = acc
-        a[i] = k * d1[i] * (big * read + abs(q[i]) / s)
+        qi = abs(q[i]) / s
+        a[i] = k * d1[i] * (big * read + qi)
+        mag[i] = d1[i] * (qi + size)
+        norm_M = max(norm_M, d1[i] * rows)
+        norm_q = max(norm_q, d1[i] * qi)
+    floor = ROUNDOFF_FACTOR * n * _EPS * (norm_M * norm_z + norm_q)
     tol = np.empty(n)
     for i in range(n):
         spread = 0.0
         for j in range(n):
             spread += abs(M[i, j]) * d2[j] * a[j]
         tol[i] = min(a[i] + d1[i] * spread, TOL_CAP)
-        if not (a[i] - a[i] == 0.0 and spread - spread == 0.0):
+        if mag[i] > floor:  # a row resolvable at this precision: round-off is allowed
+            tol[i] = max(tol[i], min(floor, TOL_CAP))
+        if not (a[i] - a[i] == 0.0 and spread - spread == 0.0 and floor - floor == 0.0):
             tol[i] = np.inf
     return w, tol
 

@@ -71,7 +71,7 @@ from contact_lcp.lcp import search_nodes as sn
 from contact_lcp.lcp import tableau as tb
 from contact_lcp.lcp import warm_start as ws
 from contact_lcp.lcp.lemke import STATUS, certifies, lemke_paths, path_limit
-from contact_lcp.lcp.residual import raw_tolerance, row_tolerance_vector
+from contact_lcp.lcp.residual import TOL_CAP, certification_coefficients, raw_tolerance
 from contact_lcp.lcp.result import LCPStatus, MethodOutput
 from contact_lcp.lcp.symmetric import symmetric_path
 
@@ -133,6 +133,7 @@ def _search(M, MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth,
     cand = np.empty(n, dtype=np.int64)
     kids = np.empty(n, dtype=np.int64)
     path = np.empty(16, dtype=np.int64)
+    cert_a, cert_b = certification_coefficients(M, q)
     cur, d_node, nxt = 0, -1, 0
     while nxt >= 0 or size > 0:
         if stats[NODES] >= max_nodes:
@@ -246,9 +247,16 @@ def _search(M, MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth,
                     qc[r] = t
                     basis[r] = e
                     tb.basic_residual(MT, q, c, basis, qc, r_x)
-                    ok = _rows_certify(M, q, basis, qc, r_x)
+                    znorm = 0.0
+                    for i in range(n):
+                        if n <= basis[i] < 2 * n:
+                            znorm = max(znorm, abs(qc[i]))
                     basis[r] = z0
-                    if ok:
+                    # the candidate within half the global tolerance (half: a margin);
+                    # solve() then judges it row by row and repairs a row that only
+                    # round-off put on the wrong side (lcp.polish)
+                    tol_c = 0.5 * min(cert_a * znorm + cert_b, TOL_CAP)
+                    if tb.norm_inf(r_x) <= tol_c and qmin >= -tol_c:
                         tb.pivot(Binv, qbar, basis, where, d, r, e, work)
                         stats[TOTAL_PIVOTS] += 1
                         stats[DEPTH] = depth[y] + 1
@@ -301,26 +309,6 @@ def _search(M, MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth,
     if stats[DEAD_RAY]:
         return tb.NO_SOLUTION, stats
     return tb.CYCLE, stats
-
-
-@njit(cache=True)
-def _rows_certify(M, q, basis, x, r_x):
-    """Whether the complementary basis with basic values ``x`` and basis residual ``r_x``
-    passes half the per-row certification test of :mod:`contact_lcp.lcp.residual` (half:
-    a margin for solve()'s check): in each row the residual and a negative basic value of
-    ``w_i`` or ``z_i`` within ``tol_i / 2``. O(n^2); run only at complementary bases."""
-    n = q.shape[0]
-    z = tb.extract_z(x, basis, n)
-    ones = np.ones(n)
-    _, tol = row_tolerance_vector(M, q, z, ones, ones, 1.0)
-    for i in range(n):
-        if not abs(r_x[i]) <= 0.5 * tol[i]:
-            return False
-    for r in range(n):
-        v = basis[r]
-        if v < 2 * n and not x[r] >= -0.5 * tol[v if v < n else v - n]:
-            return False
-    return True
 
 
 @njit(cache=True, nogil=True)

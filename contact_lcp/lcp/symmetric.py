@@ -1,8 +1,10 @@
 """The symmetric LCP's path of the robust method: the modified principal pivoting
 method first (see :func:`symmetric_path`)."""
 
+import numpy as np
 from numba import njit
 
+from contact_lcp.lcp.polish import repaired
 from contact_lcp.lcp.residual import row_certifies
 from contact_lcp.lcp.result import LCPStatus, MethodOutput
 
@@ -35,7 +37,9 @@ def symmetric_path(M, q, singular_tol, info, key="paths"):
     n = q.shape[0]
     z, status, pivots, _ = ppm_run(M, q, [], max(100, 10 * n), singular_tol)
     if status is LCPStatus.SOLVED and not row_certifies(M, q, z):
-        status = LCPStatus.ERROR
+        z = repaired(M, q, z)  # (a row missed by round-off; module polish)
+        if z is None:
+            z, status = np.zeros(n), LCPStatus.ERROR
     info.setdefault(key, []).append(f"ppm:{status.name.lower()}")
     count = "path_pivots" if key == "paths" else key + "_pivots"
     info[count] = info.get(count, 0) + pivots
