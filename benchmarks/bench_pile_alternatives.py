@@ -88,9 +88,8 @@ import numpy as np  # noqa: E402
 from numba import njit  # noqa: E402
 from scipy import sparse  # noqa: E402
 
-from contact_lcp.contact.lcp_builder import build_contact_lcp  # noqa: E402
+from contact_lcp.contact.lcp_builder import build_contact_lcp, build_relaxed_lcp  # noqa: E402
 from contact_lcp.contact.report import all_pivots  # noqa: E402
-from contact_lcp.contact.relaxed import build_relaxed_lcp  # noqa: E402
 from contact_lcp.contact.relaxed_qp import (lcp_unknowns, velocity_basis,  # noqa: E402
                                             velocity_qp)
 from contact_lcp.lcp import solve  # noqa: E402

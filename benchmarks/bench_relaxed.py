@@ -6,7 +6,7 @@ Usage::
     .venv/bin/python benchmarks/bench_relaxed.py --steps 50 # fewer problems
 
 Problems are recorded from short runs with ``contact.model: relaxed``; each is then built
-once (:func:`contact_lcp.contact.relaxed.build_relaxed_lcp`) and solved by every path:
+once (:func:`contact_lcp.contact.lcp_builder.build_relaxed_lcp`) and solved by every path:
 the scene's LCP method(s) through ``contact_lcp.lcp.solve`` (validation and certification
 included) and the QP backends through :func:`solve_relaxed_qp` (the velocity QP plus
 certification; ``path: auto`` switches to it above 300 unknowns). The 50-grain Brazil nut
@@ -34,7 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
-from contact_lcp.contact.relaxed import build_relaxed_lcp  # noqa: E402
+from contact_lcp.contact.lcp_builder import build_relaxed_lcp  # noqa: E402
 from contact_lcp.contact.relaxed_qp import solve_relaxed_qp  # noqa: E402
 from contact_lcp.lcp import solve  # noqa: E402
 from contact_lcp.sim import Simulator, load_scene  # noqa: E402

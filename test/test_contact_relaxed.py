@@ -22,8 +22,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from contact_lcp.contact.base import ModelSettings
+from contact_lcp.contact.lcp_builder import build_relaxed_lcp
 from contact_lcp.contact.problem import ContactProblem, build_problem
-from contact_lcp.contact.relaxed import RelaxedModel, build_relaxed_lcp
+from contact_lcp.contact.relaxed import RelaxedModel
 from contact_lcp.contact.relaxed_qp import solve_relaxed_qp
 from contact_lcp.exceptions import SceneError
 from contact_lcp.lcp import solve

@@ -13,8 +13,9 @@ import pytest
 
 from contact_lcp.contact import relaxed
 from contact_lcp.contact.base import ModelSettings
+from contact_lcp.contact.lcp_builder import build_relaxed_lcp
 from contact_lcp.contact.problem import build_problem
-from contact_lcp.contact.relaxed import RelaxedModel, build_relaxed_lcp
+from contact_lcp.contact.relaxed import RelaxedModel
 from contact_lcp.contact.relaxed_qp import solve_relaxed_qp, velocity_basis
 from contact_lcp.lcp import LCPStatus, solve
 from contact_lcp.sim import Simulator

@@ -134,7 +134,7 @@ def test_the_displacement_is_the_smallest_mass_weighted_one():
 
 def test_a_projection_is_counted_as_an_lcp_solve():
     from contact_lcp.sim.projection import Projection
-    from contact_lcp.sim.simulator import SimStats
+    from contact_lcp.sim.stats import SimStats
 
     s = SimStats()
     s.add_projection(Projection(np.zeros(6), 5e-3, 0.0, 7, True))

@@ -22,7 +22,8 @@ block of ones::
          [C'GN, C'GC, E ],           C'u,
          [mu  , -E' , 0 ]]           0 ]
 
-so that ``w = [normal velocity; edge velocity + lam; mu a - sum(b)]``.
+so that ``w = [normal velocity; edge velocity + lam; mu a - sum(b)]``. The relaxed LCP
+(:func:`build_relaxed_lcp`) adds ``-mu`` at the (normal, lam) entries.
 """
 
 from dataclasses import dataclass
@@ -261,3 +262,31 @@ def build_contact_lcp(G, u, mu, *, num_directions=8, num_unilateral=0, normal_bi
     cos, sin = edge_directions(d, k, edge_angle)
     M, q = _assemble(np.ascontiguousarray(G), u, mu, bias, k, l, d, cos, sin)
     return ContactLCP(M, q, k, l, d, edge_angle, (cos, sin))
+
+
+def build_relaxed_lcp(problem, *, num_directions=8, edge_angle=None):
+    """Anitescu & Hart's convex relaxation of the frictional LCP of a
+    :class:`~contact_lcp.contact.problem.ContactProblem` (the ``relaxed`` model's LCP and
+    the pyramid model's fallback; see :mod:`contact_lcp.contact.relaxed`).
+
+    Parameters
+    ----------
+    problem : ContactProblem
+    num_directions : int
+        ``d``, pyramid edges per contact.
+    edge_angle : (k,) ndarray, optional
+        Angle of each contact's first edge from its t1 axis [rad].
+
+    Returns
+    -------
+    ContactLCP
+        Unknowns ``[a (k + l); b (k d); lam (k)]`` as :func:`build_contact_lcp`'s; ``M``
+        has ``-mu_i`` at (normal row i, lam column i).
+    """
+    lcp = build_contact_lcp(problem.G, problem.u, problem.mu, num_directions=num_directions,
+                            num_unilateral=problem.num_limits, normal_bias=problem.bias,
+                            edge_angle=edge_angle)
+    k, nn = lcp.num_contacts, lcp.num_normals
+    lam0 = nn + k * lcp.num_directions
+    lcp.M[np.arange(k), lam0 + np.arange(k)] = -problem.mu  # (M is this call's own array)
+    return lcp

@@ -3,13 +3,13 @@
 :class:`~contact_lcp.contact.normal_rows.NormalRowsModel` solves a step as: tangential
 rows of the touching contacts (FIND-INDICES for no-slip, damped rows for viscous), the
 Schur complement onto the normal rows (:mod:`contact_lcp.contact.tangential`), the
-modified PPM on the equilibrated LCP (:mod:`contact_lcp.lcp.ppm`), the residual check of
-:func:`contact_lcp.lcp.residual.certify`, then the release of separating contacts and a
-re-solve (:mod:`contact_lcp.contact.normal_rows`). Written as Python calls around small
+modified PPM on the equilibrated LCP (:mod:`contact_lcp.lcp.ppm_kernel`), the residual
+check of :func:`contact_lcp.lcp.residual.certify`, then the release of separating
+contacts and a re-solve (:mod:`contact_lcp.contact.normal_rows`). Written as Python calls around small
 kernels, the glue cost several times the arithmetic (a legged step: ~190 us of which
 ~40 us of arithmetic). :func:`normal_step` runs the whole sequence in one call, built
 from the same compiled pieces (:func:`~contact_lcp.contact.find_indices.select_rows`,
-:func:`~contact_lcp.contact.tangential.schur`, the PPM's ``_kernel``, the scaling's
+:func:`~contact_lcp.contact.tangential.schur`, the PPM's ``ppm_kernel``, the scaling's
 ``_ruiz`` and the residual's ``row_pass``), so its answer is the one the Python sequence
 computes and is certified by the same per-row test as :func:`contact_lcp.lcp.solve`.
 
@@ -25,7 +25,7 @@ from numba import njit
 from contact_lcp.contact.find_indices import select_rows
 from contact_lcp.contact.tangential import cholesky_lower, schur, tangent_impulse
 from contact_lcp.contact.viscous_dofs import viscous_dofs, viscous_dofs_impulse
-from contact_lcp.lcp.ppm import _kernel as _ppm_kernel
+from contact_lcp.lcp.ppm_kernel import ppm_kernel
 from contact_lcp.lcp.residual import row_pass
 from contact_lcp.lcp.scaling import MAX_SWEEPS, _apply, _first_factor, _pow2_sqrt, inf_norms, q_scale
 
@@ -94,8 +94,8 @@ def solve_certified(A, c, beta0, max_pivots, singular_tol, keys):
     d1, d2, s, _ = symmetric_ruiz(A, c, MAX_SWEEPS)  # A is symmetric as built (schur)
     Ms, qs = _apply(A, c, d1, d2, s)
     norm_M, norm_q = inf_norms(Ms, qs)
-    code, zs, _, pivots, _, _ = _ppm_kernel(Ms, qs, beta0, max_pivots, singular_tol, keys,
-                                            norm_M, norm_q)
+    code, zs, _, pivots, _, _ = ppm_kernel(Ms, qs, beta0, max_pivots, singular_tol, keys,
+                                           norm_M, norm_q)
     z = zs * (s * d2)
     if code != 0:
         return PPM_FAILED, z, c.copy(), np.inf, 0.0, pivots

@@ -53,7 +53,7 @@ from numba import njit
 
 from contact_lcp.contact.base import ContactModel
 from contact_lcp.contact.frictionless import frictionless_impulse, safe_stop, solve_frictionless
-from contact_lcp.contact.lcp_builder import build_contact_lcp
+from contact_lcp.contact.lcp_builder import build_contact_lcp, build_relaxed_lcp
 from contact_lcp.contact.pyramid_kernel import (
     MISS_REASONS,
     basis_flags,
@@ -465,8 +465,7 @@ class PyramidModel(ContactModel):
         last attempt, solved as the relaxed model's ``path: auto`` does (its velocity QP
         above ``AUTO_QP_SIZE`` unknowns, else the scene's LCP method), certified on the
         relaxed LCP. Returns ``(lcp, result)``."""
-        from contact_lcp.contact.relaxed import AUTO_QP_SIZE, build_relaxed_lcp
-        from contact_lcp.contact.relaxed_qp import solve_relaxed_qp
+        from contact_lcp.contact.relaxed_qp import AUTO_QP_SIZE, solve_relaxed_qp
 
         s = self.settings
         lcp = build_relaxed_lcp(problem, num_directions=s.friction_directions,

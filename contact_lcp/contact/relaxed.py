@@ -6,7 +6,7 @@ sliding-speed multiplier: a sliding contact must separate at ``mu`` times its sl
     w_n = n'v+ + phi/h - mu lam >= 0  perp  a >= 0
 
 With the edge-form friction rows of :mod:`contact_lcp.contact.lcp_builder` the LCP matrix
-becomes::
+(:func:`contact_lcp.contact.lcp_builder.build_relaxed_lcp`) becomes::
 
     M = [[N'GN, N'GC, -mu],
          [C'GN, C'GC,  E ],
@@ -30,8 +30,9 @@ Options (``contact.options`` in a scene)
 path : ``"auto"`` (default), ``"lcp"`` or ``"qp"``
     Solve with the scene's LCP method, or as the velocity QP of
     :mod:`contact_lcp.contact.relaxed_qp`; ``"auto"`` takes the LCP path up to
-    :data:`AUTO_QP_SIZE` unknowns and the QP path above (pivoting costs about the cube of
-    the LCP's size, the sparse QP about its number of edges).
+    :data:`~contact_lcp.contact.relaxed_qp.AUTO_QP_SIZE` unknowns and the QP path above
+    (pivoting costs about the cube of the LCP's size, the sparse QP about its number of
+    edges).
 qp_solver : ``"clarabel"`` (default and only)
     The QP backend. Measured on the settled 200-grain Brazil nut (3100-3400 unknowns):
     clarabel in 17-20 iterations and ~25 ms; proxqp, also tried, called feasible steps
@@ -50,44 +51,15 @@ import time
 import numpy as np
 
 from contact_lcp.contact.frictionless import frictionless_impulse, safe_stop, solve_frictionless
-from contact_lcp.contact.lcp_builder import build_contact_lcp
+from contact_lcp.contact.lcp_builder import build_relaxed_lcp
 from contact_lcp.contact.pyramid import WARM_START_METHODS, PyramidModel
 from contact_lcp.contact.pyramid_kernel import full_basis
-from contact_lcp.contact.relaxed_qp import QP_SOLVERS, solve_relaxed_qp
+from contact_lcp.contact.relaxed_qp import AUTO_QP_SIZE, QP_SOLVERS, solve_relaxed_qp
 from contact_lcp.contact.report import ContactSolution, Outcome, SolveReport, tally
 from contact_lcp.exceptions import SceneError
 from contact_lcp.lcp import solve
 
 PATHS = ("auto", "lcp", "qp")
-
-#: ``path: auto`` solves relaxed LCPs with more unknowns than this on the QP path
-AUTO_QP_SIZE = 300
-
-
-def build_relaxed_lcp(problem, *, num_directions=8, edge_angle=None):
-    """The relaxed contact LCP of a :class:`~contact_lcp.contact.problem.ContactProblem`.
-
-    Parameters
-    ----------
-    problem : ContactProblem
-    num_directions : int
-        ``d``, pyramid edges per contact.
-    edge_angle : (k,) ndarray, optional
-        Angle of each contact's first edge from its t1 axis [rad].
-
-    Returns
-    -------
-    contact_lcp.contact.lcp_builder.ContactLCP
-        Unknowns ``[a (k + l); b (k d); lam (k)]`` as the pyramid LCP; ``M`` has
-        ``-mu_i`` at (normal row i, lam column i).
-    """
-    lcp = build_contact_lcp(problem.G, problem.u, problem.mu, num_directions=num_directions,
-                            num_unilateral=problem.num_limits, normal_bias=problem.bias,
-                            edge_angle=edge_angle)
-    k, nn = lcp.num_contacts, lcp.num_normals
-    lam0 = nn + k * lcp.num_directions
-    lcp.M[np.arange(k), lam0 + np.arange(k)] = -problem.mu  # (M is this call's own array)
-    return lcp
 
 
 class RelaxedModel(PyramidModel):

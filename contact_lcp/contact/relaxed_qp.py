@@ -38,6 +38,11 @@ from contact_lcp.lcp.residual import certify
 #: from another within two minutes even with max_iter = 1000.
 QP_SOLVERS = ("clarabel",)
 
+#: ``path: auto`` (the relaxed model's default, and the pyramid model's fallback to the
+#: relaxation) solves relaxed LCPs with more unknowns than this on the QP path: pivoting
+#: costs about the cube of the LCP's size, this QP about its number of edges.
+AUTO_QP_SIZE = 300
+
 #: eigenvalues of a block of K below this fraction of the block's largest are its null
 #: space (prescribed or loop-constrained directions)
 RANK_RTOL = 1e-12
@@ -161,7 +166,7 @@ def solve_relaxed_qp(problem, lcp, *, solver="clarabel", tol=1e-12):
     ----------
     problem : ContactProblem
     lcp : ContactLCP
-        :func:`contact_lcp.contact.relaxed.build_relaxed_lcp` of ``problem`` (its edge
+        :func:`contact_lcp.contact.lcp_builder.build_relaxed_lcp` of ``problem`` (its edge
         directions are the QP's).
     solver : str
         A backend in :data:`QP_SOLVERS`.

@@ -461,20 +461,30 @@ class World:
         """(3k, nv) Jacobian: row ``3i + j`` is axis j (n, t1, t2) of contact i's frame
         dotted with ``v_B - v_A`` at ``p_W``, the velocity of B relative to A [m/s].
 
-        Uses the kinematics of :meth:`forward` (recomputed if ``q`` differs).
+        ``contacts``: k contacts as arrays (attributes ``R_WC`` (k, 3, 3), ``p_W`` (k, 3),
+        ``joint_a``, ``joint_b`` (k,), as a collision ``ContactSet`` holds them) or as a
+        sequence of points (each with ``frame()`` (3, 3), ``p_W`` (3,), ``joint_a``,
+        ``joint_b``, as a ``ContactPoint``). Read by attribute, so that dynamics does not
+        depend on collision. Uses the kinematics of :meth:`forward` (recomputed if ``q``
+        differs).
         """
         self.ensure_forward(q)  # (checks q unless it is the configuration forwarded)
         k, nv = len(contacts), self.model.nv
         J = np.zeros((3 * k, nv))
         if k == 0:
             return J
-        if not hasattr(contacts, "R_WC"):  # a list of ContactPoint
-            from contact_lcp.collision.contact_set import ContactSet
-
-            contacts = ContactSet.from_points(contacts)
-        _fill_contact_rows(J, np.ascontiguousarray(contacts.R_WC, dtype=float),
-                           np.ascontiguousarray(contacts.p_W, dtype=float),
-                           np.asarray(contacts.joint_b, dtype=np.int64),
-                           np.asarray(contacts.joint_a, dtype=np.int64),
+        if hasattr(contacts, "R_WC"):
+            R_WC, p_W = contacts.R_WC, contacts.p_W
+            joint_a, joint_b = contacts.joint_a, contacts.joint_b
+        else:
+            contacts = list(contacts)
+            R_WC = [c.frame() for c in contacts]
+            p_W = [c.p_W for c in contacts]
+            joint_a = [c.joint_a for c in contacts]
+            joint_b = [c.joint_b for c in contacts]
+        _fill_contact_rows(J, np.ascontiguousarray(R_WC, dtype=float),
+                           np.ascontiguousarray(p_W, dtype=float),
+                           np.asarray(joint_b, dtype=np.int64),
+                           np.asarray(joint_a, dtype=np.int64),
                            self.joint_jacobians, self._support)
         return J

@@ -14,7 +14,7 @@ from numba import njit
 
 
 @njit(cache=True)
-def _forward(L, b, k):
+def forward_substitute(L, b, k):
     """``L[:k, :k]^-1 b`` for ``b`` (k, p): forward substitution."""
     x = b.copy()
     for i in range(k):
@@ -25,7 +25,7 @@ def _forward(L, b, k):
 
 
 @njit(cache=True)
-def _backward(L, b, k):
+def back_substitute(L, b, k):
     """``L[:k, :k]'^-1 b`` for ``b`` (k, p): back substitution."""
     x = b.copy()
     for i in range(k - 1, -1, -1):
@@ -72,7 +72,7 @@ class IncrementalCholesky:
             return False
         if k:
             col, _ = _as_columns(a)
-            lrow = _forward(self.L, col, k)[:, 0]
+            lrow = forward_substitute(self.L, col, k)[:, 0]
             d2 = c - float(lrow @ lrow)
         else:
             lrow, d2 = np.zeros(0), c
@@ -121,7 +121,7 @@ class IncrementalCholesky:
         cols, vector = _as_columns(b)
         if k == 0:
             return np.zeros(cols.shape if not vector else 0)
-        x = _backward(self.L, _forward(self.L, cols, k), k)
+        x = back_substitute(self.L, forward_substitute(self.L, cols, k), k)
         return x[:, 0] if vector else x
 
     def factor(self):

@@ -5,6 +5,7 @@ import numpy as np
 from numba import njit
 
 from contact_lcp.lcp.polish import repaired
+from contact_lcp.lcp.ppm_kernel import run_ppm
 from contact_lcp.lcp.residual import row_certifies
 from contact_lcp.lcp.result import LCPStatus, MethodOutput
 
@@ -24,7 +25,7 @@ def _is_symmetric(M):
 def symmetric_path(M, q, singular_tol, info, key="paths"):
     """For a symmetric ``M`` (a frictionless contact LCP: positive semidefinite, and
     degenerate when contacts are redundant), the modified principal pivoting method
-    (:mod:`contact_lcp.lcp.ppm`), which keeps its principal blocks nonsingular where
+    (:mod:`contact_lcp.lcp.ppm_kernel`), which keeps its principal blocks nonsingular where
     Lemke's paths cycle on ties (a 4-3-2-1 box pyramid's frictionless LCP, n = 68 of
     rank 30: both Lemke variants cycle, the search spends 3300 nodes, the PPM certifies
     in 36 pivots). Returns its certified answer or None; appends ``'ppm:<status>'`` to
@@ -32,10 +33,8 @@ def symmetric_path(M, q, singular_tol, info, key="paths"):
     the default key). None at once for a matrix that is not symmetric."""
     if not _is_symmetric(M):
         return None
-    from contact_lcp.lcp.ppm import _run as ppm_run  # ppm falls back on this module
-
     n = q.shape[0]
-    z, status, pivots, _ = ppm_run(M, q, [], max(100, 10 * n), singular_tol)
+    z, status, pivots, _ = run_ppm(M, q, [], max(100, 10 * n), singular_tol)
     if status is LCPStatus.SOLVED and not row_certifies(M, q, z):
         z = repaired(M, q, z)  # (a row missed by round-off; module polish)
         if z is None:

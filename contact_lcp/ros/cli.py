@@ -10,6 +10,8 @@ import os
 import signal
 import sys
 
+from contact_lcp.ros.process import die_with_parent
+
 
 def parse_args(argv):
     """Options of the command line ``argv`` (program name first), ROS arguments removed."""
@@ -84,20 +86,3 @@ def run(argv=None):
 def _terminate(signum, frame):
     raise KeyboardInterrupt
 
-
-def die_with_parent(signum=signal.SIGTERM):
-    """Ask Linux to send ``signum`` when the parent process dies (PR_SET_PDEATHSIG).
-
-    Returns True when set. The spin loop of :func:`run` also polls ``os.getppid()``, which
-    covers other systems and a parent that died before this call.
-    """
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        PR_SET_PDEATHSIG = 1
-        return libc.prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False

@@ -31,6 +31,8 @@ import time
 
 import numpy as np
 
+from contact_lcp.ros.process import die_with_parent
+
 #: Slots in the ring (~0.4 s of 2.5 kHz), bytes per slot (a 20-joint JointState is
 #: ~0.8 kB, a 100-joint one ~5 kB).
 SLOTS = 1024
@@ -195,8 +197,6 @@ def main(argv=None):
     from multiprocessing import resource_tracker, shared_memory
 
     import rclpy
-
-    from contact_lcp.ros.cli import die_with_parent
 
     argv = sys.argv[1:] if argv is None else argv
     name, parent, domain_id = argv[0], int(argv[1]), int(argv[2])

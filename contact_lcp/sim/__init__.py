@@ -3,7 +3,8 @@
 from contact_lcp.sim.control import CommandError
 from contact_lcp.sim.scene import Scene, default_scene_path
 from contact_lcp.sim.scene_loader import load_scene, scene_from_dict
-from contact_lcp.sim.simulator import SimStats, SimulationError, Simulator, StepInfo
+from contact_lcp.sim.simulator import SimulationError, Simulator
+from contact_lcp.sim.stats import SimStats, StepInfo
 from contact_lcp.sim.views import BaseState, ContactView, JointState
 
 __all__ = [

@@ -10,7 +10,7 @@ everything that decides the next steps beyond the scene itself:
   the attributes a new model of the same settings has, see :func:`model_memory`);
 - the compiled step's back-off (:class:`~contact_lcp.sim.hot_step.HotStep`);
 - the controllers' external commands and trajectories;
-- the run's counters (:class:`~contact_lcp.sim.simulator.SimStats`) and the last step's
+- the run's counters (:class:`~contact_lcp.sim.stats.SimStats`) and the last step's
   record (contacts and impulses, for the wrench views; not its contact problem).
 
 The file is one ``.npz`` read with ``allow_pickle=False``: a JSON ``header`` (a 0-d
@@ -36,6 +36,7 @@ from contact_lcp.sim import state_checks as checks
 from contact_lcp.sim.control import MODES
 from contact_lcp.sim.files import write_atomically
 from contact_lcp.sim.state_codec import DecodeError, decode, encode
+from contact_lcp.sim.stats import SimStats
 
 #: what the header says the file is, and the version of its layout
 SCHEMA, VERSION = "contact_lcp.state", 2
@@ -170,8 +171,6 @@ def read_state(path):
     scene = header["scene"]
     if scene is not None and not isinstance(scene, str):
         raise CheckpointError(f"{path}: scene: expected a path or null, got {checks.short(scene)}")
-    from contact_lcp.sim.simulator import SimStats
-
     counters = [f.name for f in dataclasses.fields(SimStats)]
     try:
         out = {k: decode(state[k], k, arrays) for k in FIELDS}
@@ -226,8 +225,6 @@ def load_state(sim, path):
         world, time step or contact model (the first difference is named), or holds a
         field that does not fit this simulator (named with its path in the state).
     """
-    from contact_lcp.sim.simulator import SimStats
-
     state = read_state(path)
     mine, theirs = _identity(sim), state["identity"]
     for key, value in mine.items():

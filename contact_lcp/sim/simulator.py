@@ -2,12 +2,10 @@
 
 import dataclasses
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from contact_lcp.contact.models import make_model, model_class
-from contact_lcp.contact.report import Outcome, SolveReport
 from contact_lcp.dynamics.reduced import FreeMotion
 from contact_lcp.dynamics.world import all_finite
 from contact_lcp.exceptions import ContactLCPError, InvalidProblem, SceneError
@@ -16,94 +14,13 @@ from contact_lcp.sim.control import CommandError, RobotControl
 from contact_lcp.sim.joint_angles import JointPositions
 from contact_lcp.sim.scene import model_settings
 from contact_lcp.sim.scene_loader import load_scene, solver_options
+from contact_lcp.sim.stats import SimStats, StepInfo
 from contact_lcp.sim.stepper import Stepper
 from contact_lcp.sim.views import SimulatorViews, check_link
 
 
 class SimulationError(ContactLCPError, RuntimeError):
     """The next state would not be finite; the simulator keeps the last finite state."""
-
-
-@dataclass(frozen=True)
-class StepInfo:
-    """Summary of one step (``timings`` in seconds per stage).
-
-    ``report`` is the contact solve's :class:`~contact_lcp.contact.report.SolveReport`
-    (outcome, status, which problem and method produced the applied impulse, certified,
-    pivots, fallbacks); the string fields below are read from it.
-    """
-
-    t: float
-    num_contacts: int
-    num_active: int
-    report: SolveReport
-    max_penetration: float
-    timings: dict
-
-    @property
-    def lcp_status(self) -> str:
-        """``SOLVED``, ``NO_CONTACT``, ``FALLBACK(<status>)`` or ``SAFE_STOP(<status>)``."""
-        return self.report.label
-
-    @property
-    def lcp_method(self) -> str:
-        """The method that produced the applied impulse, ``/frictionless`` or ``/relaxed``
-        on a fallback."""
-        r = self.report
-        return f"{r.method}/{r.applied}" if r.outcome is Outcome.FALLBACK else r.method
-
-    @property
-    def pivots(self) -> int:
-        """Pivots of every solve of the step."""
-        return self.report.pivots
-
-    @property
-    def fallbacks(self) -> int:
-        """0, 1 (a fallback applied) or 2 (safe stop)."""
-        return self.report.fallbacks
-
-
-@dataclass
-class SimStats:
-    """Counters since the start (or the last reset).
-
-    ``lcp_failures``: solves that ended uncertified (also those a fallback recovered);
-    ``fallbacks``: steps that applied a fallback (relaxed or frictionless);
-    ``safe_stops``: steps that applied nothing; ``uncertified``: steps whose applied
-    impulse was not certified (safe stops); ``warm_starts``: main solves started from a
-    basis; ``solves``: LCP solves (the projections' too); ``projections``: steps that
-    started by moving bodies out of a penetration deeper than
-    ``contact.projection_depth``.
-    """
-
-    steps: int = 0
-    lcp_failures: int = 0
-    fallbacks: int = 0
-    safe_stops: int = 0
-    uncertified: int = 0
-    pivots_total: int = 0
-    solves: int = 0
-    warm_starts: int = 0
-    projections: int = 0
-
-    def add(self, report):
-        """Count one step's :class:`~contact_lcp.contact.report.SolveReport`."""
-        self.steps += 1
-        self.lcp_failures += report.failures
-        self.fallbacks += int(report.outcome is Outcome.FALLBACK)
-        self.safe_stops += int(report.outcome is Outcome.SAFE_STOP)
-        self.uncertified += int(not report.certified)
-        self.pivots_total += report.pivots
-        self.solves += report.solves
-        self.warm_starts += int(report.warm_started)
-
-    def add_projection(self, projection):
-        """Count a step's :class:`~contact_lcp.sim.projection.Projection` (its LCP solve
-        and pivots; an uncertified one, which the step did not apply, as a failure)."""
-        self.projections += int(projection.certified)
-        self.solves += 1
-        self.pivots_total += projection.pivots
-        self.lcp_failures += int(not projection.certified)
 
 
 class Simulator(SimulatorViews):
