@@ -171,7 +171,7 @@ def run_once(entry, scene, steps, cache_home, timeout):
             # the console script's code, in this interpreter, with the compile listener
             code = (f"import sys; sys.path.insert(0, {HERE!r}); import bench_start, time, json; "
                     f"log = bench_start.CompileLog().install(); from contact_lcp.cli import main; "
-                    f"rc = main(['simulate', {scene!r}, '--duration', {repr(steps * time_step_of(scene))}]); "
+                    f"rc = main(['simulate', {scene!r}, '--duration', {str(steps * time_step_of(scene))!r}]); "
                     f"json.dump(dict(status='ok' if rc in (0, None) else f'exit {{rc}}', t_steps=time.time(), "
                     f"cpu_steps_s=bench_start._cpu_s(), kernels=log.kernels), open({out!r}, 'w'))")
             cmd = [sys.executable, "-c", code]
