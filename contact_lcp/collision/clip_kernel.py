@@ -9,7 +9,7 @@ from numba import njit
 def _hull(P, tol):
     """CCW convex hull (m, 2) of the rows of P (k, 2), repeated points removed."""
     k = P.shape[0]
-    order = np.argsort(P[:, 1], kind="mergesort")
+    order = np.argsort(np.ascontiguousarray(P[:, 1]), kind="mergesort")  # one signature
     order = order[np.argsort(P[order, 0], kind="mergesort")]  # by x, then y
     Q = np.empty((k, 2))
     m = 0

@@ -21,7 +21,7 @@ from contact_lcp.collision.reduction import _above_lower_hull, _monotone_chain, 
 def _hull_keep(xy, idx):
     """Sorted unique hull vertices of the points ``idx`` (2-D, by x then y)."""
     sub = xy[idx]
-    by_y = np.argsort(sub[:, 1], kind="mergesort")
+    by_y = np.argsort(np.ascontiguousarray(sub[:, 1]), kind="mergesort")  # one signature
     order = by_y[np.argsort(sub[by_y, 0], kind="mergesort")]  # by x, then y
     chain = _monotone_chain(sub, order, 1e-12)
     mark = np.zeros(idx.shape[0], dtype=np.bool_)
@@ -203,12 +203,13 @@ def curved_on_ground(kind, size, X, h, eps, segments, r2, flat_tol, remove_inter
             n += 1
     elif kind == CURVED_CYLINDER:
         r, hl = size[0], size[1]
-        n = _rim(P, n, t + hl * a, a, e1, e2, r, segments, eps)
-        n = _rim(P, n, t - hl * a, a, e1, e2, r, segments, eps)
+        # int64 counts: a literal one would compile _rim again
+        n = _rim(P, np.int64(n), t + hl * a, a, e1, e2, r, segments, eps)
+        n = _rim(P, np.int64(n), t - hl * a, a, e1, e2, r, segments, eps)
     elif kind == CURVED_CONE:
         r, hl = size[0], size[1]
         P[0] = t + hl * a
-        n = _rim(P, 1, t - hl * a, a, e1, e2, r, segments, eps)
+        n = _rim(P, np.int64(1), t - hl * a, a, e1, e2, r, segments, eps)
     m = 0
     d = np.empty(n)
     for i in range(n):

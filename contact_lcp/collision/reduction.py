@@ -139,7 +139,7 @@ def _hull_mark(xy, idx, tol):
             mark[i] = True
         return mark
     sub = np.ascontiguousarray(xy[idx])
-    by_y = np.argsort(sub[:, 1], kind="mergesort")
+    by_y = np.argsort(np.ascontiguousarray(sub[:, 1]), kind="mergesort")  # one signature
     order = by_y[np.argsort(sub[by_y, 0], kind="mergesort")]  # by x, then y
     for c in _monotone_chain(sub, order, tol):
         mark[idx[c]] = True
@@ -224,7 +224,7 @@ def _monotone_chain(xy, order, tol):
     lower = np.empty(k, dtype=np.int64)
     upper = np.empty(k, dtype=np.int64)
     nl = _chain(xy, order, tol, lower)
-    nu = _chain(xy, order[::-1], tol, upper)
+    nu = _chain(xy, np.ascontiguousarray(order[::-1]), tol, upper)  # one signature
     return np.concatenate((lower[: nl - 1], upper[: nu - 1]))
 
 

@@ -61,7 +61,8 @@ def _border(X, Ms, K, t, i, u, v, tol):
     """Grow the inverse ``X[:t, :t]`` of ``Ms[K[:t], K[:t]]`` by the row and column of
     variable ``i`` (in place, into row and column ``t``), unless its pivot (the Schur
     complement ``M_ii - M[i, K] M[K, K]^-1 M[K, i]``) is at most ``tol`` times the size of
-    its row and column: then False and ``X`` unchanged. ``u``, ``v``: work vectors."""
+    its row and column: then False and ``X`` unchanged. ``u``, ``v``: work vectors.
+    Callers pass ``t`` and ``i`` as int64 (a literal int would compile another signature)."""
     scale = abs(Ms[i, i])
     for b in range(t):
         scale = max(scale, abs(Ms[i, K[b]]), abs(Ms[K[b], i]))
@@ -108,7 +109,7 @@ def _bordered_inverse(Ms, K, nb, tol, capacity):
     u = np.empty(nb)
     v = np.empty(nb)
     for a in range(nb):
-        if not _border(X, Ms, K, t, K[a], u, v, tol):
+        if not _border(X, Ms, K, np.int64(t), np.int64(K[a]), u, v, tol):
             continue
         K[a], K[t] = K[t], K[a]  # the kept ones first, in order
         t += 1
@@ -174,7 +175,7 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
         if basic_lam[keep[a]]:
             K[nb] = nn + m * d + a
             nb += 1
-    d1, d2, s, _ = _ruiz(M, q, MAX_SWEEPS)
+    d1, d2, s, _ = _ruiz(M, q, np.int64(MAX_SWEEPS))
     Ms, qs = _apply(M, q, d1, d2, s)
     qn = 0.0
     for i in range(n):
@@ -188,7 +189,7 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
     # start does; then updated by bordering (a variable enters) or deflation (one
     # leaves) at O(nb^2) per principal pivot
     # (each principal pivot adds at most one variable to the block)
-    X, nb = _bordered_inverse(Ms, K, nb, singular_tol, min(n, nb + max_flips))
+    X, nb = _bordered_inverse(Ms, K, np.int64(nb), singular_tol, min(n, nb + max_flips))
     for i in range(n):
         in_k[i] = False
     for a in range(nb):
@@ -239,7 +240,7 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
             in_k[wi] = False
             nb = last
         else:  # z_wi enters: border X with its row and column
-            if not _border(X, Ms, K, nb, wi, u, v, singular_tol):
+            if not _border(X, Ms, K, np.int64(nb), np.int64(wi), u, v, singular_tol):
                 return 1, z, z, np.inf, 0.0, nb + flips
             K[nb] = wi
             in_k[wi] = True
@@ -251,7 +252,7 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
             for b in range(nb):
                 A[a, b] = Ms[K[a], K[b]]
         if not np.all(np.isfinite(X[:nb, :nb])) or \
-                _norm1(A) * _norm1(X[:nb, :nb]) > 1.0 / singular_tol:
+                _norm1(A[:, :]) * _norm1(X[:nb, :nb]) > 1.0 / singular_tol:  # both 'A' layout
             return 1, z, z, np.inf, 0.0, nb + flips
     for i in range(n):
         z[i] = zs[i] * s * d2[i]

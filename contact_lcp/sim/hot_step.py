@@ -99,6 +99,7 @@ class HotStep:
         self._inside = keep_inside(self._period)
         self._singular_tol = float(model.settings.solver_options.get("singular_tol", 1e-10))
         self._narrow = stepper.detector.compiled_pass
+        self._kinds = closed_form_kinds(self._narrow)
         self._names = stepper.detector.surface_names
         self._ng = stepper.num_geometries
         self._levers = stepper.detector._levers
@@ -155,7 +156,8 @@ class HotStep:
             self._world.joint_jacobians, self._support, v_free, K, *self._params, q,
             *self._limits, _NO_INDEX if prescribed is None else prescribed,
             self._limit_activation, *self._bias, *warm, self._slip, self._period, self._d,
-            self._singular_tol, self._inside, self._levers, self._max_lookahead, *self._integration)
+            self._singular_tol, self._inside, self._levers, self._max_lookahead, *self._integration,
+            *self._kinds)
         code = out[0]
         if code:
             self.misses[MISSES[code]] += 1
@@ -175,9 +177,25 @@ class HotStep:
                                          problem, pen)
 
 
+def closed_form_kinds(compiled_pass):
+    """``(spheres, boxes, curves)`` for :func:`_narrow` from the detector's
+    ``compiled_pass``: True when some pair of the scene takes that closed form (as
+    :func:`_narrow` sorts the pairs), else None (not compiled)."""
+    (_, _, _, _, _, _, _, cap, _, second, on_ground, sphere_kind, box_pair, _, _, _, _,
+     ground_pair, curved_kind, _, _) = compiled_pass
+    off = ~np.asarray(on_ground, dtype=bool)
+    sphere = off & (np.asarray(sphere_kind) > 0)
+    box = off & ~sphere & np.asarray(box_pair, dtype=bool)
+    curved = (off & ~sphere & ~box & np.asarray(ground_pair, dtype=bool)
+              & (np.asarray(curved_kind)[second] > 0))
+    return (True if sphere.any() else None, True if box.any() else None,
+            True if cap > 0 and curved.any() else None)
+
+
 @njit(cache=True)
 def _miss(code, nv, d):
-    """:func:`_hot_step`'s answer when it hands the step over (``MISSES[code]``)."""
+    """:func:`_hot_step`'s answer when it hands the step over (``MISSES[code]``); callers
+    pass ``code`` as an int64, not a literal (each literal would compile it again)."""
     return (code, np.zeros((5, 0), dtype=np.int64), np.zeros((0, 3)), np.zeros((0, 3, 3)),
             np.zeros(0), np.zeros(0), np.zeros((0, nv)), np.zeros((0, 0)), np.zeros(0),
             np.zeros(0), np.zeros(0), np.zeros(0), 0, 0, 0, np.zeros(0, dtype=np.bool_),
@@ -194,23 +212,24 @@ def _hot_step(X, near, lookahead, verts, start, ground_h, activation_distance, r
               limit_activation, gamma, max_corr,
               last_pair, last_limits, last_a, last_b, last_lam, last_keys, last_p, last_dir,
               slip, period, d, singular_tol, inside, levers, max_lookahead, integrate,
-              vec_q, vec_v, flyer_q, flyer_v, flyer_lever):
+              vec_q, vec_v, flyer_q, flyer_v, flyer_lever, spheres, boxes, curves):
     """See :class:`HotStep`; returns ``(code, ...)``, code 0 when the step is solved (an
-    index of ``MISSES`` otherwise, with placeholders)."""
+    index of ``MISSES`` otherwise, with placeholders). ``spheres``, ``boxes``, ``curves``:
+    as :func:`_narrow`."""
     # collision: the closed forms of ContactDetector.detect, merged in pair order
     nv = v_free.shape[0]
     ok, P_f, R_f, d_f, pair_f = _narrow(
         X, near, lookahead, verts, start, ground_h, activation_distance, r2, flat, interior,
         cap, first, second, on_ground, sphere_kind, box_pair, sphere_r, box_half,
-        ground_frame, ground_pair, curved_kind, curved_size, segments)
+        ground_frame, ground_pair, curved_kind, curved_size, segments, spheres, boxes, curves)
     if not ok:
-        return _miss(8, nv, d)
+        return _miss(np.int64(8), nv, d)
     kf = d_f.shape[0]
     if kf > max_contacts:
-        return _miss(5, nv, d)
+        return _miss(np.int64(5), nv, d)
     for i in range(kf):
         if d_f[i] < -deep:
-            return _miss(10, nv, d)
+            return _miss(np.int64(10), nv, d)
     # contact rows of every contact found (World.contact_jacobian)
     a_f = first[pair_f]
     b_f = second[pair_f]
@@ -223,7 +242,7 @@ def _hot_step(X, near, lookahead, verts, start, ground_h, activation_distance, r
                                              limit_activation, prescribed)
     l = lim_idx.shape[0]
     if k + l == 0:
-        return _miss(1, nv, d)
+        return _miss(np.int64(1), nv, d)
     m = 3 * k + l
     J = np.zeros((m, nv))
     for i in range(k):
@@ -252,7 +271,7 @@ def _hot_step(X, near, lookahead, verts, start, ground_h, activation_distance, r
     phi[k:] = lim_gap
     finite, G, u, bias = _rows_and_bias(J, K, v_free, phi, h, gamma, max_corr)
     if not finite:
-        return _miss(6, nv, d)
+        return _miss(np.int64(6), nv, d)
     # the pyramid model's first strategy: the same contacts, the last basis
     pair = ints[4]
     same = last_pair.shape[0] == k and last_limits.shape[0] == l
@@ -265,10 +284,10 @@ def _hot_step(X, near, lookahead, verts, start, ground_h, activation_distance, r
                 if last_limits[j, c] != J[3 * k + j, c]:
                     same = False
     if not same:
-        return _miss(2, nv, d)
+        return _miss(np.int64(2), nv, d)
     keep = np.flatnonzero(last_a[:k])
     if keep.shape[0] + l == 0:
-        return _miss(3, nv, d)
+        return _miss(np.int64(3), nv, d)
     if slip and k > 0:
         angle = _edge_angles(u, R, P, pair, last_p, last_keys, last_dir, STICK_SPEED, period,
                              ANGLE_SNAP)
@@ -278,14 +297,14 @@ def _hot_step(X, near, lookahead, verts, start, ground_h, activation_distance, r
                                                last_b, last_lam, singular_tol,
                                                max(WARM_FLIPS, m // WARM_ROWS_PER_FLIP))
     if code:
-        return _miss(3, nv, d)
+        return _miss(np.int64(3), nv, d)
     # v+ and the step's re-solve test (Stepper.step): no contact left out that the
     # impulses drive shut, no body moved farther than the search looked
     v_next = v_free + K @ (J.T @ f)  # as the staged step (the same BLAS products)
     if farther(_reach(levers, v_next, v_free, h, max_lookahead), lookahead, activation):
-        return _miss(4, nv, d)
+        return _miss(np.int64(4), nv, d)
     if active_contacts(J_f, v_free, v_next, d_f, h, activation).shape[0] != k:
-        return _miss(4, nv, d)
+        return _miss(np.int64(4), nv, d)
     basic_a, basic_b, basic_lam = basis_flags(z, k, l, d, keep)
     # the configuration step (World.integrate_state) of worlds it covers
     if integrate:
@@ -304,38 +323,54 @@ def _hot_step(X, near, lookahead, verts, start, ground_h, activation_distance, r
 @njit(cache=True)
 def _narrow(X, near, la, verts, start, ground_h, eps0, r2, flat, interior, cap, first, second,
             on_ground, sphere_kind, box_pair, sphere_r, box_half, ground_frame, ground_pair,
-            curved_kind, curved_size, segments):
+            curved_kind, curved_size, segments, spheres, boxes, curves):
     """The closed forms of :meth:`ContactDetector.detect` on the near pairs: polytopes on
     the ground, spheres (against the ground, spheres and boxes), boxes against boxes,
     cylinders, capsules, cones and ellipsoids on the ground, each as the staged detector
     runs it, then merged in pair order as its ``_merge`` does.
     Returns ``(ok, P, R, d, pair)``; ``ok`` False when a near pair has no closed form or
     its closed form declines it (a sphere's centre inside a box): the staged step then
-    takes it to coal."""
+    takes it to coal.
+
+    ``spheres``, ``boxes``, ``curves`` are None when the scene has no pair of that kind
+    (:func:`closed_form_kinds`): numba then prunes the branch, so that closed form
+    (``sphere_contacts``, ``box_contacts``, ``curved_on_ground``: 30 s of compilation
+    together) is not compiled for the scene; a near pair of a kind declared absent makes
+    ``ok`` False (the staged step's path)."""
     m = near.shape[0]
     ground = np.zeros(m, dtype=np.bool_)
     curved = np.zeros(m, dtype=np.bool_)
     for a in range(m):
         p = near[a]
         ground[a] = on_ground[p]
-        if not (on_ground[p] or sphere_kind[p] > 0 or box_pair[p]):
+        if on_ground[p]:
+            continue
+        if sphere_kind[p] > 0:
+            if spheres is None:
+                return False, np.zeros((0, 3)), np.zeros((0, 3, 3)), np.zeros(0), near[:0]
+        elif box_pair[p]:
+            if boxes is None:
+                return False, np.zeros((0, 3)), np.zeros((0, 3, 3)), np.zeros(0), near[:0]
+        else:
             # a curved shape on the ground: the staged step's closed form, reduced as a
             # patch (with a cap on points; without one it takes another reduction)
-            curved[a] = ground_pair[p] and curved_kind[second[p]] > 0 and cap > 0
+            if curves is not None:
+                curved[a] = ground_pair[p] and curved_kind[second[p]] > 0 and cap > 0
             if not curved[a]:
                 return False, np.zeros((0, 3)), np.zeros((0, 3, 3)), np.zeros(0), near[:0]
     P4 = np.empty((0, 3))
     d4 = np.empty(0)
     own4 = np.empty(0, dtype=np.int64)
-    for a in range(m):
-        if curved[a]:
-            g = second[near[a]]
-            Pc, dc = curved_on_ground(curved_kind[g], curved_size[g], X[g], ground_h,
-                                      eps0 + la[g], segments, r2, flat, interior, cap)
-            if dc.shape[0]:
-                P4 = np.concatenate((P4, Pc))
-                d4 = np.concatenate((d4, dc))
-                own4 = np.concatenate((own4, np.full(dc.shape[0], near[a])))
+    if curves is not None:
+        for a in range(m):
+            if curved[a]:
+                g = second[near[a]]
+                Pc, dc = curved_on_ground(curved_kind[g], curved_size[g], X[g], ground_h,
+                                          eps0 + la[g], segments, r2, flat, interior, cap)
+                if dc.shape[0]:
+                    P4 = np.concatenate((P4, Pc))
+                    d4 = np.concatenate((d4, dc))
+                    own4 = np.concatenate((own4, np.full(dc.shape[0], near[a])))
     g_pairs = near[ground]
     rest = near[~ground] if g_pairs.shape[0] else near
     geoms = second[g_pairs]
@@ -346,14 +381,20 @@ def _narrow(X, near, la, verts, start, ground_h, eps0, r2, flat, interior, cap, 
         eps[a] = eps0 + la[geoms[a]]
     P1, d1, own1 = polytopes_on_ground(verts, start, geoms, Xg, ground_h, eps, r2, flat,
                                        interior, cap)
-    ana = rest[sphere_kind[rest] > 0]
-    done2, P2, R2, d2, own2 = sphere_contacts(ana, sphere_kind, first, second, X, sphere_r,
-                                              box_half, la, eps0, ground_h)
-    bb = rest[box_pair[rest]]
-    done3, P3, R3, d3, own3 = box_contacts(bb, first, second, X, box_half, la, eps0, r2,
-                                           flat, interior, cap)
-    if not (np.all(done2) and np.all(done3)):
-        return False, np.zeros((0, 3)), np.zeros((0, 3, 3)), np.zeros(0), near[:0]
+    P2, R2, d2, own2 = np.empty((0, 3)), np.empty((0, 3, 3)), np.empty(0), near[:0]
+    if spheres is not None:
+        ana = rest[sphere_kind[rest] > 0]
+        done2, P2, R2, d2, own2 = sphere_contacts(ana, sphere_kind, first, second, X,
+                                                  sphere_r, box_half, la, eps0, ground_h)
+        if not np.all(done2):
+            return False, np.zeros((0, 3)), np.zeros((0, 3, 3)), np.zeros(0), near[:0]
+    P3, R3, d3, own3 = np.empty((0, 3)), np.empty((0, 3, 3)), np.empty(0), near[:0]
+    if boxes is not None:
+        bb = rest[box_pair[rest]]
+        done3, P3, R3, d3, own3 = box_contacts(bb, first, second, X, box_half, la, eps0, r2,
+                                               flat, interior, cap)
+        if not np.all(done3):
+            return False, np.zeros((0, 3)), np.zeros((0, 3, 3)), np.zeros(0), near[:0]
     n1, n2, n3, n4 = d1.shape[0], d2.shape[0], d3.shape[0], d4.shape[0]
     n = n1 + n2 + n3 + n4
     pair = np.empty(n, dtype=np.int64)
