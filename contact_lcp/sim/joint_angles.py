@@ -65,6 +65,13 @@ def servo_error(target, position, continuous):
     return e
 
 
+def gathered(robots, field, dtype):
+    """The per-joint array ``field`` of every robot's RobotInfo, concatenated in
+    ``joint_names`` order, as ``dtype`` (empty without robots)."""
+    parts = [getattr(r, field) for r in robots]
+    return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
+
+
 class JointPositions:
     """The reported positions of every robot's one-dof joints (in ``joint_names`` order),
     continuous joints unwrapped from one step to the next.
@@ -76,9 +83,8 @@ class JointPositions:
 
     def __init__(self, robots):
         robots = list(robots)
-        cat = (lambda xs, dt: np.concatenate(xs).astype(dt) if xs else np.zeros(0, dt))
-        self.idx_q = cat([r.idx_q for r in robots], np.int64)
-        self.continuous = cat([r.continuous for r in robots], bool)
+        self.idx_q = gathered(robots, "idx_q", np.int64)
+        self.continuous = gathered(robots, "continuous", bool)
         self.any_continuous = bool(self.continuous.any())
         self.anchor = np.zeros(int(self.continuous.sum()))
 

@@ -5,6 +5,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from contact_lcp.sim.joint_angles import gathered
+
 
 @dataclass
 class LimitRows:
@@ -25,11 +27,8 @@ class JointLimits:
 
     def __init__(self, robots):
         robots = list(robots)
-        cat = (lambda xs, dt: np.concatenate(xs).astype(dt) if xs else np.zeros(0, dt))
-        iq = cat([r.idx_q for r in robots], int)
-        iv = cat([r.idx_v for r in robots], int)
-        lo = cat([r.lower for r in robots], float)
-        hi = cat([r.upper for r in robots], float)
+        iq, iv = gathered(robots, "idx_q", int), gathered(robots, "idx_v", int)
+        lo, hi = gathered(robots, "lower", float), gathered(robots, "upper", float)
         finite = np.isfinite(lo) | np.isfinite(hi)  # inf limits are never active
         self.idx_q, self.idx_v, self.lower, self.upper = iq[finite], iv[finite], lo[finite], hi[finite]
 
