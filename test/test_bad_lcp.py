@@ -180,3 +180,29 @@ def test_time_limit_must_be_positive():
 
     with pytest.raises(InvalidProblem, match="time_limit"):
         solve(np.eye(2), -np.ones(2), time_limit=-1)
+
+
+def test_the_kernels_one_pass_verdict_is_row_pass_s():
+    """residual.row_verdict (the compiled contact kernels' check) gives row_pass's verdict
+    on planted answers, on answers perturbed by round-off-sized to gross errors, and on
+    rows scaled far apart."""
+    from contact_lcp.lcp.residual import row_pass, row_verdict
+
+    rng = np.random.default_rng(7)
+    seen = set()
+    for trial in range(300):
+        n = int(rng.integers(2, 12))
+        A = rng.standard_normal((n, n))
+        M = A @ A.T + 0.1 * np.eye(n)
+        z = np.where(rng.random(n) < 0.5, rng.random(n), 0.0)
+        w = np.where(z > 0, 0.0, rng.random(n))
+        q = w - M @ z
+        z = z + rng.standard_normal(n) * 10.0 ** rng.uniform(-18, -1) * (rng.random(n) < 0.3)
+        d1 = 2.0 ** rng.integers(-30, 30, n)
+        d2 = 2.0 ** rng.integers(-30, 30, n)
+        s = float(2.0 ** rng.integers(-10, 10))
+        _, ratio, _, _ = row_pass(M, q, z, d1, d2, s)
+        _, ok, _, _ = row_verdict(M, q, z, d1, d2, s)
+        assert ok == (ratio <= 1.0), (trial, ratio)
+        seen.add(ok)
+    assert seen == {True, False}  # both verdicts were exercised

@@ -10,7 +10,7 @@ kernels, the glue cost several times the arithmetic (a legged step: ~190 us of w
 ~40 us of arithmetic). :func:`normal_step` runs the whole sequence in one call, built
 from the same compiled pieces (:func:`~contact_lcp.contact.find_indices.select_rows`,
 :func:`~contact_lcp.contact.tangential.schur`, the PPM's ``ppm_kernel``, the scaling's
-``_ruiz`` and the residual's ``row_pass``), so its answer is the one the Python sequence
+``_ruiz`` and the residual's ``row_verdict``), so its answer is the one the Python sequence
 computes and is certified by the same per-row test as :func:`contact_lcp.lcp.solve`.
 
 It covers only the path that succeeds: any solve the PPM does not end, any answer that
@@ -26,7 +26,7 @@ from contact_lcp.contact.find_indices import select_rows
 from contact_lcp.contact.tangential import cholesky_lower, schur, tangent_impulse
 from contact_lcp.contact.viscous_dofs import viscous_dofs, viscous_dofs_impulse
 from contact_lcp.lcp.ppm_kernel import ppm_kernel
-from contact_lcp.lcp.residual import row_pass
+from contact_lcp.lcp.residual import row_verdict
 from contact_lcp.lcp.scaling import MAX_SWEEPS, _apply, _first_factor, _pow2_sqrt, inf_norms, q_scale
 
 
@@ -102,9 +102,8 @@ def solve_certified(A, c, beta0, max_pivots, singular_tol, keys):
     for i in range(n):
         if not np.isfinite(z[i]):
             return NOT_FINITE, z, c.copy(), np.inf, 0.0, pivots
-    w, ratio, tol, _ = row_pass(A, c, z, d1, d2, s)  # solve()'s per-row verdict
-    err = ratio * tol if ratio > 0.0 else 0.0
-    if not ratio <= 1.0:
+    w, ok, err, tol = row_verdict(A, c, z, d1, d2, s)  # solve()'s per-row verdict
+    if not ok:
         return NOT_CERTIFIED, z, w, err, tol, pivots
     return SOLVED, z, w, err, tol, pivots
 

@@ -35,7 +35,7 @@ from numba import njit
 from contact_lcp.contact.lcp_builder import _assemble
 from contact_lcp.lcp.residual import CERT_FACTOR
 from contact_lcp.lcp.scaling import MAX_SWEEPS, _apply, _ruiz
-from contact_lcp.lcp.residual import row_pass
+from contact_lcp.lcp.residual import row_verdict
 
 _EPS = float(np.finfo(float).eps)
 
@@ -256,9 +256,8 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
             return 1, z, z, np.inf, 0.0, nb + flips
     for i in range(n):
         z[i] = zs[i] * s * d2[i]
-    w, ratio, tol, _ = row_pass(M, q, z, d1, d2, s)  # solve()'s per-row verdict
-    err = ratio * tol if ratio > 0.0 else 0.0
-    if not ratio <= 1.0:
+    w, ok, err, tol = row_verdict(M, q, z, d1, d2, s)  # solve()'s per-row verdict
+    if not ok:
         return 4, z, w, err, tol, nb + flips
     # impulses in Delassus coordinates
     for a in range(m):

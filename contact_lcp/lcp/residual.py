@@ -156,6 +156,73 @@ def row_tolerance_vector(M, q, z, d1, d2, s):
 
 
 @njit(cache=True)
+def row_verdict(M, q, z, d1, d2, s):
+    """The verdict of :func:`row_pass`, in one O(n^2) pass where every row passes on the
+    part of ``tol_i`` it can see alone (the compiled contact kernels' common case): a row
+    whose residual is within ``min(a_i, TOL_CAP)`` (with the floor where ``m_i`` exceeds
+    it) passes, as ``tol_i`` is never smaller; only the others pay for their
+    ``sum_j |Ms_ij| a_j``.
+
+    Returns ``(w, ok, err, tol)``: ``w = M z + q``, ``ok`` the verdict (the same as
+    ``row_pass``'s ``ratio <= 1``), and for reporting ``err = max_i res_i s / d1_i`` and
+    ``tol = max_i`` of those visible bounds in the units of ``q``.
+    """
+    n = q.shape[0]
+    w = np.empty(n)
+    a = np.empty(n)
+    zs = np.empty(n)
+    mag = np.empty(n)
+    norm_z = norm_M = norm_q = 0.0
+    for j in range(n):
+        zs[j] = abs(z[j]) / (s * d2[j])
+        norm_z = max(norm_z, zs[j])
+    k = CERT_FACTOR * n * _EPS
+    for i in range(n):
+        acc = q[i]
+        big = read = size = rows = 0.0
+        for j in range(n):
+            m = M[i, j]
+            acc += m * z[j]
+            e = abs(m) * d2[j]
+            big = max(big, e)
+            rows += e
+            size += e * zs[j]
+            if m != 0.0:
+                read += zs[j]
+        w[i] = acc
+        qi = abs(q[i]) / s
+        a[i] = k * d1[i] * (big * read + qi)
+        mag[i] = d1[i] * (qi + size)
+        norm_M = max(norm_M, d1[i] * rows)
+        norm_q = max(norm_q, d1[i] * qi)
+    floor = ROUNDOFF_FACTOR * n * _EPS * (norm_M * norm_z + norm_q)
+    if not (floor - floor == 0.0):
+        return w, False, np.inf, 0.0
+    ok = True
+    err = tol = 0.0
+    for i in range(n):
+        res = abs(min(z[i] / (s * d2[i]), d1[i] * w[i] / s))
+        seen = min(a[i], TOL_CAP)
+        if mag[i] > floor:
+            seen = max(seen, min(floor, TOL_CAP))
+        if not (res - res == 0.0 and seen - seen == 0.0):
+            return w, False, np.inf, 0.0
+        err = max(err, res * s / d1[i])
+        tol = max(tol, seen * s / d1[i])
+        if res <= seen:
+            continue
+        spread = 0.0
+        for j in range(n):
+            spread += abs(M[i, j]) * d2[j] * a[j]
+        full = min(a[i] + d1[i] * spread, TOL_CAP)
+        if mag[i] > floor:
+            full = max(full, min(floor, TOL_CAP))
+        if not res <= full:
+            ok = False
+    return w, ok, err, tol
+
+
+@njit(cache=True)
 def row_pass(M, q, z, d1, d2, s):
     """``w = M z + q`` and the per-row verdict of the module notes.
 
