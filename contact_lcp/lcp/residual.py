@@ -104,22 +104,20 @@ def _pass(M, q, z, d1, d2, s):
 
 
 @njit(cache=True)
-def row_tolerance_vector(M, q, z, d1, d2, s):
-    """``(w, tol)``: ``w = M z + q`` and each row's ``tol_i`` of the module notes (the
-    round-off floor included), in equilibrated units (``(n,)`` each; two O(n^2) passes).
-    A row whose magnitudes are not finite gets ``tol_i = inf``; :func:`row_pass` rejects
-    it."""
+def _row_terms(M, q, z, d1, d2, s):
+    """The one pass of the per-row verdict: ``(w, a, mag, floor)`` with ``w = M z + q``,
+    each row's own term ``a_i``, its magnitude ``m_i`` and the round-off floor ``f`` of
+    the module notes (equilibrated units)."""
     n = q.shape[0]
     w = np.empty(n)
     a = np.empty(n)
     zs = np.empty(n)
     mag = np.empty(n)  # |qs_i| + sum_j |Ms_ij zs_j|
-    norm_z = 0.0
+    norm_z = norm_M = norm_q = 0.0
     for j in range(n):
         zs[j] = abs(z[j]) / (s * d2[j])
         norm_z = max(norm_z, zs[j])
     k = CERT_FACTOR * n * _EPS
-    norm_M = norm_q = 0.0
     for i in range(n):
         acc = q[i]
         big = 0.0  # max_j |M_ij| d2_j
@@ -142,16 +140,40 @@ def row_tolerance_vector(M, q, z, d1, d2, s):
         norm_M = max(norm_M, d1[i] * rows)
         norm_q = max(norm_q, d1[i] * qi)
     floor = ROUNDOFF_FACTOR * n * _EPS * (norm_M * norm_z + norm_q)
+    return w, a, mag, floor
+
+
+@njit(cache=True)
+def _with_floor(tol_i, mag_i, floor):
+    """``tol_i`` raised to the floor for a row resolvable at this precision."""
+    if mag_i > floor:
+        return max(tol_i, min(floor, TOL_CAP))
+    return tol_i
+
+
+@njit(cache=True)
+def _row_tolerance(M, d1, d2, a, mag, floor, i):
+    """Row ``i``'s whole ``tol_i`` (its spread term is the second O(n) pass); ``inf``
+    where a magnitude is not finite."""
+    spread = 0.0
+    for j in range(M.shape[1]):
+        spread += abs(M[i, j]) * d2[j] * a[j]
+    if not (a[i] - a[i] == 0.0 and spread - spread == 0.0 and floor - floor == 0.0):
+        return np.inf
+    return _with_floor(min(a[i] + d1[i] * spread, TOL_CAP), mag[i], floor)
+
+
+@njit(cache=True)
+def row_tolerance_vector(M, q, z, d1, d2, s):
+    """``(w, tol)``: ``w = M z + q`` and each row's ``tol_i`` of the module notes (the
+    round-off floor included), in equilibrated units (``(n,)`` each; two O(n^2) passes).
+    A row whose magnitudes are not finite gets ``tol_i = inf``; :func:`row_pass` rejects
+    it."""
+    n = q.shape[0]
+    w, a, mag, floor = _row_terms(M, q, z, d1, d2, s)
     tol = np.empty(n)
     for i in range(n):
-        spread = 0.0
-        for j in range(n):
-            spread += abs(M[i, j]) * d2[j] * a[j]
-        tol[i] = min(a[i] + d1[i] * spread, TOL_CAP)
-        if mag[i] > floor:  # a row resolvable at this precision: round-off is allowed
-            tol[i] = max(tol[i], min(floor, TOL_CAP))
-        if not (a[i] - a[i] == 0.0 and spread - spread == 0.0 and floor - floor == 0.0):
-            tol[i] = np.inf
+        tol[i] = _row_tolerance(M, d1, d2, a, mag, floor, i)
     return w, tol
 
 
@@ -168,57 +190,22 @@ def row_verdict(M, q, z, d1, d2, s):
     ``tol = max_i`` of those visible bounds in the units of ``q``.
     """
     n = q.shape[0]
-    w = np.empty(n)
-    a = np.empty(n)
-    zs = np.empty(n)
-    mag = np.empty(n)
-    norm_z = norm_M = norm_q = 0.0
-    for j in range(n):
-        zs[j] = abs(z[j]) / (s * d2[j])
-        norm_z = max(norm_z, zs[j])
-    k = CERT_FACTOR * n * _EPS
-    for i in range(n):
-        acc = q[i]
-        big = read = size = rows = 0.0
-        for j in range(n):
-            m = M[i, j]
-            acc += m * z[j]
-            e = abs(m) * d2[j]
-            big = max(big, e)
-            rows += e
-            size += e * zs[j]
-            if m != 0.0:
-                read += zs[j]
-        w[i] = acc
-        qi = abs(q[i]) / s
-        a[i] = k * d1[i] * (big * read + qi)
-        mag[i] = d1[i] * (qi + size)
-        norm_M = max(norm_M, d1[i] * rows)
-        norm_q = max(norm_q, d1[i] * qi)
-    floor = ROUNDOFF_FACTOR * n * _EPS * (norm_M * norm_z + norm_q)
+    w, a, mag, floor = _row_terms(M, q, z, d1, d2, s)
     if not (floor - floor == 0.0):
         return w, False, np.inf, 0.0
     ok = True
     err = tol = 0.0
     for i in range(n):
         res = abs(min(z[i] / (s * d2[i]), d1[i] * w[i] / s))
-        seen = min(a[i], TOL_CAP)
-        if mag[i] > floor:
-            seen = max(seen, min(floor, TOL_CAP))
+        seen = _with_floor(min(a[i], TOL_CAP), mag[i], floor)
         if not (res - res == 0.0 and seen - seen == 0.0):
             return w, False, np.inf, 0.0
         err = max(err, res * s / d1[i])
         tol = max(tol, seen * s / d1[i])
-        if res <= seen:
-            continue
-        spread = 0.0
-        for j in range(n):
-            spread += abs(M[i, j]) * d2[j] * a[j]
-        full = min(a[i] + d1[i] * spread, TOL_CAP)
-        if mag[i] > floor:
-            full = max(full, min(floor, TOL_CAP))
-        if not res <= full:
-            ok = False
+        if res > seen:
+            full = _row_tolerance(M, d1, d2, a, mag, floor, i)
+            if not (full - full == 0.0 and res <= full):  # (row_pass rejects inf rows)
+                ok = False
     return w, ok, err, tol
 
 
