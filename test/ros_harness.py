@@ -42,6 +42,21 @@ def _value(value):
                           string_array_value=list(value))
 
 
+def interrupt(proc, grace):
+    """End a node process as Ctrl-C would (SIGINT, ``grace`` seconds to exit), killing
+    it only if it does not."""
+    import signal
+    import subprocess
+
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+
+
 def wait_for(predicate, timeout, what):
     """``predicate()``'s first truthy value within ``timeout`` [s]; AssertionError
     naming ``what`` otherwise."""

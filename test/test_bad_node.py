@@ -9,7 +9,6 @@ module; tests run in file order.
 
 import math
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -117,13 +116,7 @@ def node(tmp_path_factory):
     finally:
         if peer is not None:
             peer.close()
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(5)
+        ros_harness.interrupt(proc, 15)
 
 
 def not_scenes(folder):

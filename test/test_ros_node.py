@@ -10,7 +10,6 @@ scene (its wrench_links must be the feet).
 
 import math
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -147,13 +146,7 @@ def sim_node(tmp_path_factory):
     try:
         yield proc
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(5)
+        ros_harness.interrupt(proc, 10)
 
 
 @pytest.fixture(scope="module")
