@@ -187,8 +187,7 @@ class _Run:
         dt = sim.t - self.t0
         summary = (f"done: {self.done} steps, {dt:.3f} s simulated in {wall:.2f} s "
                    f"({dt / max(wall, 1e-9):.2f}x real time); model {sim.model.name}, "
-                   f"{s.solves} solves, {s.pivots_total} pivots, {s.warm_starts} warm starts, "
-                   f"{sim.stepper.hot.hits} steps in one compiled call; "
+                   f"{s.solves} solves, {s.pivots_total} pivots, {s.warm_starts} warm starts; "
                    f"failures {s.lcp_failures}, fallbacks {s.fallbacks}, safe stops "
                    f"{s.safe_stops}, uncertified steps {s.uncertified}; max penetration "
                    f"{1e3 * self.max_pen:.3f} mm"

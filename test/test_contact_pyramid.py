@@ -218,7 +218,7 @@ def test_last_step_basis_on_islands_matches_a_cold_solve():
     problem, J, Minv = _boxes_apart(6, drift=0.2)
     model = make_model("pyramid", ModelSettings())
     first = model.solve(problem)
-    second = model.solve(problem)
+    second = model.solve(problem, first.guess)
     assert first.report.info["warm_source"] in ("frictionless", "none")
     assert second.report.info["warm_source"] == "previous_step" and second.report.certified
     assert "dropped_contacts" in second.report.info  # the compiled path, not the search
@@ -242,7 +242,7 @@ def test_degenerate_turned_pyramids_retry_on_the_contact_frames():
     model = make_model("pyramid", ModelSettings())
     # the turns as computed before round-off turns were snapped (next test): the search
     # fails on them, and the retry must keep the friction
-    model.edge_angles = lambda _: np.array([1.73237727, -1.69749726e-08])
+    model.edge_angles = lambda *_: np.array([1.73237727, -1.69749726e-08])
     sol = model.solve(problem)
     assert sol.report.outcome is Outcome.SOLVED and sol.report.applied == "pyramid"
     assert sol.report.certified and sol.report.fallbacks == 0
@@ -319,11 +319,12 @@ def test_a_contact_sticking_well_inside_its_cone_keeps_its_pyramid(ratio, kept):
     tilt, turn, m = np.radians(10.0), np.radians(20.0), 1.0
     mu = np.tan(tilt) / ratio
     model = make_model("pyramid", ModelSettings())
-    angles = []
+    angles, guess = [], None
     for azimuth in (0.0, turn, turn):
         problem = particle_on_incline(tilt, azimuth, m)
         problem.mu[:] = mu
-        sol = model.solve(problem)
+        sol = model.solve(problem, guess)
+        guess = sol.guess
         angles.append(model._used_angle[0])
         assert sol.report.certified and sol.report.applied == "pyramid"
         # held: no velocity after the impulse, friction m g h sin(tilt) against the load
@@ -377,11 +378,11 @@ def test_a_missed_last_basis_is_searched_on_the_contacts_it_loaded(monkeypatch):
                              pair=np.arange(2, dtype=np.int64))
 
     model = make_model("pyramid", ModelSettings())
-    model.solve(problem([0.0, 0.0, 0.0]))  # at rest: the ground loaded, the wall not
+    rest = model.solve(problem([0.0, 0.0, 0.0]))  # at rest: the ground loaded, the wall not
     monkeypatch.setattr(pyramid, "WARM_FLIPS", 0)
     monkeypatch.setattr(pyramid, "WARM_ROWS_PER_FLIP", 10**9)
     p = problem([v0, 0.0, 0.0])
-    sol = model.solve(p)
+    sol = model.solve(p, rest.guess)
     info = sol.report.info
     assert info["warm_miss"] == "negative slack" and info["dropped_contacts"] == 1
     assert info["lcp_size"] == 10 and sol.report.certified and sol.report.solves == 1
@@ -402,11 +403,11 @@ def test_a_missed_last_basis_is_searched_on_the_contacts_it_loaded(monkeypatch):
 
     monkeypatch.undo()
     model = make_model("pyramid", ModelSettings())
-    model.solve(problem([0.0, 0.0, 0.0]))  # (the ground loaded, the wall far)
+    rest = model.solve(problem([0.0, 0.0, 0.0]))  # (the ground loaded, the wall far)
     monkeypatch.setattr(pyramid, "WARM_FLIPS", 0)
     monkeypatch.setattr(pyramid, "WARM_ROWS_PER_FLIP", 10**9)
     p = touching([v0, 0.0, 0.0])
-    sol = model.solve(p)
+    sol = model.solve(p, rest.guess)
     info = sol.report.info
     assert info["drop_rejected"] and info["dropped_contacts"] == 0 and sol.report.solves == 2
     assert sol.report.certified and info["lcp_size"] == 20
@@ -444,8 +445,7 @@ def test_the_last_basis_follows_its_contacts_when_others_come_or_go():
                          np.full(2, 0.5), np.vstack([R[0].T, R[1].T]), np.eye(3), v, v_free,
                          pair=np.array([0, 1]))
     model = make_model("pyramid", ModelSettings())
-    model.solve(ground)
-    sol = model.solve(both)
+    sol = model.solve(both, model.solve(ground).guess)
     assert sol.report.info["warm_source"] == "previous_step" and sol.report.solves == 1
     assert sol.report.info["dropped_contacts"] == 1 and sol.report.certified
     np.testing.assert_allclose(sol.f, [G_ACC * H, 0, 0, 0, 0, 0], rtol=1e-12, atol=1e-15)
@@ -455,8 +455,7 @@ def test_the_last_basis_follows_its_contacts_when_others_come_or_go():
     many = build_problem(H, R4, np.zeros((4, 3)), np.array([0.0, 0.005, 0.006, 0.007]),
                          np.full(4, 0.5), np.vstack([r.T for r in R4]), np.eye(3), v, v_free,
                          pair=np.array([0, 1, 2, 3]))
-    model.solve(ground)
-    sol = model.solve(many)
+    sol = model.solve(many, model.solve(ground).guess)
     assert "mapped_contacts" not in sol.report.info
     assert sol.report.info["warm_source"] == "frictionless" and sol.report.certified
     np.testing.assert_allclose(sol.f[:3], [G_ACC * H, 0, 0], rtol=1e-12, atol=1e-15)

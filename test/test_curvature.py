@@ -74,18 +74,6 @@ def test_the_check_skips_bodies_that_cannot_curve_by_the_tolerance():
     assert rec.enabled and calls == []
 
 
-def test_a_compiled_step_the_check_rejects_is_counted_as_a_miss():
-    # The staged step redoes it: the compiled step's hit count must not claim it.
-    sim = Simulator.from_file(os.path.join(ROOT, "config", "humanoid_stand.yaml"))
-    for _ in range(5):
-        sim.step()
-    hot = sim.stepper.hot
-    hits = hot.hits
-    hot.reject()
-    assert hot.hits == hits - 1
-    assert hot.misses["its contacts curve into each other"] == 1
-
-
 def test_interlocked_rings_do_not_sink_after_landing():
     # config/ring.yaml (S1's ring: chain links through each other, non-convex rings of
     # cylinder segments). A ring hanging on another is a hook on a peg: its points turn

@@ -396,33 +396,6 @@ class ContactDetector(GeneralPairs):
             return ContactSet.empty(self._names_t)
         return self._merge(parts)
 
-    def compiled_broad(self, q, lookahead):
-        """The broad phase of :meth:`detect` at ``q``: ``(X, near)``, the placements
-        (ngeoms, 4, 4) and the near pairs' positions in :attr:`candidate_pairs`, for a
-        compiled narrow phase (:attr:`compiled_pass`)."""
-        self.world.ensure_forward(q)
-        X, centers = self._placements(q, lookahead)
-        near = near_pairs(centers, lookahead, self._radii, self._first, self._second,
-                          self._is_ground_pair, self._h, self.activation_distance)
-        self._broad = (np.array(q, dtype=float), lookahead, X, near)
-        return X, near
-
-    @property
-    def compiled_pass(self):
-        """The closed-form narrow phases' fixed inputs, in the order
-        :func:`contact_lcp.sim.hot_step._narrow` takes them: vertices and their starts,
-        ground height, activation distance, squared reduction distance, flat tolerance,
-        remove_interior, cap; per pair: first and second geometry, polytope on the
-        ground, sphere kind, box-box; per geometry: joint, sphere radius, box half
-        sizes; per pair: friction, against the ground; per geometry: curved shape kind and
-        size (:func:`contact_lcp.collision.ground.curved_on_ground`); samples per level rim."""
-        return (self._vall, self._vstart, self._h, float(self.activation_distance),
-                self.reduction_distance ** 2, self.flat_tolerance, bool(self.remove_interior),
-                int(self.max_points_per_pair or 0), self._first, self._second,
-                self._compiled_pair, self._sphere_kind, self._box_pair, self._joints_arr,
-                self._sphere_r, self._box_half, self._pair_mu, self._is_ground_pair,
-                self._curved_kind, self._curved_size, self.segments)
-
     @property
     def surface_names(self):
         """Names of the surfaces (link, body or ``"ground"``) of every geometry, the

@@ -1,8 +1,7 @@
 """What every contact model shares: its settings and the interface the step calls."""
 
-import copy
 from dataclasses import dataclass, field
-from typing import ClassVar, Mapping
+from typing import ClassVar, Mapping, Optional
 
 from contact_lcp.exceptions import SceneError
 
@@ -50,8 +49,9 @@ class ContactModel:
 
     A subclass sets ``name``, ``OPTIONS`` (model option -> default) and implements
     :meth:`solve`. It owns its row layout: it builds its own (M)LCP from the problem and
-    maps the solution back to impulses in the problem's rows. It may keep state across
-    steps (a warm start), which :meth:`reset` forgets.
+    maps the solution back to impulses in the problem's rows. What it carries from one
+    step to the next (a warm start) is a value it returns and takes back (``GUESS``),
+    never an attribute.
     """
 
     name: ClassVar[str] = ""
@@ -68,35 +68,24 @@ class ContactModel:
         self.settings = settings
         self.options = {**self.OPTIONS, **dict(settings.options)}
 
-    def solve(self, problem):
+    #: the warm start the model takes and returns (a record of
+    #: :mod:`contact_lcp.contact.guess`; None: it always starts cold)
+    GUESS: ClassVar[Optional[type]] = None
+
+    def solve(self, problem, guess=None):
         """The impulses of one step.
 
         Parameters
         ----------
         problem : contact_lcp.contact.problem.ContactProblem
+        guess : object, optional
+            The ``guess`` of the solution of the model's last solve (its warm start; a
+            guess of another type, or None, starts cold). The model keeps nothing
+            across calls: the same problem and guess give the same answer.
 
         Returns
         -------
         contact_lcp.contact.report.ContactSolution
+            With the guess for the next solve.
         """
         raise NotImplementedError
-
-    def reset(self):
-        """Forget what was carried across steps."""
-
-    #: attributes that are the model's configuration, not what it carries across steps
-    _CONFIGURATION = ("settings", "options")
-
-    def memory(self):
-        """What the model carries across steps, as a dict (a copy; for a state file).
-
-        Every attribute but the settings: a subclass keeps its memory in attributes that
-        :meth:`reset` sets, and nothing else that changes from step to step.
-        """
-        return copy.deepcopy({k: v for k, v in vars(self).items()
-                              if k not in self._CONFIGURATION})
-
-    def restore(self, memory):
-        """Carry on from a :meth:`memory` of a model with the same settings."""
-        self.reset()
-        vars(self).update(copy.deepcopy(memory))

@@ -346,7 +346,7 @@ class FacetSetModel(ContactModel):
         _, M, q, var, _ = self._build(problem, sets, order, start, bias, push)
         return M[np.ix_(var, var)], q[var], int(order.size)
 
-    def solve(self, problem):
+    def solve(self, problem, guess=None):
         s = self.settings
         sets = self._sets(problem)
         k, l = problem.num_contacts, problem.num_limits

@@ -22,9 +22,10 @@ def frictionless_impulse(problem, a):
     return f
 
 
-def safe_stop(problem, report_fields):
-    """A solution with no impulse, reported as a safe stop."""
-    return ContactSolution(np.zeros(problem.num_rows), SolveReport(**report_fields))
+def safe_stop(problem, report_fields, guess=None):
+    """A solution with no impulse, reported as a safe stop (``guess``: the next one)."""
+    return ContactSolution(np.zeros(problem.num_rows), SolveReport(**report_fields),
+                           guess=guess)
 
 
 class FrictionlessModel(ContactModel):
@@ -32,7 +33,7 @@ class FrictionlessModel(ContactModel):
 
     name = "frictionless"
 
-    def solve(self, problem):
+    def solve(self, problem, guess=None):
         s = self.settings
         lcp, res = solve_frictionless(problem, s.method, s.solver_options)
         fields = dict(status=res.status, pivots=res.pivots, solves=1,

@@ -22,6 +22,7 @@ import numpy as np
 from contact_lcp.contact.base import ContactModel, ModelSettings
 from contact_lcp.contact.frictionless import frictionless_impulse, safe_stop, solve_frictionless
 from contact_lcp.contact.normal_kernel import REASONS, SOLVED, normal_step
+from contact_lcp.contact.guess import BasisGuess
 from contact_lcp.contact.report import ContactSolution, Outcome, SolveReport, tally
 from contact_lcp.exceptions import SceneError
 from contact_lcp.lcp import METHODS, LCPStatus, solve
@@ -51,6 +52,7 @@ class NormalRowsModel(ContactModel):
     """
 
     OPTIONS = {"touch_distance": 1e-4, "release_speed": 1e-6, "method": "ppm"}
+    GUESS = BasisGuess
 
     def __init__(self, settings=ModelSettings()):
         super().__init__(settings)
@@ -62,12 +64,6 @@ class NormalRowsModel(ContactModel):
                              f"{sorted(METHODS)} or null, got {method!r}")
         self.method = settings.method if method is None else method
         self.method_options = dict(settings.solver_options) if method is None else {}
-        self.reset()
-
-    def reset(self):
-        """Forget the warm start."""
-        self._last_pair = None   # (k,) pair keys of the last solved step
-        self._last_basis = None  # normal rows loaded in its answer
 
     def reduce(self, problem, contacts):
         """``(ReducedLCP, info)`` with tangential rows on ``contacts`` ((k,) bool)."""
@@ -83,7 +79,7 @@ class NormalRowsModel(ContactModel):
         ``rows`` of the ``candidates`` offered were kept."""
         return {}
 
-    def _compiled(self, problem):
+    def _compiled(self, problem, guess):
         """The step in one compiled call: ``(solution, None)``, or ``(None, reason)`` when
         it did not certify, or ``(None, None)`` when the model or method has none."""
         args = self.kernel_args(problem)
@@ -92,43 +88,43 @@ class NormalRowsModel(ContactModel):
         viscous, coefficient, group, per_pair, singular_tol = args
         k, l = problem.num_contacts, problem.num_limits
         n = k + l
-        last = self._last_pair is not None
+        last = guess is not None
         (code, f, basis, warm, pivots, solves, released, loaded_released, count, rows,
          candidates) = normal_step(
             problem.G, np.ascontiguousarray(problem.J), problem.K, problem.u, problem.bias,
             problem.phi, k, l, viscous, coefficient,
             group, per_pair, problem.h, singular_tol, problem.K.shape[0],
             self.touch_distance, self.release_speed, MAX_RELEASES, problem.pair,
-            self._last_pair if last else _EMPTY, self._last_basis if last else _EMPTY,
+            guess.pair if last else _EMPTY, guess.basis if last else _EMPTY,
             max(100, 10 * n), 1e-10, zobrist_keys(n))
         if code != SOLVED:
             return None, REASONS[code]
         info = self.kernel_info(count, rows, candidates)
         info.update(lcp_size=n, released=released, loaded_released=loaded_released)
-        self._last_pair = problem.pair
-        self._last_basis = basis
         return ContactSolution(f, SolveReport(
             Outcome.SOLVED, LCPStatus.SOLVED, self.name, self.method, True, pivots=pivots,
-            solves=solves, failures=0, warm_started=warm, info=info)), None
+            solves=solves, failures=0, warm_started=warm, info=info),
+            guess=BasisGuess(problem.pair, basis)), None
 
-    def _warm_basis(self, problem, n):
-        if (self._last_pair is None or self.method not in WARM_START_METHODS
-                or not np.array_equal(self._last_pair, problem.pair)
-                or self._last_basis.size == 0 or self._last_basis.max() >= n):
+    def _warm_basis(self, problem, n, guess):
+        if (guess is None or self.method not in WARM_START_METHODS
+                or not np.array_equal(guess.pair, problem.pair)
+                or guess.basis.size == 0 or guess.basis.max() >= n):
             return None
-        return self._last_basis
+        return guess.basis
 
-    def solve(self, problem):
+    def solve(self, problem, guess=None):
         """Certified impulses of one step (see the class notes)."""
         s = self.settings
         k = problem.num_contacts
         touch = problem.phi[:k] <= self.touch_distance
         contacts = touch.copy()
         n = k + problem.num_limits
-        done, miss = self._compiled(problem)
+        guess = guess if isinstance(guess, BasisGuess) else None
+        done, miss = self._compiled(problem, guess)
         if done is not None:
             return done
-        basis = self._warm_basis(problem, n)
+        basis = self._warm_basis(problem, n, guess)
         warm = basis is not None
         results = []
         for _ in range(MAX_RELEASES + 1):
@@ -156,15 +152,13 @@ class NormalRowsModel(ContactModel):
             info["loaded_released"] = int(np.count_nonzero(touch & ~contacts
                                                            & (res.z[:k] > 0.0)))
         if res.success:
-            self._last_pair = problem.pair.copy()
-            self._last_basis = basis
             if "fallback" in res.info:
                 info["solver_fallback"] = res.info["fallback"]
             pivots, solves, failures = tally(results)
             return ContactSolution(lcp.impulses(problem, res.z), SolveReport(
                 Outcome.SOLVED, res.status, self.name, self.method, True, pivots=pivots,
-                solves=solves, failures=failures, warm_started=warm, info=info))
-        self._last_pair = None
+                solves=solves, failures=failures, warm_started=warm, info=info),
+                guess=BasisGuess(problem.pair, basis))
         fl = None
         if s.fallback:
             _, fl = solve_frictionless(problem, s.method, s.solver_options)

@@ -53,6 +53,7 @@ from numba import njit
 
 from contact_lcp.contact.base import ContactModel
 from contact_lcp.contact.frictionless import frictionless_impulse, safe_stop, solve_frictionless
+from contact_lcp.contact.guess import PyramidGuess
 from contact_lcp.contact.lcp_builder import build_contact_lcp, build_relaxed_lcp
 from contact_lcp.contact.pyramid_kernel import (
     MISS_REASONS,
@@ -64,7 +65,7 @@ from contact_lcp.contact.pyramid_kernel import (
 from contact_lcp.contact.report import (ContactSolution, Outcome, SolveReport, all_pivots,
                                         tally)
 from contact_lcp.exceptions import SceneError
-from contact_lcp.lcp import LCPResult, LCPStatus, robust, solve
+from contact_lcp.lcp import LCPStatus, robust, solve
 
 #: methods that accept a warm start ``initial_basis``
 WARM_START_METHODS = ("robust",)
@@ -134,6 +135,7 @@ class PyramidModel(ContactModel):
 
     name = "pyramid"
     OPTIONS = {"fallback_model": "relaxed"}
+    GUESS = PyramidGuess
 
     def __init__(self, settings=None):
         from contact_lcp.contact.base import ModelSettings
@@ -143,51 +145,42 @@ class PyramidModel(ContactModel):
         if fallback not in FALLBACK_MODELS:
             raise SceneError(f"contact model {self.name!r}: option fallback_model must be one "
                              f"of {FALLBACK_MODELS}; received {fallback!r}")
-        self.reset()
-
-    def reset(self):
-        self._last_pair = None     # (k,) pair keys of the last applied frictional solve
-        self._last_limits = None   # (l, nv) its joint-limit rows
-        self._last_flags = None    # its basis: (basic_a, basic_b, basic_lam) of basis_flags
-        self._last_keys = None     # (k,) pair keys of its contacts (for matching)
-        self._last_p = None        # (k, 3) its points, for friction-direction matching
-        self._last_dir = None      # (k, 3) unit friction direction in W (0: none)
-        self._budget = None        # pivots left to this contact solve (None: no budget)
+        self._budget = None  # pivots left to the contact solve running (None: no budget)
 
     # --------------------------------------------------------------- orientation
-    def edge_angles(self, problem):
+    def edge_angles(self, problem, guess):
         """(k,) angle of each contact's first edge from its t1 axis [rad].
 
         The direction of the contact's last friction impulse (the LCP's own answer: for a
         sliding contact, opposite to the slip after the impulse; for a held one, against
         the load), matched to the nearest point of the same surface pair in the last
-        step; else against the tangential velocity after the free motion; else t1. A
-        contact that stuck well inside its cone keeps its last pyramid (``KEEP_INSIDE``).
-        The angles are kept for :meth:`_remember` (None: every pyramid on its contact
-        frame).
+        step (the :class:`PyramidGuess` ``guess``, or None); else against the tangential
+        velocity after the free motion; else t1. A contact that stuck well inside its cone
+        keeps its last pyramid (``KEEP_INSIDE``). The angles are kept for
+        :meth:`_remember` (None: every pyramid on its contact frame).
         """
         k = problem.num_contacts
         self._used_angle = None
         if self.settings.friction_frame == "fixed" or k == 0:
             return None
-        if self._last_dir is None:
+        if guess is None:
             last_p, last_keys, last_dir = np.zeros((0, 3)), np.zeros(0, np.int64), np.zeros((0, 3))
         else:
-            last_p, last_keys, last_dir = self._last_p, self._last_keys, self._last_dir
+            last_p, last_keys, last_dir = guess.points, guess.pair, guess.directions
         self._used_angle = _edge_angles(problem.u, problem.R_WC, problem.p_W, problem.pair,
                                         last_p, last_keys, last_dir, STICK_SPEED,
                                         self._period(), ANGLE_SNAP)
         return self._used_angle
 
     def _done(self, problem, results, res, f, warm, info, keep=None):
-        """The certified frictional answer ``f``: remembered for the next step, reported.
-        ``res`` solved the LCP of the contacts ``keep`` (None: all of them)."""
-        self._remember(problem, res, f, keep)
+        """The certified frictional answer ``f`` with the guess for the next step,
+        reported. ``res`` solved the LCP of the contacts ``keep`` (None: all of them)."""
         pivots, solves, failures = tally(results)
         _sparse_paths(results, info)
         return ContactSolution(f, SolveReport(
             Outcome.SOLVED, res.status, self.name, self.settings.method, True, pivots=pivots,
-            solves=solves, failures=failures, warm_started=warm, info=info))
+            solves=solves, failures=failures, warm_started=warm, info=info),
+            guess=self._remember(problem, res.z, f, keep))
 
     def _period(self):
         return 2.0 * np.pi / self.settings.friction_directions
@@ -197,16 +190,15 @@ class PyramidModel(ContactModel):
         used = self.__dict__.get("_used_angle")
         return np.zeros(problem.num_contacts) if used is None else used
 
-    def _remember(self, problem, res, f, keep=None):
+    def _remember(self, problem, z, f, keep=None):
+        """The :class:`PyramidGuess` of the answer ``z`` (of the LCP of the contacts
+        ``keep``, None: all) with impulses ``f``."""
         k, l, d = problem.num_contacts, problem.num_limits, self.settings.friction_directions
         keep = np.arange(k) if keep is None else np.asarray(keep, dtype=np.int64)
-        self._last_flags = basis_flags(res.z, k, l, d, keep)
-        self._last_pair = problem.pair.copy()
-        self._last_keys = problem.pair.copy()
-        self._last_limits = problem.J[3 * k:].copy()
-        self._last_p = problem.p_W.copy()
-        self._last_dir = _friction_directions(f, problem.R_WC, problem.mu, self._angle(problem),
-                                             keep_inside(self._period()))
+        directions = _friction_directions(f, problem.R_WC, problem.mu, self._angle(problem),
+                                          keep_inside(self._period()))
+        return PyramidGuess(problem.pair, problem.p_W, directions, problem.J[3 * k:],
+                            *basis_flags(z, k, l, d, keep))
 
     # --------------------------------------------------------------------- solve
     def _frictional(self, problem, angle, basis):
@@ -301,9 +293,8 @@ class PyramidModel(ContactModel):
             elif code != 5:  # (5: a dropped contact approaches: it must be in the LCP)
                 self._miss_start = keep, reduced_basis(basic_a, basic_b, basic_lam, keep)
             return None
-        res = LCPResult(z, w, LCPStatus.SOLVED, s.method, nb, err, {"nodes": 0, "tol": tol})
-        self._remember(problem, res, f, keep)
-        return ContactSolution(f, self.warm_report(nb, z.shape[0], k - keep.size))
+        return ContactSolution(f, self.warm_report(nb, z.shape[0], k - keep.size),
+                               guess=self._remember(problem, z, f, keep))
 
     def warm_report(self, pivots, lcp_size, dropped):
         """The report of a step solved by the last step's basis (one compiled solve); the
@@ -320,44 +311,23 @@ class PyramidModel(ContactModel):
         self._warm_report = (key, report)
         return report
 
-    def warm_inputs(self):
-        """What :meth:`solve` reads to try the last step's basis first: ``(pair keys,
-        joint-limit rows, basic_a, basic_b, basic_lam, point keys, points, friction
-        directions)`` of the last certified answer; None when the next solve would not try
-        it (no such answer, warm start off, or a method without warm start)."""
+    def solve(self, problem, guess=None):
         s = self.settings
-        if not (s.warm_start and self._last_pair is not None and s.method in WARM_START_METHODS):
-            return None
-        return (self._last_pair, self._last_limits, *self._last_flags, self._last_keys,
-                self._last_p, self._last_dir)
-
-    def adopt(self, problem, flags, directions):
-        """Remember an answer to ``problem`` found from the last basis outside
-        :meth:`solve` (the compiled step, :mod:`contact_lcp.sim.hot_step`): its basis
-        ``flags`` (basic_a, basic_b, basic_lam) and friction ``directions`` (k, 3)."""
-        k = problem.num_contacts
-        self._last_flags = flags
-        self._last_pair = self._last_keys = problem.pair
-        self._last_limits = problem.J[3 * k:]
-        self._last_p = problem.p_W
-        self._last_dir = directions
-
-    def solve(self, problem):
-        s = self.settings
+        guess = guess if isinstance(guess, PyramidGuess) else None
         self._start_budget(problem)
-        angle = self.edge_angles(problem)
+        angle = self.edge_angles(problem, guess)
         results, info = [], {}
         k = problem.num_contacts
-        limits = (s.warm_start and self._last_pair is not None
+        limits = (s.warm_start and guess is not None and guess.flags is not None
                   and s.method in WARM_START_METHODS
-                  and self._last_limits.shape == problem.J[3 * k:].shape
-                  and (self._last_limits == problem.J[3 * k:]).all())
-        same = (limits and self._last_pair.shape == problem.pair.shape
-                and (self._last_pair == problem.pair).all())
-        flags = self._last_flags if same else None
+                  and guess.limits.shape == problem.J[3 * k:].shape
+                  and (guess.limits == problem.J[3 * k:]).all())
+        same = (limits and guess.pair.shape == problem.pair.shape
+                and (guess.pair == problem.pair).all())
+        flags = guess.flags if same else None
         if limits and not same and k:  # contacts came or went
-            *flags, new = _mapped_flags(problem.pair, problem.p_W, self._last_keys,
-                                        self._last_p, *self._last_flags)
+            *flags, new = _mapped_flags(problem.pair, problem.p_W, guess.pair,
+                                        guess.points, *guess.flags)
             if flags[0].any() and new <= max(MAP_NEW, min(MAP_NEW_MAX, k // MAP_NEW_PER)):
                 info["mapped_contacts"] = True
             else:  # nothing to start from, or another situation (a pile landing)
@@ -438,7 +408,8 @@ class PyramidModel(ContactModel):
         _sparse_paths(results, info)
         common = dict(pivots=pivots, solves=solves, failures=failures, warm_started=warm,
                       info=info)
-        self._last_pair = None
+        # no basis for the next step; the last answer's friction directions stay
+        left = None if guess is None else guess.without_basis()
         if s.fallback and self.options.get("fallback_model", "relaxed") == "relaxed":
             rl, rel = self._relaxed(problem)
             results.append(rel)
@@ -447,7 +418,7 @@ class PyramidModel(ContactModel):
             if rel.success:
                 return ContactSolution(rl.impulses(rel.z), SolveReport(
                     Outcome.FALLBACK, res.status, "relaxed", rel.method, True, fallbacks=1,
-                    **common))
+                    **common), guess=left)
         if s.fallback and fl is None:
             _, fl = solve_frictionless(problem, s.method, s.solver_options)
             pivots, solves, failures = tally(results + [fl])
@@ -455,10 +426,10 @@ class PyramidModel(ContactModel):
         if s.fallback and fl.success:
             return ContactSolution(frictionless_impulse(problem, fl.z), SolveReport(
                 Outcome.FALLBACK, res.status, "frictionless", s.method, True, fallbacks=1,
-                **common))
+                **common), guess=left)
         return safe_stop(problem, dict(outcome=Outcome.SAFE_STOP, status=res.status,
                                        applied="none", method="none", certified=False,
-                                       fallbacks=2, **common))
+                                       fallbacks=2, **common), guess=left)
 
     def _relaxed(self, problem):
         """Anitescu & Hart's convex relaxation of this step's LCP, on the pyramids of the

@@ -51,6 +51,7 @@ import time
 import numpy as np
 
 from contact_lcp.contact.frictionless import frictionless_impulse, safe_stop, solve_frictionless
+from contact_lcp.contact.guess import PyramidGuess
 from contact_lcp.contact.lcp_builder import build_relaxed_lcp
 from contact_lcp.contact.pyramid import WARM_START_METHODS, PyramidModel
 from contact_lcp.contact.pyramid_kernel import full_basis
@@ -100,17 +101,18 @@ class RelaxedModel(PyramidModel):
     def _method(self, path):
         return f"qp:{self.options['qp_solver']}" if path == "qp" else self.settings.method
 
-    def solve(self, problem):
+    def solve(self, problem, guess=None):
         s, o = self.settings, self.options
+        guess = guess if isinstance(guess, PyramidGuess) else None
         lcp = build_relaxed_lcp(problem, num_directions=s.friction_directions,
-                                edge_angle=self.edge_angles(problem))
+                                edge_angle=self.edge_angles(problem, guess))
         path = o["path"]
         if path == "auto":
             path = "qp" if lcp.q.shape[0] > AUTO_QP_SIZE else "lcp"
         other = "lcp" if path == "qp" else "qp"
-        same = (self._last_pair is not None and np.array_equal(self._last_pair, problem.pair)
-                and problem.num_limits == 0)
-        basis = full_basis(*self._last_flags) if same else None
+        same = (guess is not None and guess.flags is not None
+                and np.array_equal(guess.pair, problem.pair) and problem.num_limits == 0)
+        basis = full_basis(*guess.flags) if same else None
         info = {"lcp_size": lcp.q.shape[0], "path": path}
         t0 = time.perf_counter()
         res = self._solve_path(path, problem, lcp, basis)
@@ -132,10 +134,10 @@ class RelaxedModel(PyramidModel):
                       warm_started=basis is not None, info=info)
         if res.success:
             f = lcp.impulses(res.z)
-            self._remember(problem, res, f)
             return ContactSolution(f, SolveReport(Outcome.SOLVED, res.status, self.name,
-                                                  self._method(path), True, **common))
-        self._last_pair = None
+                                                  self._method(path), True, **common),
+                                   guess=self._remember(problem, res.z, f))
+        left = None if guess is None else guess.without_basis()
         if s.fallback:
             _, fl = solve_frictionless(problem, s.method, s.solver_options)
             pivots, solves, failures = tally(results + [fl])
@@ -143,7 +145,7 @@ class RelaxedModel(PyramidModel):
             if fl.success:
                 return ContactSolution(frictionless_impulse(problem, fl.z), SolveReport(
                     Outcome.FALLBACK, res.status, "frictionless", s.method, True,
-                    fallbacks=1, **common))
+                    fallbacks=1, **common), guess=left)
         return safe_stop(problem, dict(outcome=Outcome.SAFE_STOP, status=res.status,
                                        applied="none", method="none", certified=False,
-                                       fallbacks=2, **common))
+                                       fallbacks=2, **common), guess=left)

@@ -102,11 +102,15 @@ class ContactSolution:
     generalized : (nv,) ndarray or None
         Generalized impulse to apply [N.s or N.m.s]; None means ``J' f`` (models whose
         constraints are not the problem's rows give their own).
+    guess : object or None
+        The warm start for the model's next solve (:mod:`contact_lcp.contact.guess`;
+        None: start cold). The caller hands it back to the next ``solve``.
     """
 
     f: np.ndarray
     report: SolveReport
     generalized: Optional[np.ndarray] = None
+    guess: object = None
 
     @property
     def safe_stop(self) -> bool:
@@ -124,7 +128,7 @@ class ContactSolution:
             failures=r.failures + sum(e.failures for e in earlier),
             fallbacks=r.fallbacks + sum(e.fallbacks for e in earlier),
             info=dict(r.info, active_set_rounds=int(rounds)))
-        return ContactSolution(self.f, report, self.generalized)
+        return ContactSolution(self.f, report, self.generalized, self.guess)
 
 
 def tally(results):

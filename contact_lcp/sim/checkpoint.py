@@ -6,9 +6,8 @@ misbehaves at t = 1.37 s can be replayed without the steps before it: like MuJoC
 everything that decides the next steps beyond the scene itself:
 
 - the time, ``q`` and ``v``, the torque the servos applied over the last step;
-- what the contact model carries across steps (its last basis, friction directions:
-  the attributes a new model of the same settings has, see :func:`model_memory`);
-- the compiled step's back-off (:class:`~contact_lcp.sim.hot_step.HotStep`);
+- the contact model's warm start for the next step (its last basis and friction
+  directions: the step data's ``guess``, :mod:`contact_lcp.contact.guess`);
 - the controllers' external commands and trajectories;
 - the run's counters (:class:`~contact_lcp.sim.stats.SimStats`) and the last step's
   record (contacts and impulses, for the wrench views; not its contact problem).
@@ -30,7 +29,6 @@ import zipfile
 
 import numpy as np
 
-from contact_lcp.contact.models import make_model
 from contact_lcp.exceptions import ContactLCPError
 from contact_lcp.sim import state_checks as checks
 from contact_lcp.sim.control import MODES
@@ -39,11 +37,11 @@ from contact_lcp.sim.state_codec import DecodeError, decode, encode
 from contact_lcp.sim.stats import SimStats
 
 #: what the header says the file is, and the version of its layout
-SCHEMA, VERSION = "contact_lcp.state", 2
+SCHEMA, VERSION = "contact_lcp.state", 3
 #: the format of the pickle state files of earlier versions (refused, never unpickled)
 OLD_FORMAT = "contact_lcp.state/1"
 #: the state's values, in the header's "state" object
-FIELDS = ("t", "q", "v", "applied", "stats", "last", "model", "hot", "controls", "angles")
+FIELDS = ("t", "q", "v", "applied", "stats", "last", "guess", "controls", "angles")
 #: the identity of the scene a file was saved from, checked on load
 IDENTITY = ("time_step", "nq", "nv", "joints", "bodies", "contact_model")
 #: how far from 1 the norm of a saved quaternion may be (a run keeps them at round-off)
@@ -70,26 +68,15 @@ def _identity(sim):
     }
 
 
-def model_memory(sim):
-    """The contact model's memory a state file carries: the attributes a new model of
-    the same settings has (its options and what :meth:`reset` sets), with their current
-    values. Attributes set during a solve and read only within it are left out."""
-    fresh = make_model(sim.model.name, sim.model.settings).memory()
-    memory = sim.model.memory()
-    return fresh, {k: memory.get(k) for k in fresh}
-
-
 def save_state(sim, path):
     """Write ``sim``'s state to ``path`` (atomically: a reader never sees half a file)."""
-    hot = sim.stepper.hot
     values = {
         "t": sim.t, "q": sim._q, "v": sim._v, "applied": sim._applied,
         "stats": dataclasses.asdict(sim.stats),
         # the last step's contacts and impulses (the views read them), not its contact
         # problem: G and J are 46 MB of the pour's 46.5 MB, and no later step reads them
         "last": None if sim._last is None else dataclasses.replace(sim._last, problem=None),
-        "model": model_memory(sim)[1],
-        "hot": (hot.hits, dict(hot.misses), hot.skipped, hot._skip, hot._backoff),
+        "guess": sim.stepper.data.guess,
         "controls": [{k: getattr(c, k) for k in c.COMMAND_FIELDS} for c in sim.controls],
         # the continuous joints' unwrapped angles: q holds only (cos, sin), so without
         # them a resumed wheel would lose its whole turns
@@ -197,15 +184,13 @@ def _checked(sim, state):
         raise checks.FieldError("q", "unit quaternions (and unit (cos, sin) pairs of "
                                 f"continuous joints) within {NORM_TOLERANCE}",
                                 "a configuration that is not normalized")
-    fresh, _ = model_memory(sim)
     d = int(sim.model.settings.friction_directions)
     return {
         "t": state["t"], "stats": state["stats"], "q": q,
         "v": checks.array(state["v"], "v", (nv,)),
         "applied": checks.applied(state["applied"], "applied", nv),
         "last": checks.step_record(state["last"], "last", nv, int(sim.world.model.njoints)),
-        "model": checks.model_memory(state["model"], "model", fresh, nv, d),
-        "hot": checks.hot_step(state["hot"], "hot"),
+        "guess": checks.guess(state["guess"], "guess", sim.model, nv, d),
         "controls": [checks.control(saved, f"controls[{i}]", c, MODES + ("trajectory",))
                      for i, (c, saved) in enumerate(zip(sim.controls, state["controls"]))],
         "angles": checks.unwrapped_angles(state["angles"], "angles", sim._joint_positions, q),
@@ -242,9 +227,7 @@ def load_state(sim, path):
     sim._applied = s["applied"]
     sim.stats = SimStats(**s["stats"])
     sim._last = s["last"]
-    sim.model.restore(s["model"])
-    hot = sim.stepper.hot
-    hot.hits, hot.misses, hot.skipped, hot._skip, hot._backoff = s["hot"]
+    sim.stepper.data.guess = s["guess"]
     for control, saved in zip(sim.controls, s["controls"]):
         for key, value in saved.items():
             setattr(control, key, value)

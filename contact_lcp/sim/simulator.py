@@ -119,7 +119,7 @@ class Simulator(SimulatorViews):
             c.clear_commands()
         self.stats = SimStats()
         self._last = None
-        self.model.reset()
+        self.stepper.data.clear()
         self.world.forward(self._q, self._v)
 
     def save_state(self, path):

@@ -1,7 +1,7 @@
 """Checks of every field of a state file against the simulator that loads it.
 
 Each check raises :class:`FieldError` naming the field (its path in the state, e.g.
-``model._last_flags[1]``), what was expected and what came; nothing is changed before
+``guess.basic_b``), what was expected and what came; nothing is changed before
 all of them passed. Arrays that reach compiled kernels (warm-start bases, pair keys)
 are checked for their shapes and index ranges too: a kernel does not bounds-check.
 """
@@ -11,9 +11,9 @@ import dataclasses
 import numpy as np
 
 from contact_lcp.collision.contact_set import ContactSet
+from contact_lcp.contact.guess import BasisGuess, PyramidGuess
 from contact_lcp.contact.report import Outcome, SolveReport
 from contact_lcp.lcp.result import LCPStatus
-from contact_lcp.sim.hot_step import MAX_BACKOFF, MISSES
 from contact_lcp.sim.projection import Projection
 from contact_lcp.sim.references import SampledReference
 from contact_lcp.sim.stepper import StepRecord
@@ -99,20 +99,6 @@ def stats(value, field, fields):
     if not isinstance(value, dict) or set(value) != set(fields):
         raise FieldError(field, f"a mapping of the counters {list(fields)}", value)
     return {k: integer(value[k], f"{field}.{k}") for k in fields}
-
-
-def hot_step(value, field):
-    """The compiled step's ``(hits, misses, skipped, skip, backoff)``."""
-    if not isinstance(value, tuple) or len(value) != 5:
-        raise FieldError(field, "a tuple (hits, misses, skipped, skip, backoff)", value)
-    hits, misses, skipped, skip, backoff = value
-    reasons = MISSES[1:]
-    if not isinstance(misses, dict) or not set(misses) <= set(reasons):
-        raise FieldError(f"{field}[1]", f"counts of the reasons {list(reasons)}", misses)
-    return (integer(hits, f"{field}[0]"),
-            {k: integer(misses.get(k, 0), f"{field}[1].{k}") for k in reasons},
-            integer(skipped, f"{field}[2]"), integer(skip, f"{field}[3]", 0, MAX_BACKOFF),
-            integer(backoff, f"{field}[4]", 1, MAX_BACKOFF))
 
 
 def control(value, field, control, modes):
@@ -231,72 +217,33 @@ def applied(value, field, nv):
     return tuple(array(a, f"{field}[{i}]", (nv,)) for i, a in enumerate(value))
 
 
-def _pair_memory(m, field, nv, d):
-    """The pyramid family's last basis: pair keys (k,), limit rows (l, nv), basis flags
-    ((k + l,), (k, d), (k,)), points and friction directions (k, 3)."""
-    pair = array(m["_last_pair"], f"{field}._last_pair", (None,), "i")
+def guess(value, field, model, nv, d):
+    """The contact model's warm start (:mod:`contact_lcp.contact.guess`): None, or a
+    record of the type the model takes (``model.GUESS``) whose arrays fit a world of
+    ``nv`` velocities and pyramids of ``d`` edges (a compiled kernel reads them
+    unchecked)."""
+    if value is None:
+        return None
+    cls = model.GUESS
+    if cls is None or type(value) is not cls:
+        want = "null" if cls is None else f"null or a {cls.__name__}"
+        raise FieldError(field, f"{want} (the warm start of the {model.name!r} model)",
+                         type(value).__name__)
+    if cls is BasisGuess:
+        return BasisGuess(array(value.pair, f"{field}.pair", (None,), "i"),
+                          array(value.basis, f"{field}.basis", (None,), "i", lo=0))
+    pair = array(value.pair, f"{field}.pair", (None,), "i")
     k = pair.size
-    limits = array(m["_last_limits"], f"{field}._last_limits", (None, nv))
-    flags = m["_last_flags"]
-    if not isinstance(flags, tuple) or len(flags) != 3:
-        raise FieldError(f"{field}._last_flags", "a tuple (basic_a, basic_b, basic_lam)", flags)
-    shapes = ((k + limits.shape[0],), (k, d), (k,))
-    return {"_last_pair": pair, "_last_limits": limits,
-            "_last_flags": tuple(array(a, f"{field}._last_flags[{i}]", s, "b")
-                                 for i, (a, s) in enumerate(zip(flags, shapes))),
-            "_last_keys": array(m["_last_keys"], f"{field}._last_keys", (k,), "i"),
-            "_last_p": array(m["_last_p"], f"{field}._last_p", (k, 3)),
-            "_last_dir": array(m["_last_dir"], f"{field}._last_dir", (k, 3))}
-
-
-def _basis_memory(m, field, nv, d):
-    """The normal-rows models' last basis: pair keys (k,) and loaded rows (b,) >= 0."""
-    return {"_last_pair": array(m["_last_pair"], f"{field}._last_pair", (None,), "i"),
-            "_last_basis": array(m["_last_basis"], f"{field}._last_basis", (None,), "i", lo=0)}
-
-
-#: what a model carries across steps, by the attributes that make one memory (all None
-#: after a reset, or all set), with the check of a set one
-MEMORIES = (
-    (("_last_pair", "_last_limits", "_last_flags", "_last_keys", "_last_p", "_last_dir"),
-     _pair_memory),
-    (("_last_pair", "_last_basis"), _basis_memory),
-)
-
-
-def model_memory(value, field, fresh, nv, d):
-    """The contact model's memory, checked against ``fresh`` (a new model's memory).
-
-    Its keys are the new model's; those it sets on construction (its options) must equal
-    the loading model's, those a reset leaves None must be None or pass their check in
-    :data:`MEMORIES` (``_budget``: None or an integer).
-    """
-    if not isinstance(value, dict) or set(value) != set(fresh):
-        raise FieldError(field, f"the memory of this contact model, {sorted(fresh)}",
-                         sorted(value) if isinstance(value, dict) else value)
-    out = {}
-    for key, mine in fresh.items():
-        if mine is not None and not _same(value[key], mine):
-            raise FieldError(f"{field}.{key}", f"this model's option {mine!r}", value[key])
-        out[key] = value[key] if mine is not None else None
-    unset = {k for k, v in fresh.items() if v is None}
-    if "_budget" in unset and value["_budget"] is not None:
-        out["_budget"] = integer(value["_budget"], f"{field}._budget", lo=-2 ** 62)
-        unset.discard("_budget")
-    for names, check in MEMORIES:
-        if set(names) <= unset:
-            unset -= set(names)
-            if any(value[n] is not None for n in names):
-                out.update(check(value, field, nv, d))
-    for key in sorted(unset):
-        if value[key] is not None:
-            raise FieldError(f"{field}.{key}", "null (no check is known for this memory)",
-                             value[key])
-    return out
-
-
-def _same(a, b):
-    try:
-        return type(a) is type(b) and bool(a == b)
-    except (TypeError, ValueError):  # arrays where an option was expected
-        return False
+    limits = array(value.limits, f"{field}.limits", (None, nv))
+    flags = value.basic_a, value.basic_b, value.basic_lam
+    names = ("basic_a", "basic_b", "basic_lam")
+    if any(f is None for f in flags):
+        if not all(f is None for f in flags):
+            raise FieldError(f"{field}.basic_a", "basic_a, basic_b and basic_lam all arrays "
+                             "or all null", [type(f).__name__ for f in flags])
+    else:
+        shapes = ((k + limits.shape[0],), (k, d), (k,))
+        flags = tuple(array(f, f"{field}.{n}", s, "b") for f, n, s in zip(flags, names, shapes))
+    return PyramidGuess(pair, array(value.points, f"{field}.points", (k, 3)),
+                        array(value.directions, f"{field}.directions", (k, 3)), limits,
+                        *flags)

@@ -24,6 +24,7 @@ from types import MappingProxyType
 import numpy as np
 
 from contact_lcp.collision.contact_set import ContactSet
+from contact_lcp.contact.guess import GUESSES
 from contact_lcp.contact.report import Outcome, SolveReport
 from contact_lcp.lcp.result import LCPStatus
 from contact_lcp.sim.projection import Projection
@@ -31,7 +32,8 @@ from contact_lcp.sim.references import SampledReference
 from contact_lcp.sim.stepper import StepRecord
 
 #: the dataclasses a state file may hold, by name
-RECORDS = {cls.__name__: cls for cls in (SolveReport, ContactSet, StepRecord, Projection)}
+RECORDS = {cls.__name__: cls for cls in (SolveReport, ContactSet, StepRecord, Projection,
+                                         *GUESSES.values())}
 #: the enums a state file may hold, by name
 ENUMS = {cls.__name__: cls for cls in (Outcome, LCPStatus)}
 

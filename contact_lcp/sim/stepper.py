@@ -35,9 +35,9 @@ from contact_lcp.contact.problem import ContactProblem, active_contacts, build_p
 from contact_lcp.contact.report import NO_CONTACT, SolveReport
 from contact_lcp.exceptions import InvalidProblem
 from contact_lcp.sim.curvature import CurvatureCheck
-from contact_lcp.sim.hot_step import HotStep
 from contact_lcp.sim.limits import JointLimits, no_limits
 from contact_lcp.sim.projection import PenetrationProjection
+from contact_lcp.sim.step_data import StepData
 
 #: extra solves per step with the contacts the first answer drives shut (0: none)
 MAX_ACTIVE_ROUNDS = 2
@@ -117,7 +117,7 @@ class Stepper:
         # second order between impulses, for worlds without free-flyer joints (whose
         # exact rotation step takes the velocity of the whole step)
         self.midpoint = len(free_motion.flyers) == 0
-        self.hot = HotStep(self)
+        self.data = StepData()  # what the stages read and write; the warm start
 
     def _midpoint(self, q, v, tau, h, v_free, armature, prescribed, v_prescribed):
         """A step without impulses, second order: the acceleration at the midpoint state
@@ -198,22 +198,12 @@ class Stepper:
         ``armature`` (nv,): implicit servo terms; ``prescribed`` (p,) velocity indices
         that follow ``v_prescribed`` (p,) exactly. Returns ``(q_next, v_next, record)``.
         """
-        h, world = self.h, self.world
+        h, world, data = self.h, self.world, self.data
         timings = {}
         t0 = time.perf_counter()
         v_free, K, lookahead = self._free(q, v, tau, armature, prescribed, v_prescribed)
         t1 = time.perf_counter()
         timings["dynamics"] = t1 - t0
-        if self.hot.enabled:  # the common case in one compiled call (hot_step.py)
-            hot = self.hot.step(q, v, v_free, K, lookahead, prescribed)
-            if hot is not None and self.curvature(q, hot[3][0], hot[2]) is not None:
-                self.hot.reject()  # its contacts turn into each other: the staged step
-                hot = None         # solves it again with their arcs' gaps
-            if hot is not None:
-                q_next, v_next, v_step, fields = hot
-                self.detector.advance(q_next, v_step, h)
-                timings["contact"] = time.perf_counter() - t1
-                return q_next, v_next, StepRecord(*fields, timings=timings, v_step=v_step)
         limits, found = self._found(q, v_free, lookahead, prescribed)
         projected = None
         if self.projection.needed(found.distance):
@@ -249,6 +239,8 @@ class Stepper:
                 else:
                     q_next, v_next = world.integrate_state(q, v_free, h, trusted=True)
                 self.detector.advance(q_next, v_free, h)
+                data.v_free, data.K, data.lookahead, data.found = v_free, K, lookahead, found
+                data.contacts, data.problem, data.solution, data.v_step = contacts, None, None, v_free
                 rec = StepRecord(contacts, np.zeros((0, 3)), np.zeros(0), timings=timings,
                                  projection=projected,
                                  max_penetration=_before(projected, 0.0))
@@ -265,7 +257,8 @@ class Stepper:
                 curvature=None if defect is None else defect[active])
             t3 = time.perf_counter()
             timings["lcp_build"] = timings.get("lcp_build", 0.0) + t3 - t2
-            sol = self.model.solve(problem)
+            sol = self.model.solve(problem, data.guess)
+            data.problem, data.solution, data.guess = problem, sol, sol.guess
             t4 = time.perf_counter()
             timings["solve"] = timings.get("solve", 0.0) + t4 - t3
             if sol.safe_stop:
@@ -321,6 +314,8 @@ class Stepper:
         self.detector.advance(q_next, v_step, h)
         timings["integrate"] = time.perf_counter() - t4
         pen = float(max(0.0, -contacts.distance.min())) if k else 0.0
+        data.v_free, data.K, data.lookahead, data.found = v_free, K, lookahead, found
+        data.contacts, data.v_step = contacts, v_step
         rec = StepRecord(contacts, sol.f[: 3 * k].reshape(k, 3), sol.f[3 * k:], sol.report,
                          problem, _before(projected, pen), timings, v_step, projected)
         return q_next, v_next, rec
