@@ -14,7 +14,7 @@ The contact problem is the one the next step hands to the contact model: of the 
 pour state ``benchmarks/data/spheres_200_pour.state`` by default (t = 1.14 s, 524 contacts,
 n = 5 240; the step the robust search certifies only after 1 853 791 pivots, 780 s, issue
 10), or of ``--scene`` after ``--steps`` steps from its start. On it, with the pyramids the
-model would use (:meth:`PyramidModel.edge_angles` from the state's memory):
+model would use (:meth:`PyramidModel.edge_angles` from the state's guess):
 
 * ``compliance``: the same pyramid LCP built from ``G + eps max(diag G) I`` (a contact
   compliance, as ODE's CFM or MuJoCo's soft constraints; penetration at rest grows with
@@ -109,9 +109,9 @@ class _Captured(Exception):
 
 
 def next_problem(scene, state=None, steps=0):
-    """``(t, problem, model)``: the ContactProblem the next step of ``scene`` (after
-    loading ``state``, or after ``steps`` steps) hands to its contact model, and that
-    model, with its memory as it was at that moment."""
+    """``(t, problem, model, guess)``: the ContactProblem the next step of ``scene``
+    (after loading ``state``, or after ``steps`` steps) hands to its contact model, that
+    model and the warm start (guess) it was handed."""
     sim = Simulator.from_file(scene)
     if state is not None:
         sim.load_state(state)
@@ -119,8 +119,8 @@ def next_problem(scene, state=None, steps=0):
         sim.step()
     model, captured = sim.model, []
 
-    def capture(problem):
-        captured.append(problem)
+    def capture(problem, guess=None):
+        captured.append((problem, guess))
         raise _Captured
 
     model.solve = capture
@@ -132,7 +132,8 @@ def next_problem(scene, state=None, steps=0):
         del model.solve
     if not captured:
         raise SystemExit(f"the step from t = {sim.t:.3f} s had no contact problem")
-    return sim.t, captured[0], model
+    problem, guess = captured[0]
+    return sim.t, problem, model, guess
 
 
 def pyramid_lcp(problem, angle, directions, eps=0.0):
@@ -527,8 +528,8 @@ def main(argv=None):
         state = STATE
     revision = common.git_revision()
     date, stamp = common.utc_stamp()
-    t, problem, model = next_problem(scene, state, args.steps)
-    angle = model.edge_angles(problem)
+    t, problem, model, guess = next_problem(scene, state, args.steps)
+    angle = model.edge_angles(problem, guess)
     hard = pyramid_lcp(problem, angle, model.settings.friction_directions)
     units = equilibrate(hard.M, hard.q)  # once: every row is measured on this LCP
 

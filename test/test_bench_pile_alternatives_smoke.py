@@ -20,11 +20,11 @@ SCENE = os.path.join(os.path.dirname(BENCH), "config", "spheres_21.yaml")
 
 
 def test_the_captured_problem_is_the_next_steps_and_the_model_is_left_intact():
-    t, problem, model = bench.next_problem(SCENE, steps=40)
+    t, problem, model, guess = bench.next_problem(SCENE, steps=40)
     assert t == pytest.approx(0.4)  # h = 10 ms: the step from t = 0.4 s
     assert problem.num_contacts > 20  # the pile has landed
     assert "solve" not in vars(model)  # the capturing stand-in is gone
-    angle, d = model.edge_angles(problem), model.settings.friction_directions
+    angle, d = model.edge_angles(problem, guess), model.settings.friction_directions
     hard = bench.pyramid_lcp(problem, angle, d)
     assert hard.q.shape == ((d + 2) * problem.num_contacts,)
     soft = bench.pyramid_lcp(problem, angle, d, 1e-3)

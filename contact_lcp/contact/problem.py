@@ -246,6 +246,34 @@ def _symmetrize(G):
                     G[s_, r] = g
 
 
+@njit(cache=True)
+def assemble(J_found, active, distance, body_a, body_b, num_geometries, limit_v, limit_sign,
+             limit_gap, K, v_free, h, gamma, max_correction_speed):
+    """A step's problem arrays in one compiled pass: the rows of the ``active`` contacts
+    (indices into the contacts found, whose rows are ``J_found`` (3f, nv)), then one
+    unilateral row per joint limit (``limit_v`` velocity index, ``limit_sign`` +1 lower,
+    -1 upper, ``limit_gap``), and :func:`build_problem`'s ``G``, ``u`` and bias of them.
+
+    Returns ``(finite, J, phi, G, u, bias, pair)``: ``pair`` (k,) the surface-pair keys
+    ``body_a * num_geometries + body_b`` of the active contacts; ``finite`` False when
+    a row or gap holds NaN or inf.
+    """
+    k, l, nv = active.shape[0], limit_v.shape[0], J_found.shape[1]
+    J = np.zeros((3 * k + l, nv))
+    phi = np.empty(k + l)
+    pair = np.empty(k, dtype=np.int64)
+    for i in range(k):
+        c = active[i]
+        J[3 * i:3 * i + 3] = J_found[3 * c:3 * c + 3]
+        phi[i] = distance[c]
+        pair[i] = body_a[c] * num_geometries + body_b[c]
+    for j in range(l):
+        J[3 * k + j, limit_v[j]] = limit_sign[j]
+        phi[k + j] = limit_gap[j]
+    finite, G, u, bias = _rows_and_bias(J, K, v_free, phi, h, gamma, max_correction_speed)
+    return finite, J, phi, G, u, bias, pair
+
+
 def build_problem(h, R_WC, p_W, distance, mu, J, K, v, v_free, *, limit_gap=None,
                   gamma=1.0, max_correction_speed=None, pair=None, extras=None,
                   curvature=None):

@@ -49,18 +49,28 @@ by it); the turn still serves a sliding contact and one near its threshold.
 """
 
 import numpy as np
-from numba import njit
 
 from contact_lcp.contact.base import ContactModel
 from contact_lcp.contact.frictionless import frictionless_impulse, safe_stop, solve_frictionless
 from contact_lcp.contact.guess import PyramidGuess
 from contact_lcp.contact.lcp_builder import build_contact_lcp, build_relaxed_lcp
+from contact_lcp.contact.pyramid_warm import (
+    ANGLE_SNAP,
+    NO_BASIS,
+    NO_LOADED_CONTACT,
+    OTHER_CONTACTS,
+    STICK_SPEED,
+    edge_angles,
+    first_rung,
+    friction_directions,
+    keep_inside,
+    mapped_flags,
+)
 from contact_lcp.contact.pyramid_kernel import (
     MISS_REASONS,
     basis_flags,
     full_basis,
     reduced_basis,
-    warm_pyramid,
 )
 from contact_lcp.contact.report import (ContactSolution, Outcome, SolveReport, all_pivots,
                                         tally)
@@ -74,20 +84,6 @@ WARM_START_METHODS = ("robust",)
 WARM_FLIPS = 4
 #: rows of G per principal pivot of the last basis (``max(WARM_FLIPS, rows // this)``)
 WARM_ROWS_PER_FLIP = 8
-#: friction impulse below this fraction of the normal one has no direction (round-off)
-NEGLIGIBLE_FRICTION = 1e-9
-#: slip speed below which a contact counts as sticking [m/s]
-STICK_SPEED = 1e-6
-#: a pyramid turned within this of the contact frame's pyramid is not turned [rad]:
-#: a turn of round-off size (1.7e-8 rad, from a friction impulse's direction) mixes
-#: 1e-8 of one tangent row into the other, which turns exactly dependent rows (a chain's
-#: two contacts on a rod, rank 4 of 6) into nearly dependent ones, and every pivoting
-#: method then ends on tiny pivots (recorded in config/hoist.yaml at t = 2.729 s)
-ANGLE_SNAP = 1e-6
-#: a friction impulse at most this fraction of the cone's inscribed circle
-#: (``|f_t| <= KEEP_INSIDE cos(pi / d) mu f_n``) sticks well inside the pyramid: its
-#: contact keeps its pyramid in the next step instead of turning it to the impulse
-KEEP_INSIDE = 0.9
 #: searches on the loaded contacts, each adding the contacts the last one's answer
 #: closed, before the search on all the contacts
 GROW_ROUNDS = 3
@@ -163,13 +159,10 @@ class PyramidModel(ContactModel):
         self._used_angle = None
         if self.settings.friction_frame == "fixed" or k == 0:
             return None
-        if guess is None:
-            last_p, last_keys, last_dir = np.zeros((0, 3)), np.zeros(0, np.int64), np.zeros((0, 3))
-        else:
-            last_p, last_keys, last_dir = guess.points, guess.pair, guess.directions
-        self._used_angle = _edge_angles(problem.u, problem.R_WC, problem.p_W, problem.pair,
-                                        last_p, last_keys, last_dir, STICK_SPEED,
-                                        self._period(), ANGLE_SNAP)
+        last_pair, last_p, last_dir = _orientation(guess)
+        self._used_angle = edge_angles(problem.u, problem.R_WC, problem.p_W, problem.pair,
+                                       last_p, last_pair, last_dir, STICK_SPEED,
+                                       self._period(), ANGLE_SNAP)
         return self._used_angle
 
     def _done(self, problem, results, res, f, warm, info, keep=None):
@@ -195,8 +188,8 @@ class PyramidModel(ContactModel):
         ``keep``, None: all) with impulses ``f``."""
         k, l, d = problem.num_contacts, problem.num_limits, self.settings.friction_directions
         keep = np.arange(k) if keep is None else np.asarray(keep, dtype=np.int64)
-        directions = _friction_directions(f, problem.R_WC, problem.mu, self._angle(problem),
-                                          keep_inside(self._period()))
+        directions = friction_directions(f, problem.R_WC, problem.mu, self._angle(problem),
+                                         keep_inside(self._period()))
         return PyramidGuess(problem.pair, problem.p_W, directions, problem.J[3 * k:],
                             *basis_flags(z, k, l, d, keep))
 
@@ -272,29 +265,41 @@ class PyramidModel(ContactModel):
         info["dropped_contacts"] = int(dropped.size)
         return res, f, keep
 
-    def _warm(self, problem, angle, flags):
-        """The last step's basis ``flags`` on the contacts it loaded (module notes, step
-        1): the solution, or None when it does not certify."""
-        k, l, s = problem.num_contacts, problem.num_limits, self.settings
+    def _first(self, problem, guess, basis):
+        """The first rung (:func:`~contact_lcp.contact.pyramid_warm.first_rung`): the
+        pyramids' edge angles (kept in ``_used_angle``) and, with ``basis`` ``(pair,
+        limit rows, basic_a, basic_b, basic_lam)`` (None: none), the step solved by it.
+        Returns ``(code, solution or None, z)``."""
+        s, k = self.settings, problem.num_contacts
+        last_pair, last_p, last_dir = _orientation(guess)
+        b_pair, b_limits, a, b, lam = _NO_BASIS if basis is None else basis
+        limits = problem.J[3 * k:]
+        slip = s.friction_frame != "fixed"
+        code, f, z, nb, kept, a, b, lam, directions, angle = first_rung(
+            problem.G, problem.u, problem.mu, problem.bias, problem.R_WC, problem.p_W,
+            problem.pair, limits, slip, self._period(), s.friction_directions, last_pair,
+            last_p, last_dir, b_pair, b_limits, a, b, lam,
+            float(s.solver_options.get("singular_tol", 1e-10)),
+            max(WARM_FLIPS, problem.num_rows // WARM_ROWS_PER_FLIP), keep_inside(self._period()))
+        self._used_angle = angle if slip and k else None
+        if code:
+            return code, None, z
+        return 0, ContactSolution(f, self.warm_report(nb, z.shape[0], k - kept), guess=PyramidGuess(
+            problem.pair, problem.p_W, directions, limits, a, b, lam)), z
+
+    def _missed(self, problem, code, z, flags):
+        """Where the search starts after the basis ``flags`` missed with ``code`` (and
+        the reduced LCP's ``z``): ``_miss_reason``, ``_miss_basis``, ``_miss_start``."""
+        k, l, d = problem.num_contacts, problem.num_limits, self.settings.friction_directions
         basic_a, basic_b, basic_lam = flags
         keep = np.flatnonzero(basic_a[:k])
-        if keep.size + l == 0:
-            return None
-        code, f, z, w, err, tol, nb = warm_pyramid(
-            problem.G, problem.u, problem.mu, problem.bias, l, s.friction_directions,
-            np.zeros(k) if angle is None else angle, keep, basic_a, basic_b, basic_lam,
-            float(s.solver_options.get("singular_tol", 1e-10)),
-            max(WARM_FLIPS, problem.num_rows // WARM_ROWS_PER_FLIP))
-        if code:
-            self._miss_reason = MISS_REASONS[code]
-            if code in (2, 3):  # the search starts where the pivots got to
-                self._miss_basis = full_basis(*basis_flags(z, k, l, s.friction_directions, keep))
-                self._miss_start = keep, np.flatnonzero(z > 0.0)
-            elif code != 5:  # (5: a dropped contact approaches: it must be in the LCP)
-                self._miss_start = keep, reduced_basis(basic_a, basic_b, basic_lam, keep)
-            return None
-        return ContactSolution(f, self.warm_report(nb, z.shape[0], k - keep.size),
-                               guess=self._remember(problem, z, f, keep))
+        self._miss_basis, self._miss_start = None, None
+        self._miss_reason = MISS_REASONS.get(code, "no loaded contact")
+        if code in (2, 3):  # the search starts where the pivots got to
+            self._miss_basis = full_basis(*basis_flags(z, k, l, d, keep))
+            self._miss_start = keep, np.flatnonzero(z > 0.0)
+        elif code not in (5, NO_LOADED_CONTACT):  # (5: a dropped contact approaches)
+            self._miss_start = keep, reduced_basis(basic_a, basic_b, basic_lam, keep)
 
     def warm_report(self, pivots, lcp_size, dropped):
         """The report of a step solved by the last step's basis (one compiled solve); the
@@ -314,32 +319,33 @@ class PyramidModel(ContactModel):
     def solve(self, problem, guess=None):
         s = self.settings
         guess = guess if isinstance(guess, PyramidGuess) else None
-        self._start_budget(problem)
-        angle = self.edge_angles(problem, guess)
-        results, info = [], {}
         k = problem.num_contacts
-        limits = (s.warm_start and guess is not None and guess.flags is not None
-                  and s.method in WARM_START_METHODS
-                  and guess.limits.shape == problem.J[3 * k:].shape
-                  and (guess.limits == problem.J[3 * k:]).all())
-        same = (limits and guess.pair.shape == problem.pair.shape
-                and (guess.pair == problem.pair).all())
-        flags = guess.flags if same else None
-        if limits and not same and k:  # contacts came or went
-            *flags, new = _mapped_flags(problem.pair, problem.p_W, guess.pair,
-                                        guess.points, *guess.flags)
+        basis = None
+        if (s.warm_start and s.method in WARM_START_METHODS and guess is not None
+                and guess.flags is not None):
+            basis = (guess.pair, guess.limits, *guess.flags)
+        code, done, z = self._first(problem, guess, basis)
+        if done is not None:  # the common step: the last basis solves it
+            return done
+        angle = self._used_angle
+        self._start_budget(problem)
+        results, info = [], {}
+        flags = None if code in (NO_BASIS, OTHER_CONTACTS) else guess.flags
+        if code == OTHER_CONTACTS and k:  # contacts came or went
+            *flags, new = mapped_flags(problem.pair, problem.p_W, guess.pair,
+                                       guess.points, *guess.flags)
             if flags[0].any() and new <= max(MAP_NEW, min(MAP_NEW_MAX, k // MAP_NEW_PER)):
                 info["mapped_contacts"] = True
+                code, done, z = self._first(problem, guess,
+                                            (problem.pair, guess.limits, *flags))
+                if done is not None:
+                    return done
             else:  # nothing to start from, or another situation (a pile landing)
                 flags = None
         lcp = res = None
         warm = False
         if flags is not None:
-            self._miss_basis, self._miss_reason = None, "no loaded contact"
-            self._miss_start = None
-            done = self._warm(problem, angle, flags)
-            if done is not None:
-                return done
+            self._missed(problem, code, z, flags)
             info["warm_miss"] = self._miss_reason  # why the last basis did not solve it
             if self._rows(problem) >= LAST_BASIS_MAX_ROWS:
                 flags = None  # (module notes, step 1: large LCPs go to the two-step)
@@ -464,95 +470,12 @@ def _walked_cold(res):
             and any(p.startswith("revised:") for p in res.info.get("paths", ())))
 
 
-@njit(cache=True)
-def _nearest_last(point, key, last_keys, last_p):
-    """Index of the last step's contact of surface pair ``key`` nearest to ``point`` (3,)
-    (the first of equally near ones); -1 when the pair had none."""
-    best, nearest = np.inf, -1
-    for j in range(last_keys.shape[0]):
-        if last_keys[j] != key:
-            continue
-        d2 = ((point[0] - last_p[j, 0]) ** 2 + (point[1] - last_p[j, 1]) ** 2
-              + (point[2] - last_p[j, 2]) ** 2)
-        if d2 < best:
-            best, nearest = d2, j
-    return nearest
+#: :meth:`PyramidModel._first` without a basis to try
+_NO_BASIS = (np.zeros(0, dtype=np.int64), np.zeros((0, 0)), np.zeros(0, dtype=np.bool_),
+             np.zeros((0, 0), dtype=np.bool_), np.zeros(0, dtype=np.bool_))
+_NO_ORIENTATION = (np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros((0, 3)))
 
 
-@njit(cache=True)
-def _edge_angles(u, R, p, pair, last_p, last_keys, last_dir, stick_speed, period, snap):
-    """See :meth:`PyramidModel.edge_angles`: (k,) angles [rad]; one within ``snap`` of a
-    multiple of ``period = 2 pi / d`` (the turns that give the contact frame's pyramid)
-    is set to that multiple."""
-    k = pair.shape[0]
-    angle = np.zeros(k)
-    for i in range(k):
-        s1, s2 = u[3 * i + 1], u[3 * i + 2]
-        if np.hypot(s1, s2) > stick_speed:
-            angle[i] = np.arctan2(-s2, -s1)
-        nearest = _nearest_last(p[i], pair[i], last_keys, last_p)
-        if nearest >= 0:
-            g = last_dir[nearest]
-            t1 = R[i, 0, 1] * g[0] + R[i, 1, 1] * g[1] + R[i, 2, 1] * g[2]
-            t2 = R[i, 0, 2] * g[0] + R[i, 1, 2] * g[1] + R[i, 2, 2] * g[2]
-            if np.hypot(t1, t2) > 0.0:
-                angle[i] = np.arctan2(t2, t1)
-        turns = np.round(angle[i] / period)
-        if abs(angle[i] - turns * period) < snap:
-            angle[i] = turns * period
-    return angle
-
-
-def keep_inside(period):
-    """``KEEP_INSIDE cos(period / 2)``: the friction ratio ``|f_t| / (mu f_n)`` below
-    which a contact keeps its pyramid."""
-    return KEEP_INSIDE * np.cos(0.5 * period)
-
-
-@njit(cache=True)
-def _friction_directions(f, R, mu, angle, inside):
-    """(k, 3) unit direction in W of each contact's next first pyramid edge: its friction
-    impulse's direction; 0 when there is none or it is round-off (below
-    ``NEGLIGIBLE_FRICTION`` times the normal impulse: a body resting on a level surface,
-    whose pyramid then stays on t1 instead of turning with the noise from step to step,
-    which changed the basis of a resting stack). A contact whose friction impulse sticks
-    well inside the cone (``|f_t| <= inside mu f_n``) keeps the first edge of its pyramid,
-    at ``angle`` (k,) [rad] from its t1 axis (see ``KEEP_INSIDE``)."""
-    k = R.shape[0]
-    out = np.zeros((k, 3))
-    for i in range(k):
-        t1, t2 = f[3 * i + 1], f[3 * i + 2]
-        n = np.hypot(t1, t2)
-        if not (f[3 * i] > 0.0 and n > NEGLIGIBLE_FRICTION * f[3 * i]):  # unloaded: noise
-            continue
-        if n <= inside * mu[i] * f[3 * i]:
-            t1, t2, n = np.cos(angle[i]), np.sin(angle[i]), 1.0
-        for a in range(3):
-            out[i, a] = (R[i, a, 1] * t1 + R[i, a, 2] * t2) / n
-    return out
-
-
-@njit(cache=True)
-def _mapped_flags(pair, p, last_keys, last_p, last_a, last_b, last_lam):
-    """The last basis's flags (``basis_flags``) moved onto this step's contacts: each
-    contact takes those of the nearest last contact of its surface pair (none: not
-    basic, and counted as new); unilateral rows keep theirs. Returns ``(basic_a, basic_b,
-    basic_lam, new)``."""
-    k = pair.shape[0]
-    k_last = last_keys.shape[0]
-    l = last_a.shape[0] - k_last
-    basic_a = np.zeros(k + l, dtype=np.bool_)
-    basic_b = np.zeros((k, last_b.shape[1]), dtype=np.bool_)
-    basic_lam = np.zeros(k, dtype=np.bool_)
-    new = 0
-    for i in range(k):
-        nearest = _nearest_last(p[i], pair[i], last_keys, last_p)
-        if nearest >= 0:
-            basic_a[i] = last_a[nearest]
-            basic_b[i] = last_b[nearest]
-            basic_lam[i] = last_lam[nearest]
-        else:
-            new += 1
-    for j in range(l):
-        basic_a[k + j] = last_a[k_last + j]
-    return basic_a, basic_b, basic_lam, new
+def _orientation(guess):
+    """``(pair, points, directions)`` of a guess's contacts (empty for None)."""
+    return _NO_ORIENTATION if guess is None else (guess.pair, guess.points, guess.directions)

@@ -31,7 +31,7 @@ from numba import njit
 
 from contact_lcp.collision.broadphase import farther
 from contact_lcp.collision.contact_set import ContactSet
-from contact_lcp.contact.problem import ContactProblem, active_contacts, build_problem
+from contact_lcp.contact.problem import ContactProblem, active_contacts, assemble
 from contact_lcp.contact.report import NO_CONTACT, SolveReport
 from contact_lcp.exceptions import InvalidProblem
 from contact_lcp.sim.curvature import CurvatureCheck
@@ -95,8 +95,8 @@ class Stepper:
         self.h = float(h)
         self.activation = contact.activation(self.h)
         self.max_lookahead = contact.max_approach_speed * self.h
-        self.gamma = contact.stabilization
-        self.max_correction_speed = contact.correction_speed(self.h, world.gravity)
+        self.gamma = float(contact.stabilization)
+        self.max_correction_speed = float(contact.correction_speed(self.h, world.gravity))
         self.limit_activation = self.activation if contact.joint_limits else None
         self.limits = JointLimits(world.robots)
         self.num_geometries = len(world.collision_model.geometryObjects)
@@ -225,10 +225,7 @@ class Stepper:
         while True:
             if active.size > self.max_contacts:  # (the candidates may be many more)
                 self.check_contacts(found.select(active))
-            contacts, J_c = found, J_found
-            if active.size < len(found):
-                contacts = found.select(active)
-                J_c = J_found[(3 * active[:, None] + np.arange(3)).ravel()]
+            contacts = found.select(active) if active.size < len(found) else found
             k, l = len(contacts), limits.idx_v.size
             if k + l == 0 and not any(len(x) for x in extras.values()):
                 timings["lcp_build"] = time.perf_counter() - t2
@@ -245,16 +242,17 @@ class Stepper:
                                  projection=projected,
                                  max_penetration=_before(projected, 0.0))
                 return q_next, v_next, rec
-            if l:
-                J_l = np.zeros((l, v.shape[0]))
-                J_l[np.arange(l), limits.idx_v] = limits.sign
-                J_c = np.vstack([J_c, J_l])
-            problem = build_problem(
-                h, contacts.R_WC, contacts.p_W, contacts.distance, contacts.mu,
-                J_c, K, v, v_free, limit_gap=limits.gap if l else None, gamma=self.gamma,
-                max_correction_speed=self.max_correction_speed,
-                pair=contacts.body_a * self.num_geometries + contacts.body_b, extras=extras,
-                curvature=None if defect is None else defect[active])
+            finite, J_c, phi, G, u, bias, pair = assemble(
+                J_found, active, found.distance, found.body_a, found.body_b,
+                self.num_geometries, limits.idx_v, limits.sign, limits.gap, K, v_free, h,
+                self.gamma, self.max_correction_speed)
+            if not finite:
+                raise InvalidProblem("contact Jacobian and gaps must be finite; they contain "
+                                     "NaN or inf")
+            if defect is not None:  # paths that curve into each other keep that much gap
+                bias[:k] += np.minimum(defect[active], 0.0) / h
+            problem = ContactProblem(h, contacts.R_WC, contacts.p_W, phi, contacts.mu, J_c, K,
+                                     G, v, v_free, u, bias, l, pair, extras)
             t3 = time.perf_counter()
             timings["lcp_build"] = timings.get("lcp_build", 0.0) + t3 - t2
             sol = self.model.solve(problem, data.guess)
