@@ -16,8 +16,8 @@ Entries (``--entries``):
   warm-up: one step, plus a small LCP solved with every method), without rclpy.
 
 Each process runs ``--steps`` steps (default 100, what ``--duration 0.1`` runs at 1 kHz:
-the second step is the first that can take the compiled common step, which compiles
-more). Reported per run: wall seconds from the launch of the process to the first
+the second step is the first that the contact model's first rung, the last basis, can
+solve, which compiles more). Reported per run: wall seconds from the launch of the process to the first
 completed step and the process's CPU seconds by then (``cli``: not seen apart), the
 seconds of import, scene load and first step, the wall and CPU seconds to the last step
 (``cli``: to its exit), and what numba compiled in the whole run: kernels, signatures,
