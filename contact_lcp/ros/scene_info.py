@@ -48,7 +48,9 @@ def warm_up(sim):
     """Compile (or load from numba's on-disk cache) what stepping ``sim`` will run.
 
     Solves a 2x2 LCP with every method (so a later ``solver_method`` change does not
-    stall the physics thread), then takes one step of ``sim`` and resets it. Returns
+    stall the physics thread), then takes two steps of ``sim`` (the first solves
+    without a warm start; the second, from the first's guess, runs the contact model's
+    first rung, which compiles its own kernels) and resets it. Returns
     the step's error message, or ``""``: a scene whose first step fails still loads,
     and the node reports the failure when it steps (ERROR diagnostic, paused).
     """
@@ -58,7 +60,8 @@ def warm_up(sim):
     for method in METHODS:
         solve(M, q, method=method)
     try:
-        sim.step()
+        for _ in range(2):
+            sim.step()
     except Exception as e:  # reported again (and handled) when the node steps
         return f"{type(e).__name__}: {e}"
     finally:
