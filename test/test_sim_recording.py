@@ -98,3 +98,27 @@ def test_simulate_records_one_count_per_facet_set_problem(tmp_path):
     problems, active = load_problems(tmp_path / "f.npz")
     assert len(problems) == len(active) and problems
     assert all(isinstance(p.extras["facet_sets"], FacetSets) for p in problems)
+
+
+def test_recorded_forces_and_wrenches_are_the_contacts_sums():
+    # The recording's total contact force on the robots and its link wrenches equal the
+    # sums over the step's contacts, each read on its own (a hand holding a box: robot
+    # links against the box and each other, so both sides of a contact count).
+    from contact_lcp.sim import Simulator
+    from contact_lcp.sim.recording import RunRecorder
+
+    sim = Simulator.from_file("config/grasp.yaml")
+    links = {n for r in sim.world.robots for n in r.link_names}
+    wrench_links = sorted(links)[:3]
+    rec = RunRecorder(wrench_links, sim.joint_names)
+    for _ in range(40):
+        rec.add(sim, sim.step())
+    contacts = sim.contacts()
+    assert any(c.body_a in links or c.body_b in links for c in contacts)
+    total = np.zeros(3)
+    for c in contacts:
+        total += c.force_W * ((c.body_b in links) - (c.body_a in links))
+    np.testing.assert_allclose(rec.rows["contact_force_total"][-1], total, rtol=1e-12,
+                               atol=1e-9)
+    for link in wrench_links:
+        np.testing.assert_array_equal(rec.wrenches[link][-1], sim.link_wrench(link))

@@ -50,8 +50,9 @@ class RunRecorder:
         r["joint_position"].append(js.position)
         r["joint_velocity"].append(js.velocity)
         r["joint_effort"].append(js.effort)
-        for link in self.links:
-            self.wrenches[link].append(sim.link_wrench(link, "world"))
+        if self.links:
+            for link, w in sim.link_wrenches(self.links, "world").items():
+                self.wrenches[link].append(w)
 
     def arrays(self):
         """The recorded columns as arrays (strings as fixed-width unicode)."""

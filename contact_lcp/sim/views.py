@@ -72,7 +72,11 @@ class SimulatorViews:
         Positions [rad or m] as :mod:`contact_lcp.sim.joint_angles` reports them: a
         continuous joint's angle, unwrapped (a wheel that made three turns reads ~6π).
         """
-        idx_v = np.concatenate([r.idx_v for r in self.world.robots]).astype(int) if self.world.robots else np.zeros(0, int)
+        idx_v = self.__dict__.get("_joint_idx_v")
+        if idx_v is None:  # (the world's joints do not change)
+            idx_v = (np.concatenate([r.idx_v for r in self.world.robots]).astype(int)
+                     if self.world.robots else np.zeros(0, int))
+            self._joint_idx_v = idx_v
         return JointState(list(self.joint_names), self._joint_positions.read(self._q),
                           self._v[idx_v].copy(), self.applied_torques()[idx_v])
 
@@ -182,14 +186,23 @@ class SimulatorViews:
 
     def contact_force_total(self):
         """Sum of the contact forces on every robot link [N] in W (last step)."""
-        links = {n for r in self.world.robots for n in r.link_names}
-        total = np.zeros(3)
-        for c in self.contacts():
-            if c.body_b in links:
-                total += c.force_W
-            if c.body_a in links:
-                total -= c.force_W
-        return total
+        rec = self._last
+        if rec is None or len(rec.contacts) == 0:
+            return np.zeros(3)
+        c = rec.contacts
+        robot = self._robot_surfaces(c.names)
+        F = np.einsum("kij,kj->ki", c.R_WC, rec.impulse_C) / self.h
+        return F[robot[c.body_b]].sum(axis=0) - F[robot[c.body_a]].sum(axis=0)
+
+    def _robot_surfaces(self, names):
+        """(len(names),) bool: which surface names are robot links (kept while the
+        contact set's names are the same object, as :meth:`_surface_mask`)."""
+        hit = self.__dict__.get("_robot_mask")
+        if hit is None or hit[0] is not names:
+            links = {n for r in self.world.robots for n in r.link_names}
+            mask = np.fromiter((n in links for n in names), dtype=np.bool_, count=len(names))
+            self._robot_mask = hit = (names, mask)
+        return hit[1]
 
     def collision_shapes(self):
         """Every collision shape at the current state (see ``ShapeView``)."""
