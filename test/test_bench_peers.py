@@ -1,0 +1,145 @@
+"""The peer engines of benchmarks/bench_sim.py (sim_peers.py and its modules): every
+installed engine builds every peer scene and reports its physics; our re-checks of
+their poses and forces (peer_checks.py) are right on known cases; a missing or failing
+peer is a row status. Nothing is timed; an engine whose package is missing is skipped."""
+
+import importlib
+import os
+import sys
+
+import numpy as np
+import pytest
+
+BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
+sys.path.insert(0, BENCH)
+
+sim_peers = pytest.importorskip("sim_peers")
+import peer_checks  # noqa: E402
+import peer_scenes  # noqa: E402
+
+
+def _scene(name):
+    try:
+        return peer_scenes.load(name)
+    except FileNotFoundError as e:  # Talos and Go1 need the optional example-robot-data
+        pytest.skip(str(e))
+
+
+@pytest.mark.parametrize("scene", sim_peers.SCENES)
+@pytest.mark.parametrize("engine", sorted(sim_peers.PEERS))
+def test_engine_runs_scene(engine, scene):
+    """A few steps: the run is 'ok', the engine reports ground contacts carrying weight,
+    and both depths (the engine's and ours from its poses) are measured."""
+    if not sim_peers.installed(engine):
+        pytest.skip(f"{engine} not installed")
+    if scene not in sim_peers.ONLY.get(engine, (scene,)):
+        pytest.skip(f"{engine} runs {sim_peers.ONLY[engine]} only")
+    _scene(scene)
+    (run,) = sim_peers.run_peers([engine], [scene], duration=0.03, settle=0.0, chunks=1)
+    assert run.status == "ok", run
+    assert run.engine == engine and run.scene == scene and run.steps >= 1
+    assert run.num_contacts > 0 and run.force_ratio > 0, run
+    assert np.isfinite(run.penetration_check) and run.penetration_check >= 0, run
+    assert run.stands and run.check, run
+
+
+@pytest.mark.parametrize("engine", sorted(sim_peers.PEERS))
+def test_missing_engine_says_not_installed(engine, monkeypatch):
+    real = importlib.import_module
+
+    def without(name, *a, **k):
+        if name == sim_peers.MODULES[engine]:
+            raise ImportError(name)
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(importlib, "import_module", without)
+    (run,) = sim_peers.run_peers([engine], ["tower"], duration=0.01, settle=0.0, chunks=1)
+    assert (run.engine, run.scene, run.status) == (engine, "tower", "not installed")
+
+
+def test_failing_engine_is_a_status_row(monkeypatch):
+    def broken(scene, **options):
+        raise RuntimeError("solver diverged")
+
+    monkeypatch.setitem(sim_peers.PEERS, "mujoco", broken)
+    runs = sim_peers.run_peers(["mujoco", "mujoco"], ["tower"], duration=0.01, settle=0.0, chunks=1)
+    assert [r.status for r in runs] == ["failed: RuntimeError: solver diverged"] * 2
+
+
+def test_failing_peer_still_writes_the_csv(monkeypatch, tmp_path):
+    bench_sim = pytest.importorskip("bench_sim")
+
+    def broken(scene, **options):
+        raise RuntimeError("no license")
+
+    monkeypatch.setitem(sim_peers.PEERS, "dart", broken)
+    peers, ours, scaling = bench_sim.main(["--quick", "--peers", "dart", "--peer-scenes", "tower", "--scenes", "",
+                                           "--points", "", "--results-dir", str(tmp_path)])
+    assert [p.status for p in peers] == ["failed: RuntimeError: no license"] and ours == [] and scaling == []
+    (csv_path,) = tmp_path.glob("bench_sim_*.csv")
+    (row,) = sys.modules["common"].read_csv(csv_path)
+    assert (row["section"], row["engine"], row["scene"]) == ("peers", "dart", "tower")
+    assert row["status"] == "failed: RuntimeError: no license" and row["revision"]
+
+
+def test_x_columns_divide_our_rtf_by_the_peer_on_the_same_scene():
+    bench_sim = pytest.importorskip("bench_sim")
+    from peer_harness import PeerRun
+
+    peers = [PeerRun("mujoco", "go1", "ok", rtf=20.0), PeerRun("mujoco", "tower", "ok", rtf=100.0),
+             PeerRun("dart", "go1", "failed: x")]
+    ours = [dict(name="go1", status="ok", rtf=5.0)]
+    side = bench_sim.side_by_side(peers, ours)
+    assert ours[0]["x_mujoco"] == 0.25 and ours[0]["x_dart"] is None and ours[0]["x_pybullet"] is None
+    assert [(r["engine"], r["scene"]) for r in side] == [("contact_lcp", "go1"), ("mujoco", "go1"), ("dart", "go1"),
+                                                          ("mujoco", "tower")]
+
+
+def test_go1_scene_puts_the_feet_on_the_floor():
+    """config/go1_stand.yaml: the SRDF 'standing' joints and a base height that sets the
+    lowest foot point at z = 0 (the SRDF's own 0.26 m sinks them 13.8 mm)."""
+    scene = _scene("go1")
+    assert scene.joints["FL_calf_joint"] == -1.853 and scene.joints["RR_thigh_joint"] == 0.8
+    geometry = peer_checks.RobotGeometry(scene)
+    assert geometry.penetration(scene.base, scene.joints) < 1e-5
+    sunk = scene.base.copy()
+    sunk[2] = 0.26
+    assert geometry.penetration(sunk, scene.joints) == pytest.approx(0.0138, abs=1e-4)
+    assert scene.mass == pytest.approx(13.1005, abs=1e-3)  # the root link's mass included
+
+
+def test_go1_scene_is_a_valid_scene():
+    _scene("go1")
+    from contact_lcp.sim import scene_loader
+
+    scene = scene_loader.load_scene(os.path.join(peer_scenes.ROOT, "config", "go1_stand.yaml"))
+    assert [r.robot.name for r in scene.robots] == ["go1"] and scene.time_step == 1e-3
+
+
+def test_repaired_inertia_is_only_the_unphysical_one():
+    scene = _scene("go1")
+    assert scene.notes == ["diagonal inertia on base (not physical in the URDF)"]
+    assert _scene("talos").notes == []
+
+
+def test_tower_penetration_from_poses():
+    """Our depth of box poses: touching boxes 0; box 2 lowered 1 mm into box 1: 1 mm;
+    box 0 lowered 2 mm into the ground: 2 mm."""
+    scene = peer_scenes.load_tower()
+    geometry = peer_checks.TowerGeometry(scene)
+    poses = np.array([b.pose for b in scene.boxes])
+    assert geometry.penetration(poses) == pytest.approx(0.0, abs=1e-9)
+    poses[2:, 2] -= 1e-3
+    assert geometry.penetration(poses) == pytest.approx(1e-3, rel=1e-6)
+    poses[0, 2] -= 2e-3
+    assert geometry.penetration(poses) == pytest.approx(2e-3, rel=1e-6)
+
+
+def test_cone_ratio_and_verdict():
+    F = np.array([[3.0, 4.0, 10.0], [0.0, 0.0, 5.0], [1.0, 0.0, -1.0]])  # the last pulls: ignored
+    assert peer_checks.cone_ratio(F) == pytest.approx(0.5)
+    assert np.isnan(peer_checks.cone_ratio(np.zeros((0, 3))))
+    assert peer_checks.verdict(1.01, 1e-3, 1.1e-3, 0.5, 0.8) == "ok"
+    bad = peer_checks.verdict(0.9, 1e-3, 3e-3, 1.0, 0.8)
+    assert "sum Fz / mg = 0.900" in bad and "penetration 1 mm (engine) vs 3 mm (ours)" in bad and "> mu" in bad
+    assert peer_checks.verdict(float("nan"), float("nan"), 0.0, float("nan"), 0.8) == "no contact force reported"
