@@ -12,7 +12,8 @@ Conventions shared by every peer module (``peers_*.py``):
 * a robot's actuated joints hold the scene's posture with PD servos of the scene's ``kp``
   and ``kd`` (no gravity compensation in the peers: our scenes add a g(q) feed-forward,
   which the notes column says);
-* robot links collide with the ground only (our robot scenes have no self-collision).
+* robot links collide with the ground only (our robot scenes have no self-collision);
+* the URDF's joint ``<dynamics>`` (damping, Coulomb friction) is dropped: ours has none.
 """
 
 import xml.etree.ElementTree as ET
@@ -147,6 +148,19 @@ def repaired_inertias(urdf_text):
     return (ET.tostring(root, encoding="unicode") if fixed else urdf_text), fixed
 
 
+def without_joint_dynamics(urdf_text):
+    """``(text, n)``: the URDF without its joints' ``<dynamics>`` (viscous damping and
+    Coulomb friction), ``n`` how many there were. Our simulator does not model them, so
+    no peer does either: every engine integrates the same system."""
+    root = ET.fromstring(urdf_text)
+    n = 0
+    for joint in root.findall("joint"):
+        for el in joint.findall("dynamics"):
+            joint.remove(el)
+            n += 1
+    return (ET.tostring(root, encoding="unicode") if n else urdf_text), n
+
+
 def effort_limits(urdf_text):
     """joint name -> URDF effort limit [N.m] of revolute/prismatic/continuous joints."""
     out = {}
@@ -182,6 +196,7 @@ def load_robot(name):
         base = np.array(robot["base_pose"], dtype=float)
     joints.update(robot.get("initial_joints") or {})
     text, repaired = repaired_inertias(resolved_urdf_text(urdf, package_dir))
+    text, dynamics = without_joint_dynamics(text)
     ctrl = robot["controller"]
     return RobotScene(
         name=name, urdf=urdf, package_dir=package_dir, urdf_text=text, base=base, joints=joints,
@@ -189,7 +204,8 @@ def load_robot(name):
         friction=float(data["ground"]["friction"]), h=float(data["time_step"]),
         gravity=float(-data["gravity"][2]),
         mass=float(pinocchio.computeTotalMass(pinocchio.buildModelFromUrdf(urdf, pinocchio.JointModelFreeFlyer()))),
-        notes=[f"diagonal inertia on {', '.join(repaired)} (not physical in the URDF)"] if repaired else [])
+        notes=([f"diagonal inertia on {', '.join(repaired)} (not physical in the URDF)"] if repaired else [])
+        + ([f"{dynamics} joint <dynamics> (damping, friction) dropped, as ours has none"] if dynamics else []))
 
 
 def load_tower(name="tower"):

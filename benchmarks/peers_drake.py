@@ -19,7 +19,6 @@ single depth (NaN: only our penetration from the poses is reported).
 
 import importlib
 import importlib.metadata
-import logging
 import os
 import tempfile
 import xml.etree.ElementTree as ET
@@ -91,7 +90,6 @@ def _plant(scene, contact_model):
     from pydrake.multibody.plant import AddMultibodyPlant, MultibodyPlantConfig
     from pydrake.systems.framework import DiagramBuilder
 
-    logging.getLogger("drake").setLevel(logging.ERROR)  # URDF joint friction, ignored: in the notes instead
     builder = DiagramBuilder()
     plant, scene_graph = AddMultibodyPlant(
         MultibodyPlantConfig(time_step=scene.h, discrete_contact_approximation="sap",
@@ -161,8 +159,7 @@ def build_robot(scene, hydro=False):
         plant.get_actuation_input_port(model).FixValue(ctx, np.zeros(len(targets)))
 
     notes = (f"{len(targets)} PD actuators kp={scene.kp:g} kd={scene.kd:g} (implicit in SAP, effort-limited; "
-             f"no gravity compensation); {'hydroelastic' if hydro else 'point'} contact; no self-collision; "
-             "URDF joint friction ignored (Drake has none)")
+             f"no gravity compensation); {'hydroelastic' if hydro else 'point'} contact; no self-collision")
     return _finish(builder, plant, "robot", [base], joints, notes, set_state)
 
 

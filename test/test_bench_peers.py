@@ -116,10 +116,14 @@ def test_go1_scene_is_a_valid_scene():
     assert [r.robot.name for r in scene.robots] == ["go1"] and scene.time_step == 1e-3
 
 
-def test_repaired_inertia_is_only_the_unphysical_one():
-    scene = _scene("go1")
-    assert scene.notes == ["diagonal inertia on base (not physical in the URDF)"]
-    assert _scene("talos").notes == []
+def test_peer_urdf_changes_are_said():
+    """Only Go1's unphysical root inertia is repaired; every joint <dynamics> is dropped
+    (ours models none), and the notes say both."""
+    go1, talos = _scene("go1"), _scene("talos")
+    assert go1.notes == ["diagonal inertia on base (not physical in the URDF)",
+                         "12 joint <dynamics> (damping, friction) dropped, as ours has none"]
+    assert talos.notes == ["34 joint <dynamics> (damping, friction) dropped, as ours has none"]
+    assert "<dynamics" not in go1.urdf_text and "<dynamics" not in talos.urdf_text
 
 
 def test_tower_penetration_from_poses():
