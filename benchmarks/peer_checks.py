@@ -56,8 +56,9 @@ class RobotGeometry:
         import pinocchio
 
         self._pin = pinocchio
-        self.model, self.geom, _ = pinocchio.buildModelsFromUrdf(
-            scene.urdf, [scene.package_dir], pinocchio.JointModelFreeFlyer())
+        self.model = pinocchio.buildModelFromUrdf(scene.urdf, pinocchio.JointModelFreeFlyer())
+        self.geom = pinocchio.buildGeomFromUrdf(self.model, scene.urdf, pinocchio.GeometryType.COLLISION,
+                                                package_dirs=[scene.package_dir])
         self.data, self.gdata = self.model.createData(), self.geom.createData()
         self.idx_q = {self.model.names[j]: self.model.idx_qs[j] for j in range(2, self.model.njoints)}
 

@@ -37,8 +37,9 @@ TOWER_TOLERANCE = 0.01
 class RobotScene:
     """A floating-base robot standing on the ground, as one of our scene files sets it.
 
-    ``urdf_text`` is the URDF with every ``package://`` URI replaced by an absolute path
-    (each engine's own package lookup differs); ``mass`` is Pinocchio's total mass of
+    ``urdf_text`` is the URDF given to the peers: every ``package://`` URI replaced by an
+    absolute path (each engine's own package lookup differs), no visuals, no joint
+    ``<dynamics>`` (:func:`without_joint_dynamics`); ``mass`` is Pinocchio's total mass of
     the URDF [kg], the ``m`` of every engine's ``sum F_z / (m g)``.
     """
 
@@ -150,15 +151,20 @@ def repaired_inertias(urdf_text):
 
 def without_joint_dynamics(urdf_text):
     """``(text, n)``: the URDF without its joints' ``<dynamics>`` (viscous damping and
-    Coulomb friction), ``n`` how many there were. Our simulator does not model them, so
-    no peer does either: every engine integrates the same system."""
+    Coulomb friction), ``n`` how many there were, and without ``<visual>`` elements. Our
+    simulator does not model joint damping or friction, so no peer does either: every
+    engine integrates the same system. Visuals do nothing in a physics step (and loading
+    Go1's COLLADA meshes took DART and PyBullet seconds)."""
     root = ET.fromstring(urdf_text)
+    for link in root.findall("link"):
+        for el in link.findall("visual"):
+            link.remove(el)
     n = 0
     for joint in root.findall("joint"):
         for el in joint.findall("dynamics"):
             joint.remove(el)
             n += 1
-    return (ET.tostring(root, encoding="unicode") if n else urdf_text), n
+    return ET.tostring(root, encoding="unicode"), n
 
 
 def effort_limits(urdf_text):

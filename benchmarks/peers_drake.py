@@ -164,15 +164,12 @@ def build_robot(scene, hydro=False):
 
 
 def _drake_urdf(urdf_text, tmp):
-    """The URDF as Drake can take it: without ``<visual>`` elements (no effect on the
-    physics) nor ``<mimic>`` on fixed joints (Drake refuses it), and each collision mesh in a format Drake does not read (Talos' STL) written
+    """The URDF as Drake can take it: without ``<mimic>`` on fixed joints (Drake refuses
+    it), and each collision mesh in a format Drake does not read (Talos' STL) written
     to ``tmp`` as an OBJ of the same triangles, its URDF scale (mirrors too) applied."""
     import coal
 
     root = ET.fromstring(urdf_text)
-    for link in root.findall("link"):
-        for v in link.findall("visual"):
-            link.remove(v)
     for joint in root.findall("joint"):  # Talos' reduced grippers: fixed joints with a <mimic>
         for m in joint.findall("mimic") if joint.get("type") == "fixed" else ():
             joint.remove(m)
