@@ -147,3 +147,14 @@ def test_cone_ratio_and_verdict():
     bad = peer_checks.verdict(0.9, 1e-3, 3e-3, 1.0, 0.8)
     assert "sum Fz / mg = 0.900" in bad and "penetration 1 mm (engine) vs 3 mm (ours)" in bad and "> mu" in bad
     assert peer_checks.verdict(float("nan"), float("nan"), 0.0, float("nan"), 0.8) == "no contact force reported"
+
+
+def test_targets_of_our_rows():
+    bench_sim = pytest.importorskip("bench_sim")
+    go1 = dict(name="go1", x_mujoco=0.6, x_drake=1.2, x_dart=0.9, x_pybullet=None)
+    assert bench_sim.targets(go1) == [(">= 0.5x MuJoCo", "MET"), ("ahead of drake", "MET"),
+                                      ("ahead of dart", "NOT MET"), ("ahead of pybullet", "no peer row")]
+    tower = dict(name="tower", x_mujoco=0.2, x_dart=1.5, x_pybullet=1.1, drift_mm=0.02)
+    assert bench_sim.targets(tower) == [(">= 0.25x MuJoCo", "NOT MET"), ("ahead of dart", "MET"),
+                                        ("ahead of pybullet", "MET"), ("drift <= 0.01 mm", "NOT MET")]
+    assert bench_sim.targets(dict(name="humanoid", x_mujoco=None)) == []
