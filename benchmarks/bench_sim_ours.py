@@ -62,7 +62,8 @@ def measure_ours(name, path, Simulator, *, duration, settle, chunks, version, me
     sim = Simulator.from_file(path, solver_method=method)
     load_s = time.perf_counter() - t0
     engine = OurEngine(sim, scene, version)
-    run = measure(engine, scene, duration=duration, settle=settle, chunks=chunks, name="contact_lcp")
+    run = measure(engine, scene, duration=duration, settle=settle, chunks=chunks, name="contact_lcp",
+                  scene_notes=False)
     infos = engine.infos[-run.steps:]
     stages = {s + "_us": 1e6 * float(np.mean([i.timings.get(s, 0.0) for i in infos])) for s in STAGES}
     last = sim.step()  # one more, untimed step for the size of the model's LCP

@@ -15,8 +15,8 @@ chunks; only the ``step()`` calls are timed (``time.perf_counter`` around each c
 ~0.1 us of the clock pair included), the step time is the median over chunks of the
 mean step in the chunk. After every step, untimed, it reads the engine's contact forces:
 ``sum F_z / (m g)`` is the mean over every timed step, and the engine's penetration the
-largest over them; ``POSE_SAMPLES`` times per chunk it also reads the pose for our
-penetration (:mod:`peer_checks`), the friction cone, the drift and the standing check.
+largest over them, and so is the friction cone; ``POSE_SAMPLES`` times per chunk it also
+reads the pose for our penetration (:mod:`peer_checks`), the drift and the standing check.
 """
 
 import dataclasses
@@ -76,8 +76,12 @@ def _positions(scene, pose):
     return np.asarray(pose[0][:3] if scene.kind == "robot" else np.asarray(pose)[:, :3], float).reshape(-1, 3)
 
 
-def measure(engine, scene, *, duration, settle, chunks, name):
-    """Time ``engine.step()`` and check its physics; returns a :class:`PeerRun`."""
+def measure(engine, scene, *, duration, settle, chunks, name, scene_notes=True):
+    """Time ``engine.step()`` and check its physics; returns a :class:`PeerRun`.
+
+    ``scene_notes``: append the scene's notes (what the peers' URDF copy changes) to the
+    engine's. Raises FloatingPointError on a non-finite force or pose.
+    """
     geometry = (peer_checks.RobotGeometry if scene.kind == "robot" else peer_checks.TowerGeometry)(scene)
     h = scene.h
     start = _positions(scene, engine.pose())
@@ -95,11 +99,13 @@ def measure(engine, scene, *, duration, settle, chunks, name):
             step()
             wall += clock() - t0
             F, d, k = contacts()
+            if not np.all(np.isfinite(F)):
+                raise FloatingPointError(f"{name} {scene.name}: non-finite contact force after {len(fz)} timed steps")
             fz.append(float(np.sum(F[:, 2])))
             depth.append(d)
             count.append(k)
+            cone.append(peer_checks.cone_ratio(F))
             if i % stride == stride - 1:
-                cone.append(peer_checks.cone_ratio(F))
                 pose = engine.pose()
                 ours.append(geometry.penetration(*pose) if scene.kind == "robot" else geometry.penetration(pose))
                 p = _positions(scene, pose)
@@ -126,4 +132,4 @@ def measure(engine, scene, *, duration, settle, chunks, name):
         base_height=float(heights[-1]) if scene.kind == "robot" else float("nan"),
         drift_mm=1e3 * float(np.max(np.linalg.norm(moved[:, :, :2], axis=2))), stands=stands,
         check=peer_checks.verdict(force_ratio, engine_depth, our_depth, cone_max, scene.friction),
-        notes="; ".join([engine.notes] + list(scene.notes)))
+        notes="; ".join(n for n in [engine.notes] + (list(scene.notes) if scene_notes else []) if n))

@@ -158,3 +158,49 @@ def test_targets_of_our_rows():
     assert bench_sim.targets(tower) == [(">= 0.25x MuJoCo", "NOT MET"), ("ahead of dart", "MET"),
                                         ("ahead of pybullet", "MET"), ("drift <= 0.01 mm", "NOT MET")]
     assert bench_sim.targets(dict(name="humanoid", x_mujoco=None)) == []
+
+
+class _FakeTower:
+    """An engine whose boxes slide +x by 1 um a step and sink 0.5 mm into the ground from
+    the start, with a ground force alternating 0.9 and 1.1 m g: every number known."""
+
+    version, notes = "0", "fake"
+
+    def __init__(self, scene, nan_at=None):
+        self.scene, self.k, self.nan_at = scene, 0, nan_at
+        self.poses = np.array([b.pose for b in scene.boxes])
+        self.poses[:, 2] -= 5e-4
+
+    def step(self):
+        self.k += 1
+        self.poses[:, 0] += 1e-6
+
+    def pose(self):
+        return self.poses.copy()
+
+    def contacts(self):
+        mg = self.scene.mass * self.scene.gravity
+        fz = (0.9 if self.k % 2 else 1.1) * mg
+        F = np.array([[0.1 * fz, 0.0, fz]]) if self.k != self.nan_at else np.array([[np.nan, 0.0, fz]])
+        return F, 4e-4, 1
+
+
+def test_measure_reports_what_the_engine_did():
+    from peer_harness import measure
+
+    scene = peer_scenes.load_tower()
+    run = measure(_FakeTower(scene), scene, duration=0.2, settle=0.1, chunks=2, name="fake")
+    assert (run.status, run.engine, run.scene, run.steps, run.time_step) == ("ok", "fake", "tower", 20, 0.01)
+    assert run.force_ratio == pytest.approx(1.0) and run.cone_ratio == pytest.approx(0.1)
+    assert run.max_penetration == 4e-4 and run.penetration_check == pytest.approx(5e-4)
+    assert run.drift_mm == pytest.approx(30 * 1e-3)  # 10 settle + 20 timed steps of 1 um
+    assert run.stands and run.check == "ok" and run.notes == "fake"
+    assert run.rtf == pytest.approx(0.01 / run.step_time) and run.step_time > 0
+
+
+def test_measure_stops_at_a_non_finite_force():
+    from peer_harness import measure
+
+    scene = peer_scenes.load_tower()
+    with pytest.raises(FloatingPointError, match="non-finite contact force"):
+        measure(_FakeTower(scene, nan_at=13), scene, duration=0.2, settle=0.1, chunks=2, name="fake")
