@@ -54,7 +54,7 @@ import peer_scenes  # noqa: E402
 import sim_peers  # noqa: E402
 
 STAGES = bench_sim_ours.STAGES
-SCENES = {name: path for name, path in peer_scenes.SCENE_FILES.items()}
+SCENES = dict(peer_scenes.SCENE_FILES)
 #: scenes that need the optional example-robot-data wheel
 ROBOT_DATA_SCENES = ("talos", "go1")
 SCALING_POINTS = (8, 16, 32, 64)

@@ -27,7 +27,6 @@ import peers_drake
 import peers_mujoco
 import peers_pybullet
 from peer_harness import PeerRun
-from peer_scenes import STAND_TOLERANCE  # noqa: F401  (bench_sim's standing check)
 
 #: engine name -> function(scene, *, duration, settle, chunks) -> PeerRun
 PEERS = {"mujoco": peers_mujoco.run, "drake": peers_drake.run, "drake_hydro": peers_drake.run_hydro,
