@@ -7,9 +7,10 @@ face-to-face boxes is one point per pair and the tower does not stand on it).
 
 Robots: the URDF through Drake's parser (every ``<collision>`` gets the scene's friction
 as ``drake:proximity_properties``; meshes are convex hulls for point contact), the
-robot's geometries filtered from colliding with each other, every URDF transmission's
-actuator a PD controller of the scene's ``kp``/``kd`` (SAP treats it implicitly, with the
-URDF effort limit), its desired state the posture. Stepped by ``Simulator.AdvanceTo``
+robot's geometries filtered from colliding with each other, every revolute joint
+actuated (the URDF's simple transmissions, plus an actuator on each joint of a
+transmission type Drake ignores) by a PD controller of the scene's ``kp``/``kd`` (SAP
+treats it implicitly, with the URDF effort limit), its desired state the posture. Stepped by ``Simulator.AdvanceTo``
 one time step at a time.
 
 Contact forces come from the plant's contact results port (sampled at the last step):
@@ -137,9 +138,15 @@ def build_robot(scene, hydro=False):
             f.write(text)
         (model,) = Parser(plant).AddModels(path)
     _ground(plant, scene, hydro)
+    # (GetJointActuatorIndices needs a finalized plant)
+    actuators = [plant.get_joint_actuator(JointActuatorIndex(i)) for i in range(plant.num_actuators())]
+    have = {act.joint().name() for act in actuators}
+    for name in scene.effort:  # Talos' differential wrist, torso and head transmissions,
+        if name not in have:  # which Drake's parser ignores: a servo on each joint, as elsewhere
+            actuators.append(plant.AddJointActuator(name + "_servo", plant.GetJointByName(name, model),
+                                                    scene.effort[name]))
     targets = []
-    for i in range(plant.num_actuators()):  # (GetJointActuatorIndices needs a finalized plant)
-        act = plant.get_joint_actuator(JointActuatorIndex(i))
+    for act in actuators:
         act.set_controller_gains(PdControllerGains(p=scene.kp, d=scene.kd))
         targets.append(scene.joints.get(act.joint().name(), 0.0))
     plant.Finalize()

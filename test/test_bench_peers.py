@@ -204,3 +204,17 @@ def test_measure_stops_at_a_non_finite_force():
     scene = peer_scenes.load_tower()
     with pytest.raises(FloatingPointError, match="non-finite contact force"):
         measure(_FakeTower(scene, nan_at=13), scene, duration=0.2, settle=0.1, chunks=2, name="fake")
+
+
+def test_drake_servos_every_joint_of_talos():
+    """Talos' torso, head and wrists use transmission types Drake's parser ignores: the
+    peer adds their servos, so Drake holds all 32 joints like every other engine."""
+    if not sim_peers.installed("drake"):
+        pytest.skip("drake not installed")
+    import peers_drake
+
+    scene = _scene("talos")
+    engine = peers_drake.build_robot(scene)
+    assert len(scene.effort) == 32 and engine.plant.num_actuators() == 32
+    names = {engine.plant.get_joint_actuator(i).joint().name() for i in engine.plant.GetJointActuatorIndices()}
+    assert names == set(scene.effort)
