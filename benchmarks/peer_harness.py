@@ -4,9 +4,9 @@ A peer module (``peers_mujoco.py``...) only builds a scene and exposes an *engin
 
 * ``step()`` — one time step; the only call that is timed;
 * ``pose()`` — robots: ``(base (7,), {joint: position})``; tower: box poses (n, 7);
-* ``contacts()`` — ``(F, depth, count)``: the ground's contact forces on the robot
-  or the boxes, an ndarray (k, 3) [N] in W, the largest penetration the engine reports over all its contacts [m] (NaN when it reports none)
-  and its number of contacts;
+* ``contacts()`` — ``(F, depth, count)``: the ground's contact forces on the robot or
+  the boxes, an ndarray (k, 3) [N] in W; the largest penetration the engine reports over
+  all its contacts [m] (NaN when it reports none); its number of contacts;
 * ``version`` and ``notes`` (what differs from our scene, said once per engine).
 
 :func:`measure` runs the same protocol for all (``bench_sim.py`` runs it on our simulator

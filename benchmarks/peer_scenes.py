@@ -1,7 +1,8 @@
 """The scenes every peer engine of ``bench_sim.py`` builds, read from OUR scene files.
 
-A peer does not get its own idea of the scene: Talos, Go1 and the 5-box tower are read
-from ``config/talos_stand.yaml``, ``config/go1_stand.yaml`` and ``config/tower_5.yaml``
+A peer does not get its own idea of the scene: the humanoid, Talos, Go1 and the 5-box
+tower are read from ``config/humanoid_stand.yaml``, ``config/talos_stand.yaml``,
+``config/go1_stand.yaml`` and ``config/tower_5.yaml``
 (time step, gravity, ground friction, URDF + SRDF posture or the boxes' sizes, masses and
 poses, PD gains), so a change to a bundled scene changes every engine's copy of it.
 
@@ -25,7 +26,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 #: peer scene name -> our scene file (relative to the repository root)
-SCENE_FILES = {"humanoid": "config/humanoid_stand.yaml", "talos": "config/talos_stand.yaml", "go1": "config/go1_stand.yaml", "tower": "config/tower_5.yaml"}
+SCENE_FILES = {"humanoid": "config/humanoid_stand.yaml", "talos": "config/talos_stand.yaml",
+               "go1": "config/go1_stand.yaml", "tower": "config/tower_5.yaml"}
 ROBOT_DATA = "example-robot-data://"
 #: A robot stands while its base stays within this of its start height [m].
 STAND_TOLERANCE = 0.05
