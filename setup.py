@@ -49,7 +49,8 @@ setup(
     extras_require={
         "ros": ros_wheels,
         "test": ["pytest>=7", "hypothesis>=6"] + ros_wheels,
-        "bench": ["quantecon>=0.7", "drake", "mujoco", "pybullet"],
+        # peers of benchmarks/bench_sim.py; drake 1.51 is the last release with a cp311 wheel
+        "bench": ["quantecon>=0.7", "drake==1.51.*", "dartpy==6.20.0", "mujoco", "pybullet", "example-robot-data"],
         "talos": ["example-robot-data"],
     },
     zip_safe=True,

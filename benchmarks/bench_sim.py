@@ -1,25 +1,29 @@
 #!/usr/bin/env python3
-"""Simulation speed: steps/s and real-time factor at h = 1 ms, peers in the same run.
+"""Simulation speed side by side: our simulator and its peers on the same scenes, one process.
 
 Four tables, all printed and written to one CSV
 (``benchmarks/results/bench_sim_<stamp>_<revision>.csv``, revision = short hash of HEAD,
-``-dirty`` when tracked files changed, plus the 1-minute load average of the machine):
+``-dirty`` when tracked files changed, plus the 1-minute load average of the machine at
+the start and the end of the run):
 
-1. **peers** — Talos standing in MuJoCo and PyBullet (``sim_peers.py``), when installed;
-2. **ours** — the default humanoid and Talos standing (``config/*_stand.yaml``): steps/s,
-   real-time factor, scene load time (includes the feet's convex hulls), contacts, LCP
-   outcome;
-3. **breakdown** — mean time per step of each stage of ``StepInfo.timings`` (collision,
-   dynamics, lcp_build, solve, integrate) and the rest of the mean step ("other": Python
-   glue);
+1. **side by side** — per scene (humanoid, Talos and Go1 standing at h = 1 ms, the 5-box
+   tower at h = 10 ms, our ``config/*.yaml``), our row and each peer's (MuJoCo, Drake
+   point and hydroelastic, DART, PyBullet: ``sim_peers.py``) from the same harness
+   (``peer_harness.measure``: untimed settle, only ``step()`` timed), with the physics of
+   every row: ``sum F_z / (m g)``, drift, the engine's and our own penetration, friction
+   cone, standing, the ``check`` verdict (``peer_checks``), and on our rows
+   ``x_<peer>`` = our real-time factor / the peer's on the same scene;
+2. **ours** — LCP size and outcome, pivots, fallbacks, scene load time;
+3. **breakdown** — mean time per step of each stage of ``StepInfo.timings`` and the rest
+   of the mean step ("other": Python glue), Python-level calls per step;
 4. **scaling** — step time against contact count (8/16/32/64 points) on scenes of 2/4/8/16
    boxes resting on the ground; when ``contact_lcp.sim`` is not importable, the LCP of
-   the same resting boxes (analytic Delassus matrix) is timed alone instead, and the table
-   says so.
+   the same resting boxes (analytic Delassus matrix) is timed alone instead.
 
-Step times are the median over ``chunks`` timed chunks of the mean step in the chunk
-(``time.perf_counter``), after an untimed settle, with one BLAS thread. Target (not a test): Talos standing at
->= 5x real time at 1 kHz on one core.
+Step times are the median over chunks of the mean step in the chunk, with one BLAS thread.
+Targets (issue 36, not tests): Talos and Go1 >= 0.5x MuJoCo's real-time factor and ahead of
+Drake, DART and PyBullet; the tower ahead of DART and PyBullet, >= 0.25x MuJoCo, drift
+<= 0.01 mm.
 
 Usage::
 
@@ -44,19 +48,29 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
+import bench_sim_ours  # noqa: E402
 import common  # noqa: E402  (revision stamp, CSV, stats, tables)
+import peer_scenes  # noqa: E402
 import sim_peers  # noqa: E402
 
-STAGES = ("collision", "dynamics", "lcp_build", "solve", "contact", "integrate")
-SCENES = {"humanoid": "config/humanoid_stand.yaml", "talos": "config/talos_stand.yaml"}
+STAGES = bench_sim_ours.STAGES
+SCENES = dict(peer_scenes.SCENE_FILES)
+#: scenes that need the optional example-robot-data wheel
+ROBOT_DATA_SCENES = ("talos", "go1")
 SCALING_POINTS = (8, 16, 32, 64)
-TARGET_RTF = 5.0
+#: issue 36's targets: our real-time factor over MuJoCo's on the robots (goal 1) and on
+#: the tower, and the tower's largest drift [mm]
+TARGET_X_MUJOCO = 0.5
+TARGET_X_MUJOCO_TOWER = 0.25
+TARGET_TOWER_DRIFT_MM = 0.01
 BOX_SIZE = (0.2, 0.2, 0.1)
 BOX_MASS = 1.0
-COLUMNS = ("revision", "date", "load1", "load1_end", "section", "name", "status", "version", "time_step", "steps",
-           "step_us", "step_mean_us", "steps_per_s", "rtf", "load_s", "points", "num_contacts", "num_active",
-           "lcp_size", "lcp_solved", "lcp_method", "pivots", "fallbacks", "max_penetration",
-           "base_height", "stands", "force_ratio", "base_drift", "calls_per_step", "compiled_share") + tuple(
+X_COLUMNS = tuple("x_" + p for p in sim_peers.PEERS)
+COLUMNS = ("revision", "date", "load1", "load1_end", "section", "name", "engine", "scene", "status", "version",
+           "time_step", "steps", "step_us", "step_mean_us", "steps_per_s", "rtf") + X_COLUMNS + (
+           "load_s", "points", "num_contacts", "num_active", "lcp_size", "lcp_solved", "lcp_method", "pivots",
+           "fallbacks", "force_ratio", "max_penetration", "penetration_check", "cone_ratio", "base_height",
+           "drift_mm", "stands", "check", "calls_per_step", "compiled_share") + tuple(
                s + "_us" for s in STAGES) + ("other_us", "notes")
 
 
@@ -69,65 +83,27 @@ def simulator_class():
     return Simulator
 
 
-def python_calls_per_step(sim, steps=500):
-    """Python-level function calls per ``sim.step()`` (cProfile's count, C calls included)."""
-    import cProfile
-    import pstats
-
-    prof = cProfile.Profile()
-    prof.enable()
-    for _ in range(steps):
-        sim.step()
-    prof.disable()
-    return pstats.Stats(prof).total_calls / steps
-
-
 def time_simulator(sim, *, steps, settle, chunks):
-    """Time ``sim.step()``; returns the row fields of the 'ours' and 'breakdown' tables,
-    plus the physics of the run: mean vertical contact force on the robots against m g,
-    horizontal base drift and the largest penetration over the timed steps."""
-    robots = bool(sim.scene.robots)
-    z0 = float(sim.base_state(0).pose[2]) if robots else None
+    """Time ``sim.step()`` on a scaling scene (resting boxes, no physics columns)."""
     for _ in range(settle):
         sim.step()
-    p0 = sim.base_state(0).pose[:3].copy() if robots else None
     per = max(1, steps // chunks)
-    chunk_means, infos, fz = [], [], []
+    chunk_means, infos = [], []
     for _ in range(chunks):
         t0 = time.perf_counter()
         for _ in range(per):
             infos.append(sim.step())
         chunk_means.append((time.perf_counter() - t0) / per)
-        fz.append(sim.contact_force_total()[2])
-    step, mean = common.median(chunk_means), float(np.mean(chunk_means))
+    step = common.median(chunk_means)
     last = sim.step()  # one more, untimed step for the size of the model's LCP
-    lcp_size = int(last.report.info.get("lcp_size", 0))
     h = float(sim.h)
     stages = {s + "_us": 1e6 * float(np.mean([i.timings.get(s, 0.0) for i in infos])) for s in STAGES}
-    solved = [i.lcp_status in ("SOLVED", "NO_CONTACT") for i in infos]
-    extra = {}
-    if z0 is not None:  # standing check on the first robot's base
-        z1 = float(sim.base_state(0).pose[2])
-        mg = sum(sim.robot_mass(i) for i in range(len(sim.world.robots))) * float(
-            np.linalg.norm(sim.scene.gravity))
-        extra = dict(base_height=z1, stands=abs(z1 - z0) < sim_peers.STAND_TOLERANCE,
-                     force_ratio=float(np.mean(fz)) / mg if mg else float("nan"),
-                     base_drift=float(np.linalg.norm(sim.base_state(0).pose[:2] - p0[:2])))
-    extra["calls_per_step"] = python_calls_per_step(sim)
-    # the share of the timed steps that took the compiled common step (sim/hot_step.py;
-    # it times its work as one stage, "contact")
-    extra["compiled_share"] = float(np.mean(["contact" in i.timings for i in infos]))
     return dict(
         status="ok", time_step=h, steps=per * chunks, step_us=1e6 * step, steps_per_s=1.0 / step,
-        lcp_size=lcp_size,
-        rtf=h / step, num_contacts=float(np.mean([i.num_contacts for i in infos])),
-        num_active=float(np.mean([i.num_active for i in infos])), **extra,
-        lcp_solved=float(np.mean(solved)),
-        lcp_method=str(infos[-1].lcp_method), pivots=common.median([i.pivots for i in infos]),
-        fallbacks=int(sum(i.fallbacks for i in infos)),
-        max_penetration=float(max(i.max_penetration for i in infos)),
-        step_mean_us=1e6 * mean, other_us=1e6 * mean - sum(stages.values()), **stages,
-    )
+        rtf=h / step, lcp_size=int(last.report.info.get("lcp_size", 0)),
+        num_contacts=float(np.mean([i.num_contacts for i in infos])),
+        lcp_solved=float(np.mean([i.lcp_status in ("SOLVED", "NO_CONTACT") for i in infos])),
+        lcp_method=str(infos[-1].lcp_method), pivots=common.median([i.pivots for i in infos]), **stages)
 
 
 def bench_scene(name, path, Simulator, *, steps, settle, chunks, method=None):
@@ -262,44 +238,74 @@ def _ratio(a, b):
     return a / b if a and b and np.isfinite(a) and np.isfinite(b) else float("nan")
 
 
-def report(peers, ours, scaling, load1, load1_end):
-    """Print the four tables and the comparisons; returns the text."""
+def side_by_side(peers, ours):
+    """Add ``x_<peer>`` (our RTF / the peer's, same scene) to each of our rows; returns
+    the rows of the side-by-side table: per scene ours first, then the peers."""
+    rows = []
+    for r in ours:
+        for p in sim_peers.PEERS:
+            match = [q for q in peers if q.engine == p and q.scene == r["name"] and q.status == "ok"]
+            r["x_" + p] = _ratio(r.get("rtf"), match[0].rtf) if match and r.get("status") == "ok" else None
+    scenes = list(dict.fromkeys([r["name"] for r in ours] + [p.scene for p in peers]))
+    for scene in scenes:
+        rows += [dict(r, engine="contact_lcp", scene=scene) for r in ours if r["name"] == scene]
+        rows += [p.as_row() for p in peers if p.scene == scene]
+    return rows
+
+
+SIDE = [("scene", "scene"), ("engine", "engine"), ("status", "status"), ("rtf", "RTF"),
+        ("steps_per_s", "steps/s")] + [("x_" + p, "x" + p) for p in sim_peers.PEERS] + [
+        ("force_ratio", "Fz/mg"), ("drift_mm", "drift mm"), ("max_penetration", "pen [m]"),
+        ("penetration_check", "pen ours [m]"), ("cone_ratio", "Ft/Fn"), ("num_contacts", "contacts"),
+        ("stands", "stands"), ("check", "check")]
+
+
+def targets(row):
+    """Issue 36's targets for one of our rows: (target, 'MET' / 'NOT MET' / 'no peer row')."""
+    def verdict(x, at_least):
+        return "no peer row" if x is None or not np.isfinite(x) else ("MET" if x >= at_least else "NOT MET")
+
+    out = []
+    if row["name"] in ROBOT_DATA_SCENES:
+        out.append((f">= {TARGET_X_MUJOCO:g}x MuJoCo", verdict(row.get("x_mujoco"), TARGET_X_MUJOCO)))
+        out += [(f"ahead of {p}", verdict(row.get("x_" + p), 1.0)) for p in ("drake", "dart", "pybullet")]
+    elif row["name"] == "tower":
+        out.append((f">= {TARGET_X_MUJOCO_TOWER:g}x MuJoCo", verdict(row.get("x_mujoco"), TARGET_X_MUJOCO_TOWER)))
+        out += [(f"ahead of {p}", verdict(row.get("x_" + p), 1.0)) for p in ("dart", "pybullet")]
+        out.append((f"drift <= {TARGET_TOWER_DRIFT_MM:g} mm",
+                    "MET" if row.get("drift_mm", np.inf) <= TARGET_TOWER_DRIFT_MM else "NOT MET"))
+    return out
+
+
+def report(side, ours, scaling, load1, load1_end):
+    """Print the four tables and the targets; returns the text."""
     noisy = load1 > 0.7 or load1_end > 1.7  # by the end this run itself adds about 1
     out = [f"machine load (1 min) at start / end: {load1:.2f} / {load1_end:.2f} on {os.cpu_count()} cores"
            + ("  -- NOISY: other processes were running" if noisy else "")]
-    out += [] if not peers else ["", "Peers: Talos standing, h = 1 ms",
-            common.format_table([p.as_row() for p in peers],
-                                ["name", "status", "version", "steps_per_s", "rtf", "base_height", "stands",
-                                 "num_contacts"],
-                                ["peer", "status", "version", "steps/s", "RTF", "base z [m]", "stands", "contacts"])]
-    out += [] if not ours else ["", "Ours: standing, h = 1 ms",
-            common.format_table(ours, ["name", "status", "steps_per_s", "rtf", "step_us", "load_s", "num_contacts",
-                                       "num_active", "lcp_size", "lcp_solved", "pivots", "fallbacks", "max_penetration",
-                                       "base_height", "stands", "force_ratio", "base_drift", "calls_per_step",
-                                       "compiled_share"],
-                                ["scene", "status", "steps/s", "RTF", "step [us]", "load [s]", "contacts",
-                                 "active", "LCP n", "LCP ok", "pivots", "fallbacks", "max pen [m]", "base z [m]",
-                                 "stands", "sum Fz / mg", "drift [m]", "py calls/step", "compiled"])]
+    out += ["", "Side by side (same harness; RTF = real-time factor; x<peer> = ours / peer; pen = the engine's "
+            "own largest penetration, pen ours = ours from its poses)",
+            common.format_table(side, [c for c, _ in SIDE], [h for _, h in SIDE])]
     ok = [r for r in ours if r.get("status") == "ok"]
+    out += ["", "Ours: LCP and load",
+            common.format_table(ours, ["name", "status", "step_us", "load_s", "num_active", "lcp_size", "lcp_solved",
+                                       "lcp_method", "pivots", "fallbacks", "compiled_share"],
+                                ["scene", "status", "step [us]", "load [s]", "active", "LCP n", "LCP ok", "method",
+                                 "pivots", "fallbacks", "compiled"])]
     if ok:
         cols = [s + "_us" for s in STAGES] + ["other_us", "step_mean_us", "calls_per_step"]
         out += ["", "Profile: mean time per stage [us] (other = the rest of sim.step(): Python glue) "
                 "and Python-level calls per step",
-                common.format_table(ok, ["name"] + cols,
-                                    ["scene"] + list(STAGES) + ["other", "total", "py calls"])]
+                common.format_table(ok, ["name"] + cols, ["scene"] + list(STAGES) + ["other", "total", "py calls"])]
     out += ["", "Scaling: step time against contact points" + (f" ({scaling[0]['notes']})" if scaling else ""),
             common.format_table(scaling, ["name", "status", "points", "num_contacts", "lcp_size", "step_us",
                                           "collision_us", "lcp_build_us", "solve_us", "lcp_method", "pivots",
                                           "lcp_solved"],
                                 ["scene", "status", "points", "contacts", "LCP n", "step [us]",
                                  "collision [us]", "build [us]", "solve [us]", "method", "pivots", "LCP ok"])]
-    rtf = {p.name: p.rtf for p in peers if p.status == "ok"}
     for r in ok:
-        line = f"{r['name']}: {r['rtf']:.2f}x real time"
-        line += "".join(f"; {_ratio(r['rtf'], v):.3g}x {k}" for k, v in rtf.items())
-        if r["name"] == "talos":
-            line += f"; target >= {TARGET_RTF:g}x: {'MET' if r['rtf'] >= TARGET_RTF else 'NOT MET'}"
-        out.append(line)
+        line = f"{r['name']}: {r['rtf']:.2f}x real time" + "".join(
+            f"; {r['x_' + p]:.3g}x {p}" for p in sim_peers.PEERS if r.get("x_" + p) is not None)
+        out.append(line + "".join(f"\n  target {t}: {v}" for t, v in targets(r)))
     text = "\n".join(out)
     print(text)
     return text
@@ -310,46 +316,61 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="a few steps of each; for the smoke test")
     ap.add_argument("--peers", default=",".join(sim_peers.PEERS),
                     help="comma-separated peers to run ('' for none); default all")
-    ap.add_argument("--scenes", default=",".join(SCENES), help="comma-separated standing scenes")
+    ap.add_argument("--scenes", default=",".join(SCENES), help="comma-separated scenes for our simulator")
+    ap.add_argument("--peer-scenes", default=",".join(sim_peers.SCENES),
+                    help="comma-separated scenes for the peers ('' for none)")
     ap.add_argument("--points", default=",".join(map(str, SCALING_POINTS)), help="scaling contact counts")
     ap.add_argument("--method", default=None, help="LCP method for every scene (default: the scene's)")
     ap.add_argument("--synthetic", action="store_true", help="scaling on the LCP alone even if the sim exists")
     ap.add_argument("--results-dir", default=common.RESULTS_DIR, help="where the CSV goes ('' for none)")
     args = ap.parse_args(argv)
-    unknown = [s for s in args.scenes.split(",") if s and s not in SCENES]
-    if unknown:
-        ap.error(f"--scenes: unknown {unknown}; expected names from {sorted(SCENES)}")
-    steps, settle, chunks, peer_s = (20, 5, 2, 0.02) if args.quick else (3000, 200, 5, 5.0)
+    names = lambda text: [x for x in text.split(",") if x]  # noqa: E731
+    for opt, given, known in (("--scenes", args.scenes, SCENES), ("--peer-scenes", args.peer_scenes, SCENES),
+                              ("--peers", args.peers, sim_peers.PEERS)):
+        unknown = [x for x in names(given) if x not in known]
+        if unknown:
+            ap.error(f"{opt}: unknown {unknown}; expected names from {sorted(known)}")
+    # full: 5 s of simulated time per scene and engine after 0.5 s of settling
+    duration, settle, chunks, steps = (0.02, 0.005, 2, 20) if args.quick else (5.0, 0.5, 5, 3000)
+    options = dict(duration=duration, settle=settle, chunks=chunks)
     load1 = os.getloadavg()[0]
+    rev = common.git_revision(ROOT)
 
-    print(f"[bench_sim] peers: {args.peers or 'none'}", file=sys.stderr, flush=True)
-    peers = sim_peers.run_peers([p for p in args.peers.split(",") if p], duration=peer_s,
-                                settle=0.01 if args.quick else 0.5, chunks=chunks)
+    print(f"[bench_sim] peers: {args.peers or 'none'} on {args.peer_scenes or 'no scene'}", file=sys.stderr,
+          flush=True)
+    peers = sim_peers.run_peers(names(args.peers), names(args.peer_scenes), **options)
     Simulator = simulator_class()
     ours = []
-    for name in [s for s in args.scenes.split(",") if s]:
+    for name in names(args.scenes):
+        print(f"[bench_sim] ours: {name}", file=sys.stderr, flush=True)
         if Simulator is None:
             ours.append(dict(name=name, status="contact_lcp.sim not available"))
-        elif name == "talos" and not _installed("example-robot-data"):
+        elif name in ROBOT_DATA_SCENES and not _installed("example-robot-data"):
             ours.append(dict(name=name, status="not installed (example-robot-data)"))
         else:
-            ours.append(bench_scene(name, os.path.join(ROOT, SCENES[name]), Simulator,
-                                    steps=steps, settle=settle, chunks=chunks, method=args.method))
-    points = [int(p) for p in args.points.split(",") if p]
+            try:
+                ours.append(bench_sim_ours.measure_ours(name, os.path.join(ROOT, SCENES[name]), Simulator,
+                                                        version=rev, method=args.method,
+                                                        profile_steps=20 if args.quick else 500, **options))
+            except Exception as e:  # report, keep benchmarking the rest
+                ours.append(dict(name=name, status=f"failed: {type(e).__name__}: {e}"))
+    points = [int(p) for p in names(args.points)]
     if Simulator is None or args.synthetic:
         scaling = bench_scaling_lcp(points, repeats=3 if args.quick else 20)
     else:
-        scaling = bench_scaling_sim(Simulator, points, steps=steps // 3, settle=settle, chunks=chunks,
-                                    method=args.method)
+        scaling = bench_scaling_sim(Simulator, points, steps=steps // 3, settle=5 if args.quick else 200,
+                                    chunks=chunks, method=args.method)
     load1_end = os.getloadavg()[0]
-    report(peers, ours, scaling, load1, load1_end)
+    side = side_by_side(peers, ours)
+    report(side, ours, scaling, load1, load1_end)
 
     if args.results_dir:
         date, stamp = common.utc_stamp()
-        rev = common.git_revision(ROOT)
-        rows = [dict(section="peers", step_us=1e6 * p.step_time, **p.as_row(),
-                     steps=round(p.sim_time / p.time_step) if p.status == "ok" else None) for p in peers]
-        rows += [dict(section="ours", **r) for r in ours] + [dict(section="scaling", **r) for r in scaling]
+        rows = [dict(r, section="ours" if r["engine"] == "contact_lcp" else "peers",
+                     step_us=1e6 * r["step_time"] if "step_time" in r else r.get("step_us"),
+                     step_mean_us=1e6 * r["step_time_mean"] if "step_time_mean" in r else r.get("step_mean_us"))
+                for r in side]
+        rows += [dict(section="scaling", **r) for r in scaling]
         for r in rows:
             r.update(revision=rev, date=date, load1=load1, load1_end=load1_end)
         path = common.write_csv(common.results_path("bench_sim", rev, stamp, args.results_dir), rows, COLUMNS)

@@ -1,9 +1,7 @@
-"""Smoke test of benchmarks/bench_sim.py and sim_peers.py: they run, write their CSV and
-report what they must. Nothing here is timed or compared against a speed; a peer whose
-package is missing is skipped."""
+"""Smoke test of benchmarks/bench_sim.py: it runs, writes its CSV and reports what it
+must. Nothing here is timed or compared against a speed. The peers (sim_peers.py and
+its modules) are tested in test_bench_peers.py."""
 
-import importlib
-import importlib.util
 import os
 import sys
 
@@ -14,47 +12,6 @@ BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, BENCH)
 
 bench_sim = pytest.importorskip("bench_sim")
-sim_peers = pytest.importorskip("sim_peers")
-
-
-def _talos_or_skip():
-    try:
-        return sim_peers.talos_files()
-    except FileNotFoundError as e:
-        pytest.skip(str(e))
-
-
-@pytest.mark.parametrize("peer", sorted(sim_peers.PEERS))
-def test_peer_stands(peer):
-    if importlib.util.find_spec(peer) is None:
-        pytest.skip(f"{peer} not installed")
-    _talos_or_skip()
-    run = sim_peers.PEERS[peer](duration=0.02, settle=0.01, chunks=1)
-    assert run.status == "ok", run
-    assert run.stands, run
-    assert run.num_contacts > 0, run
-
-
-@pytest.mark.parametrize("peer", sorted(sim_peers.PEERS))
-def test_missing_peer_says_not_installed(peer, monkeypatch):
-    real = importlib.import_module
-
-    def no_peer(name, *a, **k):
-        if name == peer:
-            raise ImportError(name)
-        return real(name, *a, **k)
-
-    monkeypatch.setattr(sim_peers.importlib, "import_module", no_peer)
-    assert sim_peers.PEERS[peer]().status == "not installed"
-
-
-def test_half_sitting_has_every_leg_joint():
-    files = _talos_or_skip()
-    base, joints = sim_peers.half_sitting(files.srdf)
-    assert base.shape == (7,) and np.isclose(np.linalg.norm(base[3:]), 1.0)
-    assert {f"leg_{s}_{i}_joint" for s in ("left", "right") for i in range(1, 7)} <= set(joints)
-    text = sim_peers.resolved_urdf(files)
-    assert "package://" not in text
 
 
 def test_resting_boxes_delassus_carries_the_weight():
