@@ -70,7 +70,7 @@ COLUMNS = ("revision", "date", "load1", "load1_end", "section", "name", "engine"
            "time_step", "steps", "step_us", "step_mean_us", "steps_per_s", "rtf") + X_COLUMNS + (
            "load_s", "points", "num_contacts", "num_active", "lcp_size", "lcp_solved", "lcp_method", "pivots",
            "fallbacks", "force_ratio", "max_penetration", "penetration_check", "cone_ratio", "base_height",
-           "drift_mm", "stands", "check", "calls_per_step", "compiled_share") + tuple(
+           "drift_mm", "stands", "check", "calls_per_step", "first_rung_share") + tuple(
                s + "_us" for s in STAGES) + ("other_us", "notes")
 
 
@@ -288,7 +288,7 @@ def report(side, ours, scaling, load1, load1_end):
     ok = [r for r in ours if r.get("status") == "ok"]
     out += ["", "Ours: LCP and load",
             common.format_table(ours, ["name", "status", "step_us", "load_s", "num_active", "lcp_size", "lcp_solved",
-                                       "lcp_method", "pivots", "fallbacks", "compiled_share"],
+                                       "lcp_method", "pivots", "fallbacks", "first_rung_share"],
                                 ["scene", "status", "step [us]", "load [s]", "active", "LCP n", "LCP ok", "method",
                                  "pivots", "fallbacks", "compiled"])]
     if ok:
