@@ -30,6 +30,12 @@ default). Solve strategy, in order, each answer applied only when certified:
    next steps solved.) Then (or with ``fallback_model: frictionless``) the certified
    frictionless impulse; else a safe stop (no impulse).
 
+Each LCP above is one rung of :mod:`contact_lcp.contact.ladder` (its method, then the
+standard further attempts: the tolerant and rescaled paths, a cold start after a warm
+one); the report's ``rungs`` lists those that ran (``last_basis``, ``loaded``,
+``frictional_warm``, ``frictionless``, ``frictional``, ``frictional_cold``,
+``contact_frame``, ``relaxed``, ``safe_stop``).
+
 Pyramid orientation. With ``friction_frame="slip"`` (default) each contact's first edge
 lies along its last friction impulse (matched by surface pair and nearest point), so that
 sliding friction stays exactly opposite to the slip and a contact held by friction (a box
@@ -53,6 +59,7 @@ from numba import njit
 
 from contact_lcp.contact.base import ContactModel
 from contact_lcp.contact.frictionless import frictionless_impulse, safe_stop, solve_frictionless
+from contact_lcp.contact.ladder import Rungs, lcp_rung
 from contact_lcp.contact.lcp_builder import build_contact_lcp, build_relaxed_lcp
 from contact_lcp.contact.pyramid_kernel import (
     MISS_REASONS,
@@ -64,7 +71,7 @@ from contact_lcp.contact.pyramid_kernel import (
 from contact_lcp.contact.report import (ContactSolution, Outcome, SolveReport, all_pivots,
                                         tally)
 from contact_lcp.exceptions import SceneError
-from contact_lcp.lcp import LCPResult, LCPStatus, robust, solve
+from contact_lcp.lcp import LCPResult, LCPStatus, robust
 
 #: methods that accept a warm start ``initial_basis``
 WARM_START_METHODS = ("robust",)
@@ -109,7 +116,7 @@ LAST_BASIS_MAX_ROWS = 2000
 #: options set one): the warm path's 50 n, then all the rest for the cold exact-tie path
 #: (robust lets it past 50 n within a budget). Without a budget a step of the 200-sphere
 #: pour whose LCPs (n = 5 170) defeat every sparse path walked them all in robust, again
-#: in solve()'s rescaled retry and in the contact-frame retry, about 1 200 n pivots (an
+#: in the LCP rung's rescaled retry and in the contact-frame retry, about 1 200 n pivots (an
 #: hour) before the fallback. Solved LCPs there take 1-10 n; the hard ones seen, on
 #: the cold exact-tie path after the warm one's 50 n: 44 n (t = 0.84 s), 104 n
 #: (t = 0.96 s), 232 n (t = 1.01 s); the one at t = 1.00 s was not done after 325 n.
@@ -179,15 +186,16 @@ class PyramidModel(ContactModel):
                                         self._period(), ANGLE_SNAP)
         return self._used_angle
 
-    def _done(self, problem, results, res, f, warm, info, keep=None):
-        """The certified frictional answer ``f``: remembered for the next step, reported.
-        ``res`` solved the LCP of the contacts ``keep`` (None: all of them)."""
+    def _done(self, problem, results, res, f, warm, info, rungs, keep=None):
+        """The certified frictional answer ``f``: remembered for the next step, reported
+        with the ladder's ``rungs``. ``res`` solved the LCP of the contacts ``keep``
+        (None: all of them)."""
         self._remember(problem, res, f, keep)
         pivots, solves, failures = tally(results)
         _sparse_paths(results, info)
         return ContactSolution(f, SolveReport(
             Outcome.SOLVED, res.status, self.name, self.settings.method, True, pivots=pivots,
-            solves=solves, failures=failures, warm_started=warm, info=info))
+            solves=solves, failures=failures, warm_started=warm, info=rungs.into(info)))
 
     def _period(self):
         return 2.0 * np.pi / self.settings.friction_directions
@@ -218,7 +226,7 @@ class PyramidModel(ContactModel):
         opts = self._options()
         if basis is not None and s.method in WARM_START_METHODS:
             opts["initial_basis"] = basis
-        return lcp, self._charged(solve(lcp.M, lcp.q, s.method, **opts))
+        return lcp, self._charged(lcp_rung(lcp.M, lcp.q, s.method, opts))
 
     def _options(self):
         """The solver options of a frictional solve: the settings', with what is left of
@@ -266,7 +274,7 @@ class PyramidModel(ContactModel):
         opts = self._options()
         if s.method in WARM_START_METHODS:
             opts["initial_basis"] = basis
-        res = self._charged(solve(lcp.M, lcp.q, s.method, **opts))
+        res = self._charged(lcp_rung(lcp.M, lcp.q, s.method, opts))
         if not res.success:
             return res, None, keep
         f = np.zeros(problem.num_rows)
@@ -316,7 +324,8 @@ class PyramidModel(ContactModel):
         report = SolveReport(Outcome.SOLVED, LCPStatus.SOLVED, self.name, self.settings.method,
                            True, pivots=int(pivots), solves=1, failures=0, warm_started=True,
                            info={"warm_source": "previous_step", "lcp_size": int(lcp_size),
-                                 "dropped_contacts": int(dropped)})
+                                 "dropped_contacts": int(dropped),
+                                 "rungs": ("last_basis:solved",)})
         self._warm_report = (key, report)
         return report
 
@@ -364,12 +373,14 @@ class PyramidModel(ContactModel):
                 flags = None
         lcp = res = None
         warm = False
+        rungs = Rungs()
         if flags is not None:
             self._miss_basis, self._miss_reason = None, "no loaded contact"
             self._miss_start = None
             done = self._warm(problem, angle, flags)
             if done is not None:
                 return done
+            rungs.add("last_basis", "miss")
             info["warm_miss"] = self._miss_reason  # why the last basis did not solve it
             if self._rows(problem) >= LAST_BASIS_MAX_ROWS:
                 flags = None  # (module notes, step 1: large LCPs go to the two-step)
@@ -381,9 +392,10 @@ class PyramidModel(ContactModel):
                 # the search on the last loaded contacts, and those its answers close
                 sub, f, keep = self._loaded_only(problem, angle, keep, basis, info)
                 results.append(sub)
+                rungs.add("loaded", sub if f is not None or not sub.success else "rejected")
                 if f is not None:
                     info["lcp_size"] = sub.z.shape[0]
-                    return self._done(problem, results, sub, f, True, info, keep)
+                    return self._done(problem, results, sub, f, True, info, rungs, keep)
                 if not sub.success:
                     break
                 # its basis, and the normals of the contacts it closes
@@ -395,7 +407,7 @@ class PyramidModel(ContactModel):
                 basis = reduced_basis(a, b, lam, keep)
             lcp, res = self._frictional(problem, angle, full_basis(*flags)
                                         if start is None else start)
-            results.append(res)
+            results.append(rungs.add("frictional_warm", res))
             warm = True
             info["warm_source"] = "previous_step"
         fl = None
@@ -403,7 +415,7 @@ class PyramidModel(ContactModel):
             basis = None
             if s.two_step:
                 _, fl = solve_frictionless(problem, s.method, s.solver_options)
-                results.append(fl)
+                results.append(rungs.add("frictionless", fl))
                 if fl.success:
                     basis = np.flatnonzero(fl.z > 0.0)
             if s.drop_unloaded and basis is not None and problem.num_contacts:
@@ -412,16 +424,18 @@ class PyramidModel(ContactModel):
                 sub, f, keep = self._loaded_only(problem, angle, keep,
                                                  np.flatnonzero(fl.z[normals] > 0.0), info)
                 results.append(sub)
+                rungs.add("loaded", sub if f is not None or not sub.success else "rejected")
                 if f is not None:
-                    return self._done(problem, results, sub, f, True, info, keep)
+                    return self._done(problem, results, sub, f, True, info, rungs, keep)
             lcp, res = self._frictional(problem, angle, basis)
             results.append(res)
             warm = basis is not None and s.method in WARM_START_METHODS
+            rungs.add("frictional_warm" if warm else "frictional", res)
             info["warm_source"] = "frictionless" if warm else "none"
             if not res.success and warm and not _walked_cold(res):
                 # the warm start can mislead; try cold once
                 lcp, res = self._frictional(problem, angle, None)
-                results.append(res)
+                results.append(rungs.add("frictional_cold", res))
                 warm = False
             if not res.success and angle is not None and np.any(angle != 0.0):
                 # Pyramids turned to the slip can make a degenerate LCP (a chain's two
@@ -429,11 +443,11 @@ class PyramidModel(ContactModel):
                 # tiny pivots); the contact frames' pyramids keep the friction.
                 lcp, res = self._frictional(problem, None, basis)
                 self._used_angle = None
-                results.append(res)
+                results.append(rungs.add("contact_frame", res))
                 info["edge_frame"] = "contact frame (retry)"
         info["lcp_size"] = lcp.q.shape[0]
         if res.success:
-            return self._done(problem, results, res, lcp.impulses(res.z), warm, info)
+            return self._done(problem, results, res, lcp.impulses(res.z), warm, info, rungs)
         pivots, solves, failures = tally(results)
         _sparse_paths(results, info)
         common = dict(pivots=pivots, solves=solves, failures=failures, warm_started=warm,
@@ -441,21 +455,26 @@ class PyramidModel(ContactModel):
         self._last_pair = None
         if s.fallback and self.options.get("fallback_model", "relaxed") == "relaxed":
             rl, rel = self._relaxed(problem)
-            results.append(rel)
+            results.append(rungs.add("relaxed", rel))
             pivots, solves, failures = tally(results)
             common.update(pivots=pivots, solves=solves, failures=failures)
             if rel.success:
+                rungs.into(info)
                 return ContactSolution(rl.impulses(rel.z), SolveReport(
                     Outcome.FALLBACK, res.status, "relaxed", rel.method, True, fallbacks=1,
                     **common))
         if s.fallback and fl is None:
             _, fl = solve_frictionless(problem, s.method, s.solver_options)
+            rungs.add("frictionless", fl)
             pivots, solves, failures = tally(results + [fl])
             common.update(pivots=pivots, solves=solves, failures=failures)
         if s.fallback and fl.success:
+            rungs.into(info)
             return ContactSolution(frictionless_impulse(problem, fl.z), SolveReport(
                 Outcome.FALLBACK, res.status, "frictionless", s.method, True, fallbacks=1,
                 **common))
+        rungs.add("safe_stop", "applied")
+        rungs.into(info)
         return safe_stop(problem, dict(outcome=Outcome.SAFE_STOP, status=res.status,
                                        applied="none", method="none", certified=False,
                                        fallbacks=2, **common))
@@ -472,7 +491,7 @@ class PyramidModel(ContactModel):
                                 edge_angle=self.__dict__.get("_used_angle"))
         if lcp.q.shape[0] > AUTO_QP_SIZE:
             return lcp, solve_relaxed_qp(problem, lcp)
-        return lcp, solve(lcp.M, lcp.q, s.method, **s.solver_options)
+        return lcp, lcp_rung(lcp.M, lcp.q, s.method, s.solver_options)
 
 
 def _sparse_paths(results, info):

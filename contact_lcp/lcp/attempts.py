@@ -194,7 +194,8 @@ def _run(M, q, method, attempts, tol, time_limit, options):
                     **a.options_for(options))
         ran.append(f"{a.name}:{res.status.name.lower()}")
         if res.success:
-            info = dict(res.info, attempts=ran, **a.report)
+            info = dict(res.info, attempts=ran, symmetric_first_pivots=int(res.pivots),
+                        **a.report)
             return LCPResult(res.z, res.w, res.status, method, res.pivots, res.error, info)
         extra = {"symmetric_first": [f"ppm:{res.status.name.lower()}"],
                  "symmetric_first_pivots": int(res.pivots)}
