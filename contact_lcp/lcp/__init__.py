@@ -12,5 +12,6 @@ from contact_lcp.lcp.solve import METHODS, solve
 from contact_lcp.lcp.attempts import Attempt, solve_with_retries, standard_attempts
 
 __all__ = [
-    "Attempt", "solve_with_retries", "standard_attempts", "LCPResult", "LCPStatus", "METHODS", "MethodOutput", "default_tolerance", "lcp_error", "solve",
+    "Attempt", "LCPResult", "LCPStatus", "METHODS", "MethodOutput", "default_tolerance",
+    "lcp_error", "solve", "solve_with_retries", "standard_attempts",
 ]
