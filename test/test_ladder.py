@@ -176,6 +176,24 @@ def test_a_report_redone_on_a_larger_active_set_keeps_the_earlier_rungs():
                                  "last_basis:solved")
 
 
+def test_an_lcp_rung_that_took_several_attempts_lists_them():
+    from contact_lcp.contact.ladder import Rungs
+    from contact_lcp.lcp import LCPResult
+
+    def result(status, attempts):
+        return LCPResult(np.zeros(1), np.zeros(1), status, "robust", 3, 0.0,
+                         {"tol": 1.0, "attempts": attempts})
+
+    rungs = Rungs()
+    rungs.add("frictionless", result(LCPStatus.SOLVED, ["symmetric_ppm:solved"]))
+    rungs.add("frictional_warm", result(LCPStatus.SOLVED, [
+        "robust:no_solution", "rescaled:no_solution", "cold:solved"]))
+    rungs.add("safe_stop", "applied")
+    assert tuple(rungs) == ("frictionless:solved", "frictional_warm:solved("
+                            "robust:no_solution+rescaled:no_solution+cold:solved)",
+                            "safe_stop:applied")
+
+
 def test_the_cli_summary_counts_the_rungs():
     from contact_lcp.cli_simulate import rung_counts
 

@@ -19,8 +19,10 @@ solve from the last step's basis), ``loaded`` (the LCP of the loaded contacts),
 ``frictionless`` (the frictionless LCP: the two-step solve's first half, or a fallback),
 ``frictional_warm``, ``frictional``, ``frictional_cold``, ``contact_frame``, ``relaxed``,
 ``lcp`` / ``qp`` (the relaxed model's paths), ``normal_rows``, ``facet_set``,
-``safe_stop``. Outcomes: the LCP status in lower case (``solved``, ``max_pivots``, ...)
-or a short word (``miss``, ``rejected``: an answer the rung's own test refused).
+``safe_stop``. Outcomes: the LCP status in lower case (``solved``, ``max_pivots``, ...),
+followed by the LCP's attempts when it took more than one (e.g.
+``frictional_warm:solved(robust:no_solution+rescaled:no_solution+cold:solved)``), or a
+short word (``miss``, ``rejected``: an answer the rung's own test refused).
 """
 
 from contact_lcp.lcp import solve_with_retries
@@ -42,10 +44,17 @@ class Rungs:
         self.ran = []
 
     def add(self, name, outcome):
-        """Record rung ``name`` ending with ``outcome``: an LCPResult (its status) or a
-        short word. Returns ``outcome``."""
-        word = outcome if isinstance(outcome, str) else outcome.status.name.lower()
-        self.ran.append(f"{name}:{word}")
+        """Record rung ``name`` ending with ``outcome``: an LCPResult (its status, and
+        when it took more than one attempt those attempts in parentheses, joined by
+        ``+``) or a short word. Returns ``outcome``."""
+        if isinstance(outcome, str):
+            self.ran.append(f"{name}:{outcome}")
+            return outcome
+        entry = f"{name}:{outcome.status.name.lower()}"
+        attempts = outcome.info.get("attempts", ())
+        if len(attempts) > 1:
+            entry += "(" + "+".join(attempts) + ")"
+        self.ran.append(entry)
         return outcome
 
     def into(self, info):
