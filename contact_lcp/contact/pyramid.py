@@ -30,11 +30,8 @@ default). Solve strategy, in order, each answer applied only when certified:
    next steps solved.) Then (or with ``fallback_model: frictionless``) the certified
    frictionless impulse; else a safe stop (no impulse).
 
-Each LCP above is one rung of :mod:`contact_lcp.contact.ladder` (its method, then the
-standard further attempts: the tolerant and rescaled paths, a cold start after a warm
-one); the report's ``rungs`` lists those that ran (``last_basis``, ``loaded``,
-``frictional_warm``, ``frictionless``, ``frictional``, ``frictional_cold``,
-``contact_frame``, ``relaxed``, ``safe_stop``).
+Each LCP above is an LCP rung of :mod:`contact_lcp.contact.ladder`; the report's
+``rungs`` lists the rungs that ran.
 
 Pyramid orientation. With ``friction_frame="slip"`` (default) each contact's first edge
 lies along its last friction impulse (matched by surface pair and nearest point), so that

@@ -25,8 +25,6 @@ The standard list, in order (each kind reported in the result's info as the key 
 from dataclasses import dataclass, field
 from typing import Mapping
 
-import numpy as np
-
 from contact_lcp.lcp import budget as bg
 from contact_lcp.lcp.result import LCPResult
 from contact_lcp.lcp.robust import revised_first
