@@ -73,6 +73,14 @@ def test_the_standard_attempts_in_order():
     assert robust["rescaled"].scaling == "powers_of_two"
 
 
+def test_the_callers_options_are_checked_before_any_attempt_runs():
+    # (the symmetric PPM, which takes none of them, would solve this one first)
+    with pytest.raises(TypeError, match="unknown option.*'max_node'.*valid options"):
+        solve_with_retries(np.eye(2), -np.ones(2), method="robust", max_node=5)
+    with pytest.raises(InvalidProblem, match="unknown method 'robst'"):
+        solve_with_retries(np.eye(2), -np.ones(2), method="robst")
+
+
 def test_an_empty_list_of_attempts_is_solve_itself():
     M, q = _hoist_ray()
     res = solve_with_retries(M, q, method="lemke", attempts=())

@@ -28,7 +28,7 @@ from typing import Mapping
 from contact_lcp.lcp import budget as bg
 from contact_lcp.lcp.result import LCPResult
 from contact_lcp.lcp.robust import revised_first
-from contact_lcp.lcp.solve import solve, time_limit_of, validated
+from contact_lcp.lcp.solve import checked_method, solve, time_limit_of, validated
 from contact_lcp.lcp.symmetric import is_symmetric
 
 #: methods whose failed path on the Ruiz-equilibrated problem is walked once more on the
@@ -175,6 +175,7 @@ def solve_with_retries(M, q, method="robust", *, attempts=None, tol=None, time_l
     failure keeps the first solve's pivots and puts the retries' in
     ``info['attempt_pivots']``.
     """
+    checked_method(method, options)  # (before any attempt runs)
     M, q = validated(M, q)
     if attempts is None:
         attempts = standard_attempts(M, method, options)

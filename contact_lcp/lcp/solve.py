@@ -159,18 +159,25 @@ def solve(M, q, method="robust", *, tol=None, equilibrate=True, scaling="ruiz",
     TypeError
         An option the method does not take.
     """
-    func = METHODS.get(method) if isinstance(method, str) else None
-    if func is None:
-        raise InvalidProblem(f"unknown method {method!r}; valid methods: {sorted(METHODS)}")
+    func = checked_method(method, options)
     if scaling not in SCALINGS:
         raise InvalidProblem(f"unknown scaling {scaling!r}; valid: {list(SCALINGS)}")
-    if options:
-        _check_options(method, func, options)
     M, q = validated(M, q)
     n = q.shape[0]
     with bg.opened(time_limit_of(time_limit, n)) as budget:
         return _solve(M, q, n, method, func, tol, equilibrate, scaling, tol_cap, options,
                       budget)
+
+
+def checked_method(method, options):
+    """The function of ``method`` (InvalidProblem for an unknown one), after checking
+    that it takes ``options`` (a TypeError listing the valid ones)."""
+    func = METHODS.get(method) if isinstance(method, str) else None
+    if func is None:
+        raise InvalidProblem(f"unknown method {method!r}; valid methods: {sorted(METHODS)}")
+    if options:
+        _check_options(method, func, options)
+    return func
 
 
 #: what :func:`solve`'s method may pivot on besides the caller's data (``equilibrate=False``)
