@@ -64,10 +64,10 @@ class FailedLCPs:
         self.folder, self.kept = folder, []
 
     def __enter__(self):
-        self._real = pyramid.solve
+        self._real = pyramid.lcp_rung
 
-        def spy(M, q, method, **opts):
-            res = self._real(M, q, method, **opts)
+        def spy(M, q, method, opts):
+            res = self._real(M, q, method, opts)
             if not res.success:
                 basis = opts.get("initial_basis")
                 self.kept.append((sparse.csr_matrix(M), np.array(q),
@@ -75,11 +75,11 @@ class FailedLCPs:
                                   else np.asarray(basis, dtype=np.int64)))
             return res
 
-        pyramid.solve = spy
+        pyramid.lcp_rung = spy
         return self
 
     def __exit__(self, *exc):
-        pyramid.solve = self._real
+        pyramid.lcp_rung = self._real
 
     def write(self, scene, t):
         """Write the LCPs kept since the last call; returns their paths."""

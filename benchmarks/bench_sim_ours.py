@@ -44,11 +44,9 @@ class OurEngine:
 
 
 def first_rung_only(report):
-    """Whether a step's contact solve was the model's first rung alone: one solve from
-    the previous step's basis, no search (the report of ``PyramidModel._first``)."""
-    info = report.info
-    return (report.solves == 1 and info.get("warm_source") == "previous_step"
-            and "dropped_contacts" in info and "active_set_rounds" not in info)
+    """Whether a step's contact solve was the model's first rung alone (the last basis,
+    one compiled solve: the pipeline's common case), as its report's rungs say."""
+    return report.rungs == ("last_basis:solved",) and report.solves == 1
 
 def python_calls_per_step(sim, steps=500):
     """Python-level function calls per ``sim.step()`` (cProfile's count, C calls included)."""

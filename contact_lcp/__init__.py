@@ -58,7 +58,7 @@ from contact_lcp.exceptions import (  # noqa: E402
     InvalidProblem,
     SceneError,
 )
-from contact_lcp.lcp import LCPResult, LCPStatus, solve  # noqa: E402
+from contact_lcp.lcp import LCPResult, LCPStatus, solve, solve_with_retries  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -70,4 +70,5 @@ __all__ = [
     "LCPStatus",
     "SceneError",
     "solve",
+    "solve_with_retries",
 ]

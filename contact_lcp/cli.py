@@ -33,8 +33,10 @@ def parse_method(spec):
 
 
 def compare_methods(lcps, specs):
-    """Replay recorded LCPs through each method; one Table I row per method spec."""
-    from contact_lcp.lcp import LCPStatus, solve
+    """Replay recorded LCPs through each method (and the standard further attempts of
+    :func:`contact_lcp.lcp.solve_with_retries`, as the contact models solve them); one
+    Table I row per method spec."""
+    from contact_lcp.lcp import LCPStatus, solve_with_retries
 
     rows = []
     contacts = np.array([c for _, _, c, _ in lcps]) if lcps else np.zeros(0)
@@ -46,7 +48,7 @@ def compare_methods(lcps, specs):
         for M, q, _, _ in lcps:
             t0 = time.perf_counter()
             try:
-                res = solve(M, q, name, **opts)
+                res = solve_with_retries(M, q, name, **opts)
             except TypeError as e:  # an option the method does not take
                 raise ValueError(f"--methods {spec!r}: {e}") from None
             times.append(time.perf_counter() - t0)

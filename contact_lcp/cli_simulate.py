@@ -6,12 +6,20 @@ was run so far, as is a run that stops on a :class:`SimulationError`. Every file
 written atomically (:mod:`contact_lcp.sim.files`).
 """
 
+import collections
 import os
 import signal
 import sys
 import time
 
 import numpy as np
+
+
+def rung_counts(rows):
+    """``name:outcome count, ...`` of the ladder rungs (``lcp_rungs`` of the recorded
+    steps), the most frequent first; ``none`` when no step had contact."""
+    counts = collections.Counter(r for row in rows for r in row.split())
+    return ", ".join(f"{r} {c}" for r, c in counts.most_common()) or "none"
 
 
 def _progress(sim, info, wall0, last_print, end=False, t0=0.0):
@@ -195,6 +203,8 @@ class _Run:
                       if s.projections else ""))
         if mg > 0 and self.done:
             summary += f"; mean vertical contact force {f_avg:.1f} N vs m*g {mg:.1f} N"
+        if self.done:
+            summary += f"; ladder rungs {rung_counts(self.rec.rows['lcp_rungs'])}"
         if args.resume:
             summary += (" (solves, pivots and failures counted from t = 0, as the state file "
                         "carries them)")

@@ -97,15 +97,15 @@ def _failing_pyramid_lcps(monkeypatch):
     from contact_lcp.contact import pyramid
     from contact_lcp.lcp import LCPStatus
 
-    real = pyramid.solve
+    real = pyramid.lcp_rung
 
-    def failing(M, q, method, **opts):
-        res = real(M, q, method, **opts)
+    def failing(M, q, method, opts):
+        res = real(M, q, method, opts)
         k = (q.shape[0]) // 10  # (no unilateral rows: n = 10 k for d = 8)
         relaxed = M[0, 9 * k] < 0.0
         return res if relaxed else replace(res, status=LCPStatus.MAX_PIVOTS)
 
-    monkeypatch.setattr(pyramid, "solve", failing)
+    monkeypatch.setattr(pyramid, "lcp_rung", failing)
 
 
 @pytest.mark.parametrize("ratio", [0.5, 2.0])
@@ -475,15 +475,15 @@ def _spy_solves(monkeypatch):
     pyramid model makes (the frictionless one goes through its own module)."""
     from contact_lcp.contact import pyramid
 
-    calls, real = [], pyramid.solve
+    calls, real = [], pyramid.lcp_rung
 
-    def spy(M, q, method, **opts):
-        res = real(M, q, method, **opts)
+    def spy(M, q, method, opts):
+        res = real(M, q, method, opts)
         calls.append((q.shape[0], "initial_basis" in opts, opts.get("pivot_budget"),
                       res.pivots, res.info.get("paths")))
         return res
 
-    monkeypatch.setattr(pyramid, "solve", spy)
+    monkeypatch.setattr(pyramid, "lcp_rung", spy)
     return calls
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from contact_lcp.lcp import LCPStatus, lcp_error, solve
+from contact_lcp.lcp import LCPStatus, lcp_error, solve, solve_with_retries
 from contact_lcp.lcp.cholesky import IncrementalCholesky
 
 seeds = st.integers(0, 2**32 - 1)
@@ -65,7 +65,7 @@ def test_random_psd_problems_never_fail_and_exercise_the_sorted_set_pitfall():
     for trial in range(600):
         n = int(rng.integers(2, 40))
         M, q = planted_psd(rng, n, int(rng.integers(1, n + 1)))
-        res = solve(M, q, "ppm", fallback=None)
+        res = solve(M, q, "ppm")
         if not res.success:
             failures.append((trial, res.status.name, res.info.get("reason")))
         shifted += res.info.get("shifted_swaps", 0) > 0
@@ -109,7 +109,7 @@ def test_the_sorted_set_pitfall_fails_where_ours_does_not():
         M, q = planted_psd(rng, n, int(rng.integers(n // 2 + 1, n + 1)), shift=1e-3)
         z = sorted_set_alg1(M, q)
         buggy += z is None or lcp_error(M, q, z)[0] > 1e-6
-        ours += not solve(M, q, "ppm", fallback=None).success
+        ours += not solve(M, q, "ppm").success
     assert ours == 0
     assert buggy > 0.1 * 300, buggy
 
@@ -119,7 +119,7 @@ def test_the_sorted_set_pitfall_fails_where_ours_does_not():
 def test_planted_psd_property(seed, n, rank_fraction):
     rng = np.random.default_rng(seed)
     M, q = planted_psd(rng, n, max(1, int(rank_fraction * n)))
-    res = solve(M, q, "ppm", fallback=None)
+    res = solve(M, q, "ppm")
     assert res.success, (res.status, dict(res.info))
     assert "fallback" not in res.info
 
@@ -132,7 +132,7 @@ def test_theorem_1_at_most_rank_positive_impulses():
         N = rng.standard_normal((60, 6))
         B = rng.standard_normal((6, 6))
         K = np.linalg.inv(B @ B.T + np.eye(6))
-        res = solve(N @ K @ N.T, N @ rng.standard_normal(6), "ppm", fallback=None)
+        res = solve(N @ K @ N.T, N @ rng.standard_normal(6), "ppm")
         assert res.success
         assert np.count_nonzero(res.z > 0) <= 6 and len(res.info["beta"]) <= 6
 
@@ -141,27 +141,29 @@ def test_infeasible_psd_problem_is_no_solution():
     # w0 + w1 = -2 whatever z (M's rows cancel): z >= 0 with w >= 0 is impossible.
     M = np.array([[1.0, -1.0], [-1.0, 1.0]])
     q = np.array([-1.0, -1.0])
-    res = solve(M, q, "ppm", fallback=None)
+    res = solve(M, q, "ppm")
     assert res.status is LCPStatus.NO_SOLUTION and "infeasible" in res.info["reason"]
 
 
-def test_falls_back_to_robust_and_says_so():
+def test_the_standard_attempts_fall_back_to_robust_and_say_so():
     # Zero diagonal: the PPM cannot factor its first block (not PSD); robust solves it.
+    # solve() runs the PPM alone; the fallback is an attempt its caller lists.
     M = np.array([[0.0, 1.0], [-1.0, 2.0]])
     q = np.array([-1.0, 1.0])
-    res = solve(M, q, "ppm")
+    alone = solve(M, q, "ppm")
+    assert alone.status is LCPStatus.NUMERICAL_FAILURE and "fallback" not in alone.info
+    res = solve_with_retries(M, q, "ppm")
     assert res.success and res.method == "ppm"
     assert res.info["fallback"] == "robust"
+    assert res.info["attempts"] == ["ppm:numerical_failure", "robust:solved"]
     assert res.info["ppm_status"] == "NUMERICAL_FAILURE" and res.info["ppm_reason"]
-    alone = solve(M, q, "ppm", fallback=None)
-    assert alone.status is LCPStatus.NUMERICAL_FAILURE
 
 
 def test_warm_start_from_the_answer_needs_no_further_pivot():
     rng = np.random.default_rng(7)
     M, q = planted_psd(rng, 25, 10)
-    cold = solve(M, q, "ppm", fallback=None)
-    warm = solve(M, q, "ppm", fallback=None, initial_basis=cold.info["beta"])
+    cold = solve(M, q, "ppm")
+    warm = solve(M, q, "ppm", initial_basis=cold.info["beta"])
     assert warm.success and warm.pivots == len(cold.info["beta"])
     np.testing.assert_allclose(warm.w, cold.w, atol=1e-9)
 

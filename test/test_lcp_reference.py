@@ -5,7 +5,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from contact_lcp.lcp import METHODS, LCPStatus, solve
+from contact_lcp.lcp import METHODS, LCPStatus, solve, solve_with_retries
 from contact_lcp.contact.reference import (
     ReferenceProblem, cycling_example, legged_frame, murty_exponential, reference_problems,
 )
@@ -34,9 +34,15 @@ EXPECTED = {
     ("revised", "infeasible"): LCPStatus.NO_SOLUTION,
     ("murty", "infeasible"): LCPStatus.CYCLE,  # alpha = {} -> {0} -> {}
     ("pgs", "infeasible"): LCPStatus.NUMERICAL_FAILURE,  # negative diagonal
-    ("ppm", "infeasible"): LCPStatus.NO_SOLUTION,  # its robust fallback's answer
+    # the PPM alone (solve() runs one method; its robust fallback is an attempt of
+    # solve_with_retries) on matrices that are not positive semidefinite
+    ("ppm", "infeasible"): LCPStatus.NUMERICAL_FAILURE,  # M[0, 0] <= 0
+    ("ppm", "copositive_plus"): LCPStatus.NUMERICAL_FAILURE,
+    ("ppm", "lexicographic_ray_example"): LCPStatus.NUMERICAL_FAILURE,
 }
 EXPECTED.update({("pgs", name): LCPStatus.NUMERICAL_FAILURE for name in DEGENERATE_CONTACT})
+EXPECTED.update({("ppm", name): LCPStatus.NUMERICAL_FAILURE
+                 for name in ("box_sliding_friction", "box_spinning_friction")})
 
 #: (method, problem) pairs where round-off decides between a certified answer and an
 #: honest failure: single-path Lemke variants on the rank-deficient frictional boxes.
@@ -75,6 +81,15 @@ def test_method_on_reference_problem(method, name):
     else:
         assert problem.solvable
         assert_solved(res, problem.z_expected)
+
+
+def test_the_ppm_with_its_standard_fallback_solves_what_robust_solves():
+    for (method, name), status in EXPECTED.items():
+        if method == "ppm" and EXPECTED.get(("robust", name)) is None:
+            problem = PROBLEMS[name]
+            res = solve_with_retries(problem.M, problem.q, method="ppm")
+            assert_solved(res, problem.z_expected)
+            assert res.info["fallback"] == "robust"
 
 
 def test_expected_failures_name_existing_methods_and_problems():

@@ -15,7 +15,7 @@ from contact_lcp.contact.reference import (
     planted_p_matrix,
 )
 from contact_lcp.exceptions import InvalidProblem
-from contact_lcp.lcp import LCPStatus, solve
+from contact_lcp.lcp import LCPStatus, solve, solve_with_retries
 from contact_lcp.lcp.revised import solve_revised
 from contact_lcp.lcp.robust import REVISED_MIN_N, revised_first
 
@@ -202,7 +202,7 @@ def test_ill_conditioned_pour_lcp_is_certified_by_the_exact_tie_path():
     inside ``solve``; captured from ``benchmarks/bench_large.py``), warm-started on the
     frictionless answer's loaded contacts. Its bases have entering columns with entries
     of 1e8, so the absolute tie threshold 1e-9 lets a basic variable fall to -0.05: that
-    path is refused by the certification (solve's retry with pivot tolerance 1e-7 then
+    path is refused by the certification (the tolerant retry, pivot tolerance 1e-7, then
     certifies), and robust certifies on its cold path, which walks exact ties (its warm
     one ends on a ray)."""
     from scipy import sparse
@@ -210,7 +210,7 @@ def test_ill_conditioned_pour_lcp_is_certified_by_the_exact_tie_path():
     with np.load(DATA / "pour_ill_conditioned.npz") as f:
         M = sparse.csr_matrix((f["data"], f["indices"], f["indptr"])).toarray()
         q, basis = f["q"], f["basis"]
-    loose = solve(M, q, method="revised")
+    loose = solve_with_retries(M, q, method="revised")
     assert loose.info["first_status"] == "ERROR"
     assert loose.success and loose.info["tolerant_retry"]["pivot_tol"] == 1e-7
     res = solve(M, q, method="robust", initial_basis=basis)

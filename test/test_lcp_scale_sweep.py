@@ -1,5 +1,6 @@
-"""Issue 10's scale sweep on a recorded degenerate contact LCP: the Lemke paths behind
-``solve()`` give the same verdict under ``(alpha M, beta q)`` and ``D1 M D2``, and every
+"""Issue 10's scale sweep on a recorded degenerate contact LCP: the Lemke paths, with the
+standard further attempts of ``solve_with_retries`` (as the contact models solve), give
+the same verdict under ``(alpha M, beta q)`` and ``D1 M D2``, and every
 certified answer passes an independent dense check in the caller's units."""
 
 from pathlib import Path
@@ -9,7 +10,7 @@ import pytest
 from hypothesis import example, given, settings, strategies as st
 from scipy import sparse
 
-from contact_lcp.lcp import solve
+from contact_lcp.lcp import solve_with_retries
 
 DATA = Path(__file__).parent / "data"
 LEMKE_PATHS = ("lemke", "lexicographic", "revised")
@@ -20,7 +21,7 @@ def pyramid3_first_contact():
     contacts of boxes resting on boxes, rank(M) = 108): its redundant contacts make the
     Lemke bases nearly singular on the way, so the dense ``B^-1`` drifts by 5e-8 and
     entering-column entries that are exactly 0 read 4e-9, above the default pivot
-    tolerance. Before ``solve.TOLERANT_RETRY`` the verdicts of lexicographic (alpha =
+    tolerance. Before ``attempts.TOLERANT_RETRY`` the verdicts of lexicographic (alpha =
     1e-6), revised (alpha = 1e-3, 1e3, 1e6) and lemke (the sweep's D1 M D2) changed."""
     with np.load(DATA / "pyramid3_first_contact.npz") as f:
         M = sparse.csr_matrix((f["data"], f["indices"], f["indptr"])).toarray()
@@ -53,26 +54,26 @@ def row_column_scalings(n, seed, count):
 @pytest.mark.parametrize("method", LEMKE_PATHS)
 def test_pyramid3_first_contact_same_verdict_under_scalings(method):
     M, q = pyramid3_first_contact()
-    base = solve(M, q, method=method)
+    base = solve_with_retries(M, q, method=method)
     assert base.success, (base.status, base.info)
     assert independent_ok(M, q, base.z)
     for alpha, beta in ((1e-6, 1.0), (1e-3, 1e3), (1e3, 1.0), (1e6, 1e-6)):
-        res = solve(alpha * M, beta * q, method=method)
+        res = solve_with_retries(alpha * M, beta * q, method=method)
         assert_same_verdict(base, res, M, q, alpha * res.z / beta)
     for d1, d2 in row_column_scalings(q.size, 0, 3):
-        res = solve(d1[:, None] * M * d2[None, :], d1 * q, method=method)
+        res = solve_with_retries(d1[:, None] * M * d2[None, :], d1 * q, method=method)
         assert_same_verdict(base, res, M, q, d2 * res.z)
 
 
 @pytest.mark.parametrize("method", LEMKE_PATHS)
 def test_a_retried_answer_says_so(method):
     M, q = pyramid3_first_contact()
-    res = solve(1e-3 * M, q, method=method)
+    res = solve_with_retries(1e-3 * M, q, method=method)
     if "first_status" in res.info:
         assert res.info["first_status"] != "SOLVED"
         assert ("tolerant_retry" in res.info) != ("rescaled_retry" in res.info)
     # an option the caller sets is not overridden by the retry
-    res = solve(1e-3 * M, q, method=method, pivot_tol=1e-9)
+    res = solve_with_retries(1e-3 * M, q, method=method, pivot_tol=1e-9)
     assert res.info.get("tolerant_retry", {}).get("pivot_tol") is None
 
 
@@ -87,7 +88,7 @@ def test_pyramid3_first_contact_certifies_under_any_scalar_scaling(log_alpha, lo
     property is asserted for robust only."""
     M, q = pyramid3_first_contact()
     alpha, beta = 10.0 ** log_alpha, 10.0 ** log_beta
-    res = solve(alpha * M, beta * q, method="robust")
+    res = solve_with_retries(alpha * M, beta * q, method="robust")
     assert res.success, (alpha, beta, res.status, res.info.get("reason"))
     assert independent_ok(M, q, alpha * res.z / beta)
 

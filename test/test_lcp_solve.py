@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from contact_lcp.exceptions import InvalidProblem
-from contact_lcp.lcp import METHODS, LCPStatus, solve
+from contact_lcp.lcp import METHODS, LCPStatus, solve, solve_with_retries
 from contact_lcp.contact.reference import planted_p_matrix
 
 M2 = np.array([[2.0, 1.0], [1.0, 2.0]])
@@ -143,14 +143,16 @@ def test_a_path_sent_to_a_ray_by_ruiz_scaling_is_walked_again_on_powers_of_two()
     data = np.load(os.path.join(os.path.dirname(__file__), "data", "hoist_ruiz_ray.npz"))
     M, q = data["M"], data["q"]
     for method in ("robust", "lemke", "lexicographic"):
-        res = solve(M, q, method=method)
+        # solve() runs the method once: the retries are the caller's list
+        assert not solve(M, q, method=method).success
+        res = solve_with_retries(M, q, method=method)
         retried = res.info.get("rescaled_retry") or res.info.get("tolerant_retry")
         assert res.success and retried, (method, res.status)
         assert res.info["first_status"] != "SOLVED"
         # the failed first path's pivots are in the count and reported apart
         assert 0 < res.info["attempt_pivots"] < res.pivots
         for a, b in ((2.0 ** 10, 1.0), (2.0 ** -7, 2.0 ** 5)):
-            scaled = solve(a * M, b * q, method=method)
+            scaled = solve_with_retries(a * M, b * q, method=method)
             assert scaled.success
             np.testing.assert_allclose(scaled.z * a / b, res.z, rtol=0, atol=1e-12 * np.abs(res.z).max())
 
@@ -158,9 +160,11 @@ def test_a_path_sent_to_a_ray_by_ruiz_scaling_is_walked_again_on_powers_of_two()
 def test_failed_retries_report_their_pivots_beside_the_first_path():
     """A failure keeps the first path's pivots in ``pivots`` and reports the retries' in
     ``info['attempt_pivots']`` (a step's pivot budget charges both)."""
-    res = solve(-np.eye(3), -np.ones(3), method="lemke")  # a ray on every path
+    res = solve_with_retries(-np.eye(3), -np.ones(3), method="lemke")  # a ray on every path
     assert res.status is LCPStatus.NO_SOLUTION and res.pivots == 1
     assert res.info["attempt_pivots"] == 2  # the tolerant and the rescaled retry
+    assert res.info["attempts"] == ["lemke:no_solution", "tolerant:no_solution",
+                                    "rescaled:no_solution"]
 
 
 def test_a_retry_is_certified_to_its_own_tolerance_too(monkeypatch):
@@ -177,8 +181,8 @@ def test_a_retry_is_certified_to_its_own_tolerance_too(monkeypatch):
         """A method whose first path ends on a ray far out, and whose every retry claims
         the solution of ``M z = -q`` it is handed with z_3 short by ``shortfall`` (so
         that w_3 = -shortfall |q_3|, in the units it pivots in)."""
-        def run(M, q, **options):
-            calls.append(options)
+        def run(M, q, *, pivot_tol=None):  # (the tolerant retry's option)
+            calls.append(pivot_tol)
             if len(calls) == 1:
                 return MethodOutput(np.array([1e12, 0.0, 0.0]), LCPStatus.NO_SOLUTION, 5, {})
             z = np.linalg.solve(M, -q)
@@ -189,14 +193,14 @@ def test_a_retry_is_certified_to_its_own_tolerance_too(monkeypatch):
     # a wrong point (w_3 = -1e-4 relative): below the first path's capped tolerance, far
     # above its own
     monkeypatch.setitem(METHODS, "lemke", method(1e-4))
-    res = solve(np.eye(3), -np.ones(3), method="lemke")
+    res = solve_with_retries(np.eye(3), -np.ones(3), method="lemke")
     assert len(calls) == 3  # the first path, the tolerant and the rescaled retry
     assert not res.success and res.status is LCPStatus.NO_SOLUTION
     assert res.error > res.info["tol"]  # (the first path's, reported with its point)
     # a retry that is right is accepted, with its own (small) tolerance
     calls.clear()
     monkeypatch.setitem(METHODS, "lemke", method(0.0))
-    res = solve(np.eye(3), -np.ones(3), method="lemke")
+    res = solve_with_retries(np.eye(3), -np.ones(3), method="lemke")
     assert res.success and res.info["tolerant_retry"]
     assert res.info["tol"] < 1e-9
     np.testing.assert_allclose(res.z, 1.0)

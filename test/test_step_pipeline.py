@@ -23,11 +23,8 @@ SCENES = [("config/humanoid_stand.yaml", 200, 0.9), ("config/box_on_plane.yaml",
 
 def _first_rung(report):
     """Whether a step's contact solve was the model's first rung alone: the last basis,
-    one compiled solve, no search (its report: one solve from the previous step, the
-    reduced LCP's dropped contacts counted)."""
-    info = report.info
-    return (report.solves == 1 and info.get("warm_source") == "previous_step"
-            and "dropped_contacts" in info and "active_set_rounds" not in info)
+    one compiled solve, no search and no other round."""
+    return report.rungs == ("last_basis:solved",) and report.solves == 1
 
 
 @pytest.mark.parametrize("path,steps,share", SCENES)

@@ -89,9 +89,10 @@ from contact_lcp.contact.frictionless import (
     safe_stop,
     solve_frictionless,
 )
+from contact_lcp.contact.ladder import Rungs, lcp_rung
 from contact_lcp.contact.report import ContactSolution, Outcome, SolveReport, tally
 from contact_lcp.exceptions import InvalidProblem
-from contact_lcp.lcp import LCPResult, LCPStatus, solve
+from contact_lcp.lcp import LCPResult, LCPStatus
 from contact_lcp.lcp.residual import certify
 
 #: methods that accept a warm start ``initial_basis``
@@ -176,7 +177,8 @@ class FacetSetModel(ContactModel):
         frictionless basis. ``(result, results, warm)``."""
         s = self.settings
         fl = np.flatnonzero((var < F + l) | (var >= n0))
-        first = solve(M[np.ix_(fl, fl)], q[fl], s.method, **dict(s.solver_options))
+        first = lcp_rung(M[np.ix_(fl, fl)], q[fl], s.method, s.solver_options)
+        self._rungs.add("frictionless", first)
         results, basis = [first], None
         if first.success:
             z = np.zeros(q.shape[0])
@@ -185,8 +187,10 @@ class FacetSetModel(ContactModel):
                 cand = self._sliding(M, q, var, z, F, l, n0)
                 err, w, tol = certify(M, q, cand)
                 if err <= tol:
+                    self._rungs.add("free_sliding", "solved")
                     return LCPResult(cand, w, LCPStatus.SOLVED, s.method, 0, err,
                                      {"tol": tol, "free_sliding": True}), results, True
+                self._rungs.add("free_sliding", "rejected")
             basis = np.flatnonzero(z > 0.0)
             if self.options["loaded_first"]:
                 sub, res = self._loaded_only(M, q, var, z, F, l, n0, first.info.get("tol", 0.0))
@@ -199,14 +203,16 @@ class FacetSetModel(ContactModel):
         # then the robust search with its full budget.
         opts = dict(s.solver_options)
         warm_ok = basis is not None and s.method in WARM_START_METHODS
-        warm = [(s.method, dict(opts, initial_basis=basis))] if warm_ok else []
-        tries = warm + [(s.method, opts)]
+        warm = [("frictional_warm", s.method, dict(opts, initial_basis=basis))] if warm_ok else []
+        tries = warm + [("frictional", s.method, opts)]
         if s.method == "robust":
             quick = dict(opts, max_nodes=min(opts.get("max_nodes", QUICK_NODES), QUICK_NODES))
-            tries = ([("robust", dict(quick, initial_basis=basis))] if warm_ok else []) + [
-                ("robust", quick), ("lemke", {}), ("lexicographic", {})] + tries
-        for method, run in tries:
-            res = solve(M, q, method, **run)
+            tries = ([("quick_warm", "robust", dict(quick, initial_basis=basis))]
+                     if warm_ok else []) + [
+                ("quick", "robust", quick), ("lemke", "lemke", {}),
+                ("lexicographic", "lexicographic", {})] + tries
+        for name, method, run in tries:
+            res = self._rungs.add(name, lcp_rung(M, q, method, run))
             results.append(res)
             if res.success:
                 return res, results, "initial_basis" in run
@@ -241,7 +247,8 @@ class FacetSetModel(ContactModel):
                 return results, None
             if s.method in WARM_START_METHODS:
                 opts["initial_basis"] = np.flatnonzero(basis_z[keep] > 0.0)
-            res = solve(M[np.ix_(keep, keep)], q[keep], s.method, **opts)
+            res = self._rungs.add("loaded", lcp_rung(M[np.ix_(keep, keep)], q[keep], s.method,
+                                                     opts))
             results.append(res)
             if not res.success:
                 return results, None
@@ -352,6 +359,7 @@ class FacetSetModel(ContactModel):
         k, l = problem.num_contacts, problem.num_limits
         order, start, bias, push = self._rows(problem, sets)
         info = {"facet_sets": len(start) - 1, "facets": int(order.size)}
+        self._rungs = rungs = Rungs()  # (this solve's; the helpers add theirs)
         if order.size + l == 0:
             return ContactSolution(np.zeros(problem.num_rows), SolveReport(
                 Outcome.SOLVED, None, self.name, s.method, True, info=info))
@@ -360,6 +368,7 @@ class FacetSetModel(ContactModel):
         info["switches"] = switches
         status = results[-1].status if results else None
         if z is None:  # last resort: the whole facet-set LCP
+            rungs.add("whole_sets", "tried")
             lcp0, M, q, var, J = self._build(problem, sets, order, start, bias, push)
             res, more, warm = self._two_step(M[np.ix_(var, var)], q[var], var, order.size, l,
                                              lcp0.q.shape[0])
@@ -372,8 +381,8 @@ class FacetSetModel(ContactModel):
         if z is None and s.fallback:  # frictionless facet sets (a and c only), certified
             fl = np.flatnonzero((var < order.size + l) | (var >= lcp0.q.shape[0]))
             Mv, qv = M[np.ix_(var, var)], q[var]
-            res = solve(Mv[np.ix_(fl, fl)], qv[fl], s.method, **dict(s.solver_options))
-            results.append(res)
+            res = lcp_rung(Mv[np.ix_(fl, fl)], qv[fl], s.method, s.solver_options)
+            results.append(self._rungs.add("frictionless_sets", res))
             if res.success:
                 z = np.zeros(q.shape[0])
                 z[var[fl]] = res.z
@@ -389,15 +398,19 @@ class FacetSetModel(ContactModel):
                 status if fallback else LCPStatus.SOLVED,
                 "frictionless" if fallback else self.name, s.method, True, pivots=pivots,
                 solves=solves, failures=failures, fallbacks=int(fallback),
-                warm_started=warm and not fallback, info=info), generalized=J.T @ f_rows)
+                warm_started=warm and not fallback, info=rungs.into(info)),
+                generalized=J.T @ f_rows)
         if s.fallback and problem.num_rows:
             _, fl = solve_frictionless(problem, s.method, s.solver_options)
+            rungs.add("frictionless", fl)
             pivots, solves, failures = tally(results + [fl])
             if fl.success:
                 return ContactSolution(frictionless_impulse(problem, fl.z), SolveReport(
                     Outcome.FALLBACK, status, "frictionless", s.method, True,
-                    pivots=pivots, solves=solves, failures=failures, fallbacks=1, info=info))
+                    pivots=pivots, solves=solves, failures=failures, fallbacks=1,
+                    info=rungs.into(info)))
+        rungs.add("safe_stop", "applied")
         return safe_stop(problem, {"outcome": Outcome.SAFE_STOP, "status": status,
                                    "applied": "none", "method": "none", "certified": False,
                                    "pivots": pivots, "solves": solves, "failures": failures,
-                                   "fallbacks": 2, "info": info})
+                                   "fallbacks": 2, "info": rungs.into(info)})

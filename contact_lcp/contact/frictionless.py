@@ -3,16 +3,17 @@
 import numpy as np
 
 from contact_lcp.contact.base import ContactModel
+from contact_lcp.contact.ladder import Rungs, lcp_rung
 from contact_lcp.contact.lcp_builder import build_frictionless_lcp
 from contact_lcp.contact.report import ContactSolution, Outcome, SolveReport
-from contact_lcp.lcp import solve
 
 
 def solve_frictionless(problem, method, options):
-    """Build and solve the frictionless LCP of ``problem``; returns ``(lcp, result)``."""
+    """Build and solve the frictionless LCP of ``problem`` (an LCP rung of
+    :mod:`contact_lcp.contact.ladder`); returns ``(lcp, result)``."""
     lcp = build_frictionless_lcp(problem.G, problem.u, num_contacts=problem.num_contacts,
                                  num_unilateral=problem.num_limits, normal_bias=problem.bias)
-    return lcp, solve(lcp.M, lcp.q, method, **options)
+    return lcp, lcp_rung(lcp.M, lcp.q, method, options)
 
 
 def frictionless_impulse(problem, a):
@@ -29,15 +30,23 @@ def safe_stop(problem, report_fields, guess=None):
 
 
 class FrictionlessModel(ContactModel):
-    """Frictionless contact: ``w = N'GN a + N'u + bias`` (k + l unknowns)."""
+    """Frictionless contact: ``w = N'GN a + N'u + bias`` (k + l unknowns).
+
+    Its ladder: the frictionless LCP (one LCP rung: the method and the standard further
+    attempts), else a safe stop."""
 
     name = "frictionless"
 
     def solve(self, problem, guess=None):
         s = self.settings
+        rungs = Rungs()
         lcp, res = solve_frictionless(problem, s.method, s.solver_options)
+        rungs.add("frictionless", res)
+        if not res.success:
+            rungs.add("safe_stop", "applied")
         fields = dict(status=res.status, pivots=res.pivots, solves=1,
-                      failures=int(not res.success), info={"lcp_size": lcp.q.shape[0]})
+                      failures=int(not res.success),
+                      info=rungs.into({"lcp_size": lcp.q.shape[0]}))
         if res.success:
             return ContactSolution(frictionless_impulse(problem, res.z), SolveReport(
                 Outcome.SOLVED, applied=self.name, method=s.method, certified=True, **fields))

@@ -14,18 +14,23 @@ thrown upwards (S4's model applied literally, measured in ``test_contact_no_slip
 With the PPM (the default method) a step runs as one compiled call
 (:func:`contact_lcp.contact.normal_kernel.normal_step`: the same reduction, solve,
 certification and releases); when that call does not end certified, the step is solved
-again by the Python sequence below, which has the fallbacks.
+again by the Python sequence below, which has the fallbacks. The ladder (rungs of
+:mod:`contact_lcp.contact.ladder`): ``compiled`` (that one call), ``normal_rows`` (the
+reduced LCP by the model's method and the standard further attempts, the robust search
+after the PPM among them; once per release round), ``frictionless`` (``fallback``),
+``safe_stop``.
 """
 
 import numpy as np
 
 from contact_lcp.contact.base import ContactModel, ModelSettings
 from contact_lcp.contact.frictionless import frictionless_impulse, safe_stop, solve_frictionless
+from contact_lcp.contact.ladder import Rungs, lcp_rung
 from contact_lcp.contact.normal_kernel import REASONS, SOLVED, normal_step
 from contact_lcp.contact.guess import BasisGuess
 from contact_lcp.contact.report import ContactSolution, Outcome, SolveReport, tally
 from contact_lcp.exceptions import SceneError
-from contact_lcp.lcp import METHODS, LCPStatus, solve
+from contact_lcp.lcp import METHODS, LCPStatus
 from contact_lcp.lcp.tableau import zobrist_keys
 
 #: LCP methods that accept a warm start ``initial_basis``
@@ -103,7 +108,8 @@ class NormalRowsModel(ContactModel):
         info.update(lcp_size=n, released=released, loaded_released=loaded_released)
         return ContactSolution(f, SolveReport(
             Outcome.SOLVED, LCPStatus.SOLVED, self.name, self.method, True, pivots=pivots,
-            solves=solves, failures=0, warm_started=warm, info=info),
+            solves=solves, failures=0, warm_started=warm,
+            info=dict(info, rungs=("compiled:solved",))),
             guess=BasisGuess(problem.pair, basis)), None
 
     def _warm_basis(self, problem, n, guess):
@@ -124,6 +130,9 @@ class NormalRowsModel(ContactModel):
         done, miss = self._compiled(problem, guess)
         if done is not None:
             return done
+        rungs = Rungs()
+        if miss is not None:
+            rungs.add("compiled", "miss")
         basis = self._warm_basis(problem, n, guess)
         warm = basis is not None
         results = []
@@ -132,8 +141,8 @@ class NormalRowsModel(ContactModel):
             opts = dict(self.method_options)
             if basis is not None and self.method in WARM_START_METHODS:
                 opts["initial_basis"] = basis
-            res = solve(lcp.M, lcp.q, self.method, **opts)
-            results.append(res)
+            res = lcp_rung(lcp.M, lcp.q, self.method, opts)
+            results.append(rungs.add("normal_rows", res))
             if not res.success:
                 break
             basis = np.flatnonzero(res.z > 0.0)
@@ -157,15 +166,17 @@ class NormalRowsModel(ContactModel):
             pivots, solves, failures = tally(results)
             return ContactSolution(lcp.impulses(problem, res.z), SolveReport(
                 Outcome.SOLVED, res.status, self.name, self.method, True, pivots=pivots,
-                solves=solves, failures=failures, warm_started=warm, info=info),
-                guess=BasisGuess(problem.pair, basis))
+                solves=solves, failures=failures, warm_started=warm,
+                info=rungs.into(info)), guess=BasisGuess(problem.pair, basis))
         fl = None
         if s.fallback:
             _, fl = solve_frictionless(problem, s.method, s.solver_options)
-            results.append(fl)
+            results.append(rungs.add("frictionless", fl))
         pivots, solves, failures = tally(results)
+        if fl is None or not fl.success:
+            rungs.add("safe_stop", "applied")
         common = dict(pivots=pivots, solves=solves, failures=failures, warm_started=warm,
-                      info=info)
+                      info=rungs.into(info))
         if fl is not None and fl.success:
             return ContactSolution(frictionless_impulse(problem, fl.z), SolveReport(
                 Outcome.FALLBACK, res.status, "frictionless", s.method, True, fallbacks=1,

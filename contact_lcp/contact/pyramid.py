@@ -30,6 +30,9 @@ default). Solve strategy, in order, each answer applied only when certified:
    next steps solved.) Then (or with ``fallback_model: frictionless``) the certified
    frictionless impulse; else a safe stop (no impulse).
 
+Each LCP above is an LCP rung of :mod:`contact_lcp.contact.ladder`; the report's
+``rungs`` lists the rungs that ran.
+
 Pyramid orientation. With ``friction_frame="slip"`` (default) each contact's first edge
 lies along its last friction impulse (matched by surface pair and nearest point), so that
 sliding friction stays exactly opposite to the slip and a contact held by friction (a box
@@ -53,6 +56,7 @@ import numpy as np
 from contact_lcp.contact.base import ContactModel
 from contact_lcp.contact.frictionless import frictionless_impulse, safe_stop, solve_frictionless
 from contact_lcp.contact.guess import PyramidGuess
+from contact_lcp.contact.ladder import Rungs, lcp_rung
 from contact_lcp.contact.lcp_builder import build_contact_lcp, build_relaxed_lcp
 from contact_lcp.contact.pyramid_warm import (
     ANGLE_SNAP,
@@ -75,7 +79,7 @@ from contact_lcp.contact.pyramid_kernel import (
 from contact_lcp.contact.report import (ContactSolution, Outcome, SolveReport, all_pivots,
                                         tally)
 from contact_lcp.exceptions import SceneError
-from contact_lcp.lcp import LCPStatus, robust, solve
+from contact_lcp.lcp import LCPStatus, robust
 
 #: methods that accept a warm start ``initial_basis``
 WARM_START_METHODS = ("robust",)
@@ -106,7 +110,7 @@ LAST_BASIS_MAX_ROWS = 2000
 #: options set one): the warm path's 50 n, then all the rest for the cold exact-tie path
 #: (robust lets it past 50 n within a budget). Without a budget a step of the 200-sphere
 #: pour whose LCPs (n = 5 170) defeat every sparse path walked them all in robust, again
-#: in solve()'s rescaled retry and in the contact-frame retry, about 1 200 n pivots (an
+#: in the LCP rung's rescaled retry and in the contact-frame retry, about 1 200 n pivots (an
 #: hour) before the fallback. Solved LCPs there take 1-10 n; the hard ones seen, on
 #: the cold exact-tie path after the warm one's 50 n: 44 n (t = 0.84 s), 104 n
 #: (t = 0.96 s), 232 n (t = 1.01 s); the one at t = 1.00 s was not done after 325 n.
@@ -165,14 +169,15 @@ class PyramidModel(ContactModel):
                                        self._period(), ANGLE_SNAP)
         return self._used_angle
 
-    def _done(self, problem, results, res, f, warm, info, keep=None):
+    def _done(self, problem, results, res, f, warm, info, rungs, keep=None):
         """The certified frictional answer ``f`` with the guess for the next step,
-        reported. ``res`` solved the LCP of the contacts ``keep`` (None: all of them)."""
+        reported with the ladder's ``rungs``. ``res`` solved the LCP of the contacts
+        ``keep`` (None: all of them)."""
         pivots, solves, failures = tally(results)
         _sparse_paths(results, info)
         return ContactSolution(f, SolveReport(
             Outcome.SOLVED, res.status, self.name, self.settings.method, True, pivots=pivots,
-            solves=solves, failures=failures, warm_started=warm, info=info),
+            solves=solves, failures=failures, warm_started=warm, info=rungs.into(info)),
             guess=self._remember(problem, res.z, f, keep))
 
     def _period(self):
@@ -203,7 +208,7 @@ class PyramidModel(ContactModel):
         opts = self._options()
         if basis is not None and s.method in WARM_START_METHODS:
             opts["initial_basis"] = basis
-        return lcp, self._charged(solve(lcp.M, lcp.q, s.method, **opts))
+        return lcp, self._charged(lcp_rung(lcp.M, lcp.q, s.method, opts))
 
     def _options(self):
         """The solver options of a frictional solve: the settings', with what is left of
@@ -251,7 +256,7 @@ class PyramidModel(ContactModel):
         opts = self._options()
         if s.method in WARM_START_METHODS:
             opts["initial_basis"] = basis
-        res = self._charged(solve(lcp.M, lcp.q, s.method, **opts))
+        res = self._charged(lcp_rung(lcp.M, lcp.q, s.method, opts))
         if not res.success:
             return res, None, keep
         f = np.zeros(problem.num_rows)
@@ -312,7 +317,8 @@ class PyramidModel(ContactModel):
         report = SolveReport(Outcome.SOLVED, LCPStatus.SOLVED, self.name, self.settings.method,
                            True, pivots=int(pivots), solves=1, failures=0, warm_started=True,
                            info={"warm_source": "previous_step", "lcp_size": int(lcp_size),
-                                 "dropped_contacts": int(dropped)})
+                                 "dropped_contacts": int(dropped),
+                                 "rungs": ("last_basis:solved",)})
         self._warm_report = (key, report)
         return report
 
@@ -344,8 +350,10 @@ class PyramidModel(ContactModel):
                 flags = None
         lcp = res = None
         warm = False
+        rungs = Rungs()
         if flags is not None:
             self._missed(problem, code, z, flags)
+            rungs.add("last_basis", "miss")
             info["warm_miss"] = self._miss_reason  # why the last basis did not solve it
             if self._rows(problem) >= LAST_BASIS_MAX_ROWS:
                 flags = None  # (module notes, step 1: large LCPs go to the two-step)
@@ -357,9 +365,10 @@ class PyramidModel(ContactModel):
                 # the search on the last loaded contacts, and those its answers close
                 sub, f, keep = self._loaded_only(problem, angle, keep, basis, info)
                 results.append(sub)
+                rungs.add("loaded", sub if f is not None or not sub.success else "rejected")
                 if f is not None:
                     info["lcp_size"] = sub.z.shape[0]
-                    return self._done(problem, results, sub, f, True, info, keep)
+                    return self._done(problem, results, sub, f, True, info, rungs, keep)
                 if not sub.success:
                     break
                 # its basis, and the normals of the contacts it closes
@@ -371,7 +380,7 @@ class PyramidModel(ContactModel):
                 basis = reduced_basis(a, b, lam, keep)
             lcp, res = self._frictional(problem, angle, full_basis(*flags)
                                         if start is None else start)
-            results.append(res)
+            results.append(rungs.add("frictional_warm", res))
             warm = True
             info["warm_source"] = "previous_step"
         fl = None
@@ -379,7 +388,7 @@ class PyramidModel(ContactModel):
             basis = None
             if s.two_step:
                 _, fl = solve_frictionless(problem, s.method, s.solver_options)
-                results.append(fl)
+                results.append(rungs.add("frictionless", fl))
                 if fl.success:
                     basis = np.flatnonzero(fl.z > 0.0)
             if s.drop_unloaded and basis is not None and problem.num_contacts:
@@ -388,16 +397,18 @@ class PyramidModel(ContactModel):
                 sub, f, keep = self._loaded_only(problem, angle, keep,
                                                  np.flatnonzero(fl.z[normals] > 0.0), info)
                 results.append(sub)
+                rungs.add("loaded", sub if f is not None or not sub.success else "rejected")
                 if f is not None:
-                    return self._done(problem, results, sub, f, True, info, keep)
+                    return self._done(problem, results, sub, f, True, info, rungs, keep)
             lcp, res = self._frictional(problem, angle, basis)
             results.append(res)
             warm = basis is not None and s.method in WARM_START_METHODS
+            rungs.add("frictional_warm" if warm else "frictional", res)
             info["warm_source"] = "frictionless" if warm else "none"
             if not res.success and warm and not _walked_cold(res):
                 # the warm start can mislead; try cold once
                 lcp, res = self._frictional(problem, angle, None)
-                results.append(res)
+                results.append(rungs.add("frictional_cold", res))
                 warm = False
             if not res.success and angle is not None and np.any(angle != 0.0):
                 # Pyramids turned to the slip can make a degenerate LCP (a chain's two
@@ -405,11 +416,11 @@ class PyramidModel(ContactModel):
                 # tiny pivots); the contact frames' pyramids keep the friction.
                 lcp, res = self._frictional(problem, None, basis)
                 self._used_angle = None
-                results.append(res)
+                results.append(rungs.add("contact_frame", res))
                 info["edge_frame"] = "contact frame (retry)"
         info["lcp_size"] = lcp.q.shape[0]
         if res.success:
-            return self._done(problem, results, res, lcp.impulses(res.z), warm, info)
+            return self._done(problem, results, res, lcp.impulses(res.z), warm, info, rungs)
         pivots, solves, failures = tally(results)
         _sparse_paths(results, info)
         common = dict(pivots=pivots, solves=solves, failures=failures, warm_started=warm,
@@ -418,21 +429,26 @@ class PyramidModel(ContactModel):
         left = None if guess is None else guess.without_basis()
         if s.fallback and self.options.get("fallback_model", "relaxed") == "relaxed":
             rl, rel = self._relaxed(problem)
-            results.append(rel)
+            results.append(rungs.add("relaxed", rel))
             pivots, solves, failures = tally(results)
             common.update(pivots=pivots, solves=solves, failures=failures)
             if rel.success:
+                rungs.into(info)
                 return ContactSolution(rl.impulses(rel.z), SolveReport(
                     Outcome.FALLBACK, res.status, "relaxed", rel.method, True, fallbacks=1,
                     **common), guess=left)
         if s.fallback and fl is None:
             _, fl = solve_frictionless(problem, s.method, s.solver_options)
+            rungs.add("frictionless", fl)
             pivots, solves, failures = tally(results + [fl])
             common.update(pivots=pivots, solves=solves, failures=failures)
         if s.fallback and fl.success:
+            rungs.into(info)
             return ContactSolution(frictionless_impulse(problem, fl.z), SolveReport(
                 Outcome.FALLBACK, res.status, "frictionless", s.method, True, fallbacks=1,
                 **common), guess=left)
+        rungs.add("safe_stop", "applied")
+        rungs.into(info)
         return safe_stop(problem, dict(outcome=Outcome.SAFE_STOP, status=res.status,
                                        applied="none", method="none", certified=False,
                                        fallbacks=2, **common), guess=left)
@@ -449,7 +465,7 @@ class PyramidModel(ContactModel):
                                 edge_angle=self.__dict__.get("_used_angle"))
         if lcp.q.shape[0] > AUTO_QP_SIZE:
             return lcp, solve_relaxed_qp(problem, lcp)
-        return lcp, solve(lcp.M, lcp.q, s.method, **s.solver_options)
+        return lcp, lcp_rung(lcp.M, lcp.q, s.method, s.solver_options)
 
 
 def _sparse_paths(results, info):

@@ -52,13 +52,13 @@ import numpy as np
 
 from contact_lcp.contact.frictionless import frictionless_impulse, safe_stop, solve_frictionless
 from contact_lcp.contact.guess import PyramidGuess
+from contact_lcp.contact.ladder import Rungs, lcp_rung
 from contact_lcp.contact.lcp_builder import build_relaxed_lcp
 from contact_lcp.contact.pyramid import WARM_START_METHODS, PyramidModel
 from contact_lcp.contact.pyramid_kernel import full_basis
 from contact_lcp.contact.relaxed_qp import AUTO_QP_SIZE, QP_SOLVERS, solve_relaxed_qp
 from contact_lcp.contact.report import ContactSolution, Outcome, SolveReport, tally
 from contact_lcp.exceptions import SceneError
-from contact_lcp.lcp import solve
 
 PATHS = ("auto", "lcp", "qp")
 
@@ -67,8 +67,10 @@ class RelaxedModel(PyramidModel):
     """Anitescu & Hart's convex relaxation of the pyramid model (``relaxed``).
 
     The pyramid orientation (``friction_frame``) and the memory of friction directions are
-    the pyramid model's. Failures fall back to the other path, then to the frictionless
-    impulse (``fallback``), then to a safe stop.
+    the pyramid model's. Its ladder (rungs of :mod:`contact_lcp.contact.ladder`): the
+    chosen path (``lcp``, warm-started from the last basis when the contacts are the
+    same, or ``qp``), the LCP path cold (``lcp_cold``) after a warm one that failed, the
+    other path, then the frictionless impulse (``fallback``), then a safe stop.
     """
 
     name = "relaxed"
@@ -96,7 +98,7 @@ class RelaxedModel(PyramidModel):
         opts = dict(s.solver_options)
         if basis is not None and s.method in WARM_START_METHODS:
             opts["initial_basis"] = basis
-        return solve(lcp.M, lcp.q, s.method, **opts)
+        return lcp_rung(lcp.M, lcp.q, s.method, opts)
 
     def _method(self, path):
         return f"qp:{self.options['qp_solver']}" if path == "qp" else self.settings.method
@@ -114,15 +116,16 @@ class RelaxedModel(PyramidModel):
                 and np.array_equal(guess.pair, problem.pair) and problem.num_limits == 0)
         basis = full_basis(*guess.flags) if same else None
         info = {"lcp_size": lcp.q.shape[0], "path": path}
+        rungs = Rungs()
         t0 = time.perf_counter()
-        res = self._solve_path(path, problem, lcp, basis)
+        res = rungs.add(path, self._solve_path(path, problem, lcp, basis))
         info["path_time"] = time.perf_counter() - t0
         results = [res]
         if not res.success and path == "lcp" and basis is not None:
-            res = self._solve_path(path, problem, lcp, None)
+            res = rungs.add("lcp_cold", self._solve_path(path, problem, lcp, None))
             results.append(res)
         if o["cross_check"] or not res.success:
-            alt = self._solve_path(other, problem, lcp, None)
+            alt = rungs.add(other, self._solve_path(other, problem, lcp, None))
             results.append(alt)
             if res.success and alt.success:
                 dv = problem.K @ (problem.J.T @ (lcp.impulses(res.z) - lcp.impulses(alt.z)))
@@ -131,7 +134,7 @@ class RelaxedModel(PyramidModel):
                 info["path"], res, path = other, alt, other
         pivots, solves, failures = tally(results)
         common = dict(pivots=pivots, solves=solves, failures=failures,
-                      warm_started=basis is not None, info=info)
+                      warm_started=basis is not None, info=rungs.into(info))
         if res.success:
             f = lcp.impulses(res.z)
             return ContactSolution(f, SolveReport(Outcome.SOLVED, res.status, self.name,
@@ -140,12 +143,16 @@ class RelaxedModel(PyramidModel):
         left = None if guess is None else guess.without_basis()
         if s.fallback:
             _, fl = solve_frictionless(problem, s.method, s.solver_options)
+            rungs.add("frictionless", fl)
             pivots, solves, failures = tally(results + [fl])
             common.update(pivots=pivots, solves=solves, failures=failures)
+            rungs.into(info)
             if fl.success:
                 return ContactSolution(frictionless_impulse(problem, fl.z), SolveReport(
                     Outcome.FALLBACK, res.status, "frictionless", s.method, True,
                     fallbacks=1, **common), guess=left)
+        rungs.add("safe_stop", "applied")
+        rungs.into(info)
         return safe_stop(problem, dict(outcome=Outcome.SAFE_STOP, status=res.status,
                                        applied="none", method="none", certified=False,
                                        fallbacks=2, **common), guess=left)

@@ -29,7 +29,8 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
-from contact_lcp.lcp import LCPResult, LCPStatus, solve
+from contact_lcp.contact.ladder import lcp_rung
+from contact_lcp.lcp import LCPResult, LCPStatus
 from contact_lcp.lcp.residual import certify
 
 #: QP backends accepted by the ``qp_solver`` option. proxqp (through qpsolvers) was
@@ -196,7 +197,7 @@ def solve_relaxed_qp(problem, lcp, *, solver="clarabel", tol=1e-12):
     # Accurate to the solver's tolerance but not to the certification's: one principal
     # pivot on the set found positive (the search goes on from there if that set is wrong).
     basis = np.flatnonzero(z > 1e-9 * max(float(z.max()), 1e-300))
-    polished = solve(lcp.M, lcp.q, "robust", initial_basis=basis)
+    polished = lcp_rung(lcp.M, lcp.q, "robust", {"initial_basis": basis})
     info = dict(polished.info, qp_error=err, polished=True)
     return LCPResult(polished.z, polished.w, polished.status, method + "+polish",
                      iters + polished.pivots, polished.error, info)

@@ -60,7 +60,7 @@ class SolveReport(ReadOnlyInfo):
     warm_started : bool
         The main solve started from a basis (the previous step's or the frictionless one).
     info : Mapping
-        Model-specific extras (read-only).
+        Model-specific extras (read-only); ``info['rungs']`` is :attr:`rungs`.
     """
 
     outcome: Outcome
@@ -74,6 +74,13 @@ class SolveReport(ReadOnlyInfo):
     fallbacks: int = 0
     warm_started: bool = False
     info: Mapping = field(default_factory=dict)
+
+    @property
+    def rungs(self) -> tuple:
+        """The rungs of the model's fallback ladder that ran, in order, as ``name:outcome``
+        (:mod:`contact_lcp.contact.ladder`), e.g. ``('last_basis:miss',
+        'frictional_warm:solved')``; empty without contact."""
+        return tuple(self.info.get("rungs", ()))
 
     @property
     def label(self) -> str:
@@ -120,14 +127,16 @@ class ContactSolution:
     def with_earlier(self, earlier, rounds):
         """This answer, its report also counting the pivots, solves, failures and
         fallbacks of ``earlier`` reports of the same step (solves on a smaller active set
-        that the step redid), and ``info['active_set_rounds'] = rounds``."""
+        that the step redid, their rungs before its own), and
+        ``info['active_set_rounds'] = rounds``."""
         r = self.report
         report = replace(
             r, pivots=r.pivots + sum(e.pivots for e in earlier),
             solves=r.solves + sum(e.solves for e in earlier),
             failures=r.failures + sum(e.failures for e in earlier),
             fallbacks=r.fallbacks + sum(e.fallbacks for e in earlier),
-            info=dict(r.info, active_set_rounds=int(rounds)))
+            info=dict(r.info, active_set_rounds=int(rounds),
+                      rungs=tuple(x for e in earlier for x in e.rungs) + r.rungs))
         return ContactSolution(self.f, report, self.generalized, self.guess)
 
 

@@ -11,8 +11,8 @@ or by ``_thread.interrupt_main()``, sets ``stop`` (the worker ends within one pi
 O(n^2)) and is re-raised at once; a passed deadline sets it too and the method reports
 ``LCPStatus.TIME_LIMIT``. Smaller kernels run in the calling thread (the hand-over costs
 ~40 us; their pivot budgets bound them to well under a second), and the
-Python-level loops (the revised path, Murty, PGS, the robust method's stages, ``solve``'s
-retries) test :func:`expired` between steps.
+Python-level loops (the revised path, Murty, PGS, the robust method's stages, the
+further attempts of ``solve_with_retries``) test :func:`expired` between steps.
 
 :func:`contact_lcp.lcp.solve` opens one :class:`Budget` per call (:func:`opened`); a
 method called on its own runs under an unlimited one. Time that numba spends compiling

@@ -2,29 +2,25 @@
 an LCP method (``solve(M, q, "ppm")``); the algorithm and its kernel are in
 :mod:`contact_lcp.lcp.ppm_kernel`.
 
-When the method ends without an answer, with ``fallback='robust'`` (default) the robust
-pivot search solves the same LCP and ``info['fallback']`` says so.
+When the method ends without an answer it says so; another method on the same LCP is the
+caller's choice (:func:`contact_lcp.lcp.attempts.standard_attempts` lists the robust
+search after it, ``info['fallback']``).
 """
 
 import numpy as np
 
 from contact_lcp.lcp.ppm_kernel import run_ppm
-from contact_lcp.lcp.result import LCPStatus, MethodOutput
-from contact_lcp.lcp.robust import solve_robust
-
-#: fallback name -> function(M, q, **options) -> MethodOutput
-FALLBACKS = {"robust": solve_robust}
+from contact_lcp.lcp.result import MethodOutput
 
 
-def solve_ppm(M, q, *, initial_basis=None, max_pivots=None, singular_tol=1e-10,
-              fallback="robust", fallback_options=None):
-    """Modified principal pivoting method (Drumwright, S4 Alg. 1), with a fallback.
+def solve_ppm(M, q, *, initial_basis=None, max_pivots=None, singular_tol=1e-10):
+    """Modified principal pivoting method (Drumwright, S4 Alg. 1).
 
     Parameters
     ----------
     M : (n, n) ndarray
         Symmetric positive semi-definite (a normal-row Delassus matrix [s/kg]); other
-        matrices are accepted but the method may then fail and fall back.
+        matrices are accepted but the method may then fail.
     q : (n,) ndarray
         Velocities [m/s] for contact LCPs; ``z`` is then impulses [N.s].
     initial_basis : sequence of int, optional
@@ -35,22 +31,15 @@ def solve_ppm(M, q, *, initial_basis=None, max_pivots=None, singular_tol=1e-10,
     singular_tol : float
         Relative pivot below which a principal block counts as singular (see
         :class:`contact_lcp.lcp.cholesky.IncrementalCholesky`).
-    fallback : {'robust', None}
-        Method run on the same LCP when the PPM does not reach a certified answer; None
-        reports the PPM's own failure.
-    fallback_options : Mapping, optional
-        Keyword options of the fallback method.
 
     Returns
     -------
     MethodOutput
-        ``pivots``: PPM pivots (enter or leave), plus the fallback's when it ran.
-        ``info``: ``beta`` the final set; ``swaps`` the passes in which one index entered
-        and another left (``shifted_swaps`` of them with the entering index the smaller);
-        ``exchanges`` dependent indices swapped in along a null direction;
-        ``least_index`` whether a repeated set switched to Murty's rule; after a
-        fallback ``fallback`` (its name), ``ppm_status``, ``ppm_pivots`` and
-        ``ppm_reason``.
+        ``pivots``: PPM pivots (enter or leave). ``info``: ``beta`` the final set;
+        ``swaps`` the passes in which one index entered and another left
+        (``shifted_swaps`` of them with the entering index the smaller); ``exchanges``
+        dependent indices swapped in along a null direction; ``least_index`` whether a
+        repeated set switched to Murty's rule; ``reason`` of a failure.
     """
     n = q.shape[0]
     max_pivots = max(100, 10 * n) if max_pivots is None else int(max_pivots)
@@ -58,11 +47,4 @@ def solve_ppm(M, q, *, initial_basis=None, max_pivots=None, singular_tol=1e-10,
     if any(not 0 <= i < n for i in beta0):
         raise ValueError(f"initial_basis: expected indices in [0, {n}), got {beta0}")
     z, status, pivots, info = run_ppm(M, q, beta0, max_pivots, singular_tol)
-    if status in (LCPStatus.SOLVED, LCPStatus.TIME_LIMIT) or fallback is None:
-        return MethodOutput(z, status, pivots, info)
-    if fallback not in FALLBACKS:
-        raise ValueError(f"fallback: expected one of {sorted(FALLBACKS)} or None, got {fallback!r}")
-    out = FALLBACKS[fallback](M, q, **dict(fallback_options or {}))
-    info = dict(out.info, fallback=fallback, ppm_status=status.name, ppm_pivots=pivots,
-                ppm_reason=info.get("reason", ""))
-    return MethodOutput(out.z, out.status, pivots + out.pivots, info)
+    return MethodOutput(z, status, pivots, info)

@@ -73,7 +73,6 @@ from contact_lcp.lcp import warm_start as ws
 from contact_lcp.lcp.lemke import STATUS, certifies, lemke_paths, path_limit
 from contact_lcp.lcp.residual import TOL_CAP, certification_coefficients, raw_tolerance
 from contact_lcp.lcp.result import LCPStatus, MethodOutput
-from contact_lcp.lcp.symmetric import symmetric_path
 
 _STATS = ("nodes", "queued", "max_queue", "depth", "total_pivots", "replayed",
           "dead_ray", "dead_small_pivot", "dead_revisit", "dead_error")
@@ -513,10 +512,7 @@ def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
         Never worse than Lemke: the search first gets ``first_nodes`` nodes;
         if it has not certified an answer by then, the lexicographic and then the
         min-index Lemke path (cold, each limited to ``max(1000, 50 n)`` pivots) are
-        walked and the first answer that certifies is returned (for a symmetric ``M``
-        the modified PPM, :func:`symmetric_path`, runs before the search when there is no
-        warm start, ``info['symmetric_first']`` saying how it ended if it did not
-        certify, and after the Lemke paths otherwise); if none does, the
+        walked and the first answer that certifies is returned; if none does, the
         search runs again from the slack basis with the rest of ``max_nodes``, shared by
         three restarts with ``epsilon``, ``100 epsilon`` and ``epsilon / 100`` (a warm start
         that failed its first stage is abandoned: on the recorded 10-box tower a warm
@@ -584,10 +580,6 @@ def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
             z = tb.extract_z(qbar, basis, n)
             return MethodOutput(z, LCPStatus.SOLVED, int(kept.size), dict(info, nodes=0))
     cold = initial_basis is None
-    if cold and lemke_fallback:  # symmetric: the PPM first (see symmetric_path)
-        out = symmetric_path(M, q, singular_tol, info, key="symmetric_first")
-        if out is not None:
-            return out
 
     options = (float(max_error), float(pivot_tol), float(tie_threshold))
     rest = (_cache_slots(n, cache_size), bool(dive), float(cost_offset))
@@ -611,8 +603,6 @@ def solve_robust(M, q, *, epsilon=1e-6, max_error=1e-3, max_nodes=None,
         info["first_stage"] = f"{STATUS[code].name.lower()} after {spent} nodes"
         info["first_stage_pivots"] = int(stats[TOTAL_PIVOTS])
         out = lemke_paths(M, q, pivot_tol, info, pivot_budget)
-        if out is None and not cold:
-            out = symmetric_path(M, q, singular_tol, info)
         if out is not None:
             return out
         if _spent(info, pivot_budget):

@@ -206,7 +206,8 @@ def equilibrated(M, q, max_sweeps, scale):
 def powers_of_two(M, q):
     """The problem scaled by powers of two only: ``(d1, d2, s, Ms, qs)`` with ``d1 = 1``,
     ``d2 = 2^-E`` (the largest ``|M_ij|`` put in ``[1, 2)``) and ``s`` as in
-    :func:`q_scale` (the scaling of :data:`contact_lcp.lcp.solve.RESCALED_RETRY`)."""
+    :func:`q_scale` (``solve(..., scaling="powers_of_two")``, the scaling of the retries of
+    :data:`contact_lcp.lcp.attempts.RESCALED_RETRY`)."""
     n = q.shape[0]
     d1 = np.ones(n)
     d2 = np.full(n, _first_factor(M))

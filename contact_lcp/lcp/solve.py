@@ -26,7 +26,7 @@ METHODS = {
 }
 
 
-def _validate(M, q):
+def validated(M, q):
     """``(M, q)`` as C-contiguous float arrays of shapes ``(n, n)`` and ``(n,)``; their
     finiteness is checked by the caller (:func:`_raise_non_finite`)."""
     M = np.ascontiguousarray(M, dtype=float)
@@ -63,7 +63,7 @@ def _check_options(method, func, options):
     if unknown:
         raise TypeError(
             f"unknown option(s) {unknown} for method {method!r}; "
-            f"valid options: {valid + ['tol', 'equilibrate', 'time_limit']}"
+            f"valid options: {valid + ['tol', 'equilibrate', 'scaling', 'tol_cap', 'time_limit']}"
         )
 
 
@@ -79,15 +79,23 @@ def _scaled_options(method, options, scaling):
     return options
 
 
-def solve(M, q, method="robust", *, tol=None, equilibrate=True, time_limit=None, **options):
-    """Solve the LCP ``w = M z + q, z >= 0, w >= 0, z.w = 0`` and certify the answer.
+def solve(M, q, method="robust", *, tol=None, equilibrate=True, scaling="ruiz",
+          tol_cap=None, time_limit=None, **options):
+    """Solve the LCP ``w = M z + q, z >= 0, w >= 0, z.w = 0`` by one method and certify the
+    answer.
 
     The method pivots on the equilibrated problem ``(D1 M D2, D1 q / s)``
     (:mod:`contact_lcp.lcp.scaling`, exact powers of two) and its answer is mapped back
     to the caller's units, so scaling ``M`` or ``q`` (or the rows and columns of ``M``)
     changes neither the path nor the verdict beyond round-off. Certification
     (:func:`contact_lcp.lcp.residual.certify`) measures ``z`` and ``w`` each on its own
-    scale.
+    scale; a claimed answer that misses it by round-off only is repaired
+    (:mod:`contact_lcp.lcp.polish`).
+
+    One method runs, once: no other method and no retry. A caller that wants another
+    attempt when this one does not certify (another scaling, other options, a cold start
+    after a warm one, another method) lists it and calls
+    :func:`contact_lcp.lcp.attempts.solve_with_retries`, as the contact models do.
 
     Parameters
     ----------
@@ -105,8 +113,19 @@ def solve(M, q, method="robust", *, tol=None, equilibrate=True, time_limit=None,
     equilibrate : bool
         Pivot on the equilibrated problem (default). False hands the caller's data to
         the method as they are (for comparisons); certification is the same either way.
+    scaling : {'ruiz', 'powers_of_two'}
+        The equilibration the method pivots on: Ruiz's row and column factors (default),
+        or the powers of two of :func:`contact_lcp.lcp.scaling.powers_of_two` alone (one
+        factor for ``M``, one for ``q``: a path that Ruiz's factors sent to a ray can
+        solve there). Certification is in Ruiz's units either way.
+    tol_cap : float, optional
+        With ``tol`` None, the verdict's tolerance is at most this (units of ``q``): a
+        retry's answer must meet the tolerance of the failed first answer too (see
+        :func:`contact_lcp.lcp.attempts.solve_with_retries`). The answer is then judged
+        as the method claimed it, without the repair of :mod:`contact_lcp.lcp.polish`
+        (the retries have always been held to their claims).
     time_limit : float, optional
-        Wall-time budget [s] of the whole call (retries included); default
+        Wall-time budget [s] of the whole call; default
         :func:`contact_lcp.lcp.budget.default_time_limit` (``5 s + 2 us n^2``),
         ``math.inf`` for none. When it runs out the status is ``LCPStatus.TIME_LIMIT``
         (the best point so far, certified as any other). Pivot budgets are the methods'
@@ -140,21 +159,42 @@ def solve(M, q, method="robust", *, tol=None, equilibrate=True, time_limit=None,
     TypeError
         An option the method does not take.
     """
+    func = checked_method(method, options)
+    if scaling not in SCALINGS:
+        raise InvalidProblem(f"unknown scaling {scaling!r}; valid: {list(SCALINGS)}")
+    M, q = validated(M, q)
+    n = q.shape[0]
+    with bg.opened(time_limit_of(time_limit, n)) as budget:
+        return _solve(M, q, n, method, func, tol, equilibrate, scaling, tol_cap, options,
+                      budget)
+
+
+def checked_method(method, options):
+    """The function of ``method`` (InvalidProblem for an unknown one), after checking
+    that it takes ``options`` (a TypeError listing the valid ones)."""
     func = METHODS.get(method) if isinstance(method, str) else None
     if func is None:
         raise InvalidProblem(f"unknown method {method!r}; valid methods: {sorted(METHODS)}")
     if options:
         _check_options(method, func, options)
-    M, q = _validate(M, q)
-    n = q.shape[0]
+    return func
+
+
+#: what :func:`solve`'s method may pivot on besides the caller's data (``equilibrate=False``)
+SCALINGS = ("ruiz", "powers_of_two")
+
+
+def time_limit_of(time_limit, n):
+    """The wall-time budget [s] of a solve of ``n`` rows: ``time_limit``, or the default
+    (:func:`contact_lcp.lcp.budget.default_time_limit`) for None; InvalidProblem for
+    anything but a positive number."""
     if time_limit is None:
-        time_limit = bg.default_time_limit(n)
-    elif not (isinstance(time_limit, (int, float, np.floating, np.integer))
-              and not isinstance(time_limit, bool) and time_limit > 0):
+        return bg.default_time_limit(n)
+    if not (isinstance(time_limit, (int, float, np.floating, np.integer))
+            and not isinstance(time_limit, bool) and time_limit > 0):
         raise InvalidProblem(f"time_limit must be a positive number of seconds (math.inf: "
                              f"none); received {time_limit!r}")
-    with bg.opened(float(time_limit)) as budget:
-        return _solve(M, q, n, method, func, tol, equilibrate, options, budget)
+    return float(time_limit)
 
 
 def _timed(info, budget):
@@ -164,7 +204,7 @@ def _timed(info, budget):
     return info
 
 
-def _solve(M, q, n, method, func, tol, equilibrate, options, budget):
+def _solve(M, q, n, method, func, tol, equilibrate, scaling, tol_cap, options, budget):
     """:func:`solve` on validated data, under ``budget``."""
     if n == 0:
         return LCPResult(np.zeros(0), np.zeros(0), LCPStatus.SOLVED, method, 0, 0.0,
@@ -184,37 +224,39 @@ def _solve(M, q, n, method, func, tol, equilibrate, options, budget):
         return LCPResult(res.z, res.w, res.status, method, 0, res.error,
                          _timed(dict(res.info), budget))
     if equilibrate:
-        raw_options = options
+        # the data the method pivots on, and their units
+        units, Mm, qm = ruiz, Ms, qs
+        if scaling == "powers_of_two":
+            p1, p2, ps, Mm, qm = powers_of_two(M, q)
+            units = Scaling(p1, p2, ps, 0)
         if options:
-            options = _scaled_options(method, options, ruiz)
-        out: MethodOutput = func(Ms, qs, **options)
+            options = _scaled_options(method, options, units)
+        out: MethodOutput = func(Mm, qm, **options)
         zs = out.z
         if not (type(zs) is np.ndarray and zs.dtype == np.float64 and zs.shape == (n,)):
             zs = np.asarray(zs, dtype=float)
             if zs.shape != (n,):
                 return _non_finite(M, q, zs, out, method, ruiz)
         # z back in the caller's units and certified from the caller's data, in one call.
-        finite, z, w, ratio, T, Tz = certify_rows(M, q, zs, d1, d2, s)
-        err = reported_error(ratio, T)
-        tol_used = T if tol is None else float(tol)
-        if finite and out.status is LCPStatus.SOLVED and not err <= tol_used and tol is None:
+        if units is ruiz:
+            finite, z, w, ratio, T, Tz = certify_rows(M, q, zs, d1, d2, s)
+        else:
+            z = units.z_from_scaled(zs)
+            finite = bool(np.all(np.isfinite(z)))
+            if finite:
+                w, ratio, T, Tz = row_pass(M, q, z, d1, d2, s)
+        if finite:
+            err, tol_used = reported_error(ratio, T), _tolerance(T, tol, tol_cap)
+        if finite and out.status is LCPStatus.SOLVED and not err <= tol_used and tol is None \
+                and tol_cap is None:
             # a claim missed by round-off (module polish); a method's failure stays one
-            polished = polish(M, q, Ms, qs, zs, d1, d2, s)
+            polished = polish(M, q, Ms, qs, zs if units is ruiz else ruiz.z_to_scaled(z),
+                              d1, d2, s)
             if polished is not None:
                 z, w, ratio, T, Tz, rounds = polished
-                err, tol_used = reported_error(ratio, T), T
+                err, tol_used = reported_error(ratio, T), _tolerance(T, tol, tol_cap)
                 out = MethodOutput(out.z, out.status, out.pivots,
                                    dict(out.info, polished=rounds))
-        if finite and not (out.status is LCPStatus.SOLVED and err <= tol_used) \
-                and not bg.expired():
-            retry, spent = _retries(M, q, Ms, qs, func, method, raw_options, ruiz, out,
-                                    tol_used if tol is None else None, tol)
-            if retry is not None:
-                out, z, w, err, tol_used = retry
-                _, _, T, Tz = row_pass(M, q, z, d1, d2, s)
-            elif spent > out.pivots:  # the failed retries' pivots, beside the path's
-                out = MethodOutput(out.z, out.status, out.pivots,
-                                   dict(out.info, attempt_pivots=spent - int(out.pivots)))
     else:
         out = func(M, q, **options)
         z = np.asarray(out.z, dtype=float)
@@ -222,7 +264,7 @@ def _solve(M, q, n, method, func, tol, equilibrate, options, budget):
         if finite:
             w, ratio, T, Tz = row_pass(M, q, z, d1, d2, s)
             err = reported_error(ratio, T)
-            tol_used = T if tol is None else float(tol)
+            tol_used = _tolerance(T, tol, tol_cap)
     if not finite:
         res = _non_finite(M, q, z, out, method, ruiz)
         return LCPResult(res.z, res.w, res.status, method, res.pivots, res.error,
@@ -242,6 +284,14 @@ def _solve(M, q, n, method, func, tol, equilibrate, options, budget):
     return LCPResult(z, w, status, method, int(out.pivots), err, info)
 
 
+def _tolerance(T, tol, tol_cap):
+    """The verdict's tolerance: the caller's ``tol``, else the answer's own ``T`` capped
+    by ``tol_cap`` (None: no cap)."""
+    if tol is not None:
+        return float(tol)
+    return T if tol_cap is None else min(T, float(tol_cap))
+
+
 def _trivial(q, q_max, method, tol=None):
     """The answer ``z = 0`` of an LCP with ``q >= 0`` (finite data): exact, whatever ``M``
     and the method, and the same verdict under any positive scaling of rows, columns or
@@ -256,131 +306,6 @@ def _trivial(q, q_max, method, tol=None):
                      {"tol": tol, "tol_z": 0.0, "scale_sweeps": 0, "trivial": True})
 
 
-#: methods whose failed path on the Ruiz-equilibrated problem is walked once more on the
-#: problem scaled by powers of two only (M / 2^E, q / s). Ruiz's row and column factors
-#: can turn a nearly degenerate column into a tie that sends every Lemke path to a
-#: secondary ray: a hoist chain's 3-contact LCP (n = 30, edges orthogonal to the chain's
-#: plane) ended on rays with all three methods and solved in 12 pivots unscaled. The
-#: retry's answer is certified in the same units as the first (scale-invariant verdicts:
-#: (alpha M, beta q) with powers of two give the same scalar-scaled problem bit for bit).
-#: ``revised`` walks the lexicographic path and takes the same retry.
-RESCALED_RETRY = ("robust", "lemke", "lexicographic", "revised")
-
-#: methods whose failed path is first walked once more on the same equilibrated problem
-#: with these options (each only where the caller did not set it): a pivot tolerance above
-#: the round-off that the basis inverse accumulates, and an absolute tie threshold above
-#: that of its entries. On a nearly rank-deficient contact LCP (pyramid_3's first contact,
-#: n = 360, rank 108; issue 10) the dense B^-1 had drifted by 5e-8 ||d|| from the exact
-#: inverse of a basis of condition 800; entries of the entering column that are exactly 0
-#: then read 4e-9 ||d||, above the default pivot tolerance 1e-9, and which degenerate rows
-#: blocked (and which row the lexicographic rule picked among ties resolved only by
-#: round-off, with a zero threshold) depended on the last bits of the data: under
-#: (alpha M, q) with alpha = 1e-6 ... 1e6 the paths ended in cycles, rays or uncertified
-#: bases. With these options both methods walk the same 33 pivots for every alpha and
-#: for the random D1 M D2 of the sweep. The retry is reported in ``info['tolerant_retry']``.
-TOLERANT_RETRY = {
-    "lemke": {"pivot_tol": 1e-7},
-    "lexicographic": {"pivot_tol": 1e-7, "tie_threshold": 1e-9},
-    "revised": {"pivot_tol": 1e-7, "tie_threshold": 1e-9},
-}
-
-
-def _retries(M, q, Ms, qs, func, method, options, ruiz, first, first_tol, tol):
-    """The retries of a failed first path, in order: :data:`TOLERANT_RETRY` on the
-    equilibrated ``(Ms, qs)``, then :data:`RESCALED_RETRY`, and for a warm-started path
-    all of them once more from the slack basis. Returns ``(retry, spent)``:
-    ``retry`` is ``(out, z, w, err, tol)`` of the first that certifies in the units of
-    ``ruiz`` (to the caller's ``tol``, or, ``tol`` None, to the smaller of ``first_tol``,
-    the first path's, and that of its own answer; ``out`` carries every path's pivots,
-    ``info['first_status']`` and the retry's key) and ``spent`` None, else None and
-    ``spent`` the pivots of the first path and every retry.
-    A ``pivot_budget`` option is shared: each retry gets what the paths before it left,
-    and none runs once it is spent."""
-    retry, spent = _retry_paths(M, q, Ms, qs, func, method, options, ruiz, first, first_tol,
-                                tol, int(first.pivots))
-    if retry is None and options.get("initial_basis") is not None \
-            and options.get("pivot_budget") is None:  # (a budget's caller plans its paths)
-        # a warm start can end on a basis whose answer is accurate only to the global
-        # tolerance (a disk pile's LCP: w = -1.5e-8 m/s in a row of scale 1e-3, where the
-        # cold path certifies on the powers-of-two scaling): the retries once more from
-        # the slack basis, with the path on Ruiz's scaling first
-        cold = {k: v for k, v in options.items() if k != "initial_basis"}
-        again, pivots = _retry(M, q, Ms, qs, ruiz, func,
-                               _scaled_options(method, cold, ruiz) if cold else cold, ruiz,
-                               first_tol, tol)
-        if again is not None:
-            return _retried(again, spent, first, cold_retry=True), None
-        retry, spent = _retry_paths(M, q, Ms, qs, func, method, cold, ruiz, first, first_tol,
-                                    tol, spent + pivots)
-        if retry is not None:
-            out, z, w, err, tol_used = retry
-            retry = (MethodOutput(out.z, out.status, out.pivots,
-                                  dict(out.info, cold_retry=True)), z, w, err, tol_used)
-    return retry, spent
-
-
-def _retry_paths(M, q, Ms, qs, func, method, options, ruiz, first, first_tol, tol, spent):
-    """:data:`TOLERANT_RETRY` then :data:`RESCALED_RETRY` (see :func:`_retries`), after
-    ``spent`` pivots."""
-    extra = {k: v for k, v in TOLERANT_RETRY.get(method, {}).items() if k not in options}
-    if extra:
-        retry, pivots = _retry(M, q, Ms, qs, ruiz, func,
-                               _scaled_options(method, dict(options, **extra), ruiz), ruiz,
-                               first_tol, tol)
-        if retry is not None:
-            return _retried(retry, spent, first, tolerant_retry=extra), None
-        spent += pivots
-    if method in RESCALED_RETRY:
-        if options.get("pivot_budget") is not None:
-            left = int(options["pivot_budget"]) - spent
-            if left <= 0:
-                return None, spent
-            options = dict(options, pivot_budget=left)
-        d1, d2, s, Mp, qp = powers_of_two(M, q)
-        scalar = Scaling(d1, d2, s, 0)
-        retry, pivots = _retry(M, q, Mp, qp, scalar, func,
-                               _scaled_options(method, options, scalar) if options else options,
-                               ruiz, first_tol, tol)
-        if retry is not None:
-            return _retried(retry, spent, first, rescaled_retry=True), None
-        spent += pivots
-    return None, spent
-
-
-def _retry(M, q, Ms, qs, scaling, func, options, ruiz, first_tol, tol):
-    """One more path on ``(Ms, qs)`` (the caller's problem in the units of ``scaling``):
-    ``((out, z, w, err, tol_used), pivots)`` when it certifies in the units of ``ruiz``
-    to ``tol_used``, else ``(None, pivots)``. ``tol_used`` is the caller's ``tol``, or,
-    ``tol`` None, the smaller of ``first_tol`` and the tolerance of the retry's own
-    answer. The certification tolerance grows with ``||z||``, so neither alone will do:
-    on the pour's LCP at t = 1.15 s (n = 5 240) a first path that ended on a ray at
-    ``||z|| ~ 1e12`` had one of ~1e7 m/s, which a retry's answer violating a friction
-    cone by 0.15 N.s passed; and on a contact LCP of the scaling tests a retry's own
-    answer, with a component at -73 beside others of ~1e15, passed its own."""
-    n = q.shape[0]
-    out = func(Ms, qs, **options)
-    zs = np.asarray(out.z, dtype=float)
-    if zs.shape != (n,) or not np.all(np.isfinite(zs)):
-        return None, int(out.pivots)
-    z = scaling.z_from_scaled(zs)
-    err, w, own = certify(M, q, z, ruiz)
-    tol = min(own, first_tol) if tol is None else float(tol)
-    if not (out.status is LCPStatus.SOLVED and err <= tol):
-        return None, int(out.pivots)
-    return (out, z, w, err, tol), int(out.pivots)
-
-
-def _retried(retry, spent, first, **key):
-    """``retry`` with the pivots ``spent`` before it (added to its pivots and reported as
-    ``info['attempt_pivots']``), ``key`` and ``first_status`` in its info (the first
-    path's status as :func:`solve` would have reported it: ERROR for a claimed solution
-    that did not certify)."""
-    out, z, w, err, tol = retry
-    status = LCPStatus.ERROR if first.status is LCPStatus.SOLVED else first.status
-    info = dict(out.info, first_status=status.name, attempt_pivots=spent, **key)
-    return MethodOutput(z, out.status, int(out.pivots) + spent, info), z, w, err, tol
-
-
 def _unrepresentable(M, q, method, scaling):
     """The result of an LCP whose equilibrated data lost bits (an entry fell below the
     normal range or overflowed; :func:`contact_lcp.lcp.scaling.representable`): no method
@@ -388,7 +313,7 @@ def _unrepresentable(M, q, method, scaling):
     n = q.shape[0]
     z = np.zeros(n)
     err, w, tol = certify(M, q, z, scaling)
-    info = {"scale_sweeps": scaling.sweeps, "tol": tol, "tol_z": 0.0,
+    info = {"scale_sweeps": scaling.sweeps, "tol": tol, "tol_z": 0.0, "unrepresentable": True,
             "reason": "the data's range defeats double precision: an entry of the "
                       "equilibrated problem is not a normal, finite number"}
     return LCPResult(z, w, LCPStatus.NUMERICAL_FAILURE, method, 0, err, info)

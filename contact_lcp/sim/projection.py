@@ -17,7 +17,8 @@ post-stabilization, here on the contacts at the step's start)::
 with ``K`` the step's inverse inertia (the servos' implicit terms and the loop closures
 included, so that ``dq`` keeps the closures to first order). Its KKT conditions are the
 frictionless LCP ``w = (J_n K J_n') a + phi + target``, ``dq = K J_n' a``: the Delassus
-matrix of the step's problem, solved and certified by :func:`contact_lcp.lcp.solve`.
+matrix of the step's problem, solved and certified by
+:func:`contact_lcp.lcp.solve_with_retries` (the method and the standard further attempts).
 The configuration moves to ``q (+) dq``; the velocity is not touched, so no kinetic
 energy is added (the potential energy is that of the bodies out of each other). What
 is left, ``target`` (the push-out of one step), the drift term removes in the step.
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from contact_lcp.lcp import solve
+from contact_lcp.lcp import solve_with_retries
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,7 @@ class PenetrationProjection:
         KJ = K @ J_n.T
         G = J_n @ KJ
         before = float(max(0.0, -phi.min()))
-        res = solve(G, phi + self.target, self.method)
+        res = solve_with_retries(G, phi + self.target, self.method)
         if not res.success:
             return Projection(np.zeros(K.shape[0]), before, before, res.pivots, False)
         dq = KJ @ res.z

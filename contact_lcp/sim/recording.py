@@ -15,8 +15,9 @@ class RunRecorder:
     robots in scene order, then each free body as a free-flyer), ``contact_force_total``
     (N, 3) [N] in W on robot links, ``max_penetration`` (N,) [m], ``num_contacts``,
     ``num_active``, ``lcp_status`` (LCPStatus name, NO_CONTACT or SAFE_STOP),
-    ``lcp_pivots``, ``lcp_method`` and ``wrench/<link>`` (N, 6) [N, N.m] in W about the
-    link origin for each wrench link.
+    ``lcp_pivots``, ``lcp_method``, ``lcp_rungs`` (the rungs of the model's ladder that
+    ran, ``name:outcome`` separated by spaces) and ``wrench/<link>`` (N, 6) [N, N.m] in
+    W about the link origin for each wrench link.
 
     Per one-dof joint of the robots: ``joint_names`` (n,) and ``joint_position``,
     ``joint_velocity``, ``joint_effort`` (N, n) [rad or m, rad/s or m/s, N.m or N], as
@@ -29,7 +30,7 @@ class RunRecorder:
         self.joint_names = list(joint_names)
         self.rows = {k: [] for k in ("t", "q", "v", "contact_force_total", "max_penetration",
                                      "num_contacts", "num_active", "lcp_status", "lcp_pivots",
-                                     "lcp_method", "joint_position", "joint_velocity",
+                                     "lcp_method", "lcp_rungs", "joint_position", "joint_velocity",
                                      "joint_effort")}
         self.wrenches = {link: [] for link in self.links}
 
@@ -46,6 +47,7 @@ class RunRecorder:
         r["lcp_status"].append(info.lcp_status)
         r["lcp_pivots"].append(info.pivots)
         r["lcp_method"].append(info.lcp_method)
+        r["lcp_rungs"].append(info.lcp_rungs)
         js = sim.joint_state()
         r["joint_position"].append(js.position)
         r["joint_velocity"].append(js.velocity)
@@ -57,7 +59,7 @@ class RunRecorder:
     def arrays(self):
         """The recorded columns as arrays (strings as fixed-width unicode)."""
         out = {k: np.asarray(v) for k, v in self.rows.items()}
-        for k in ("lcp_status", "lcp_method"):
+        for k in ("lcp_status", "lcp_method", "lcp_rungs"):
             out[k] = np.asarray(self.rows[k], dtype=str)
         n = len(self.joint_names)
         for k in ("joint_position", "joint_velocity", "joint_effort"):

@@ -35,6 +35,13 @@ class StepInfo:
         return f"{r.method}/{r.applied}" if r.outcome is Outcome.FALLBACK else r.method
 
     @property
+    def lcp_rungs(self) -> str:
+        """The rungs of the model's fallback ladder that ran, in order, as
+        ``name:outcome`` separated by spaces (``contact_lcp.contact.ladder``; empty
+        without contact)."""
+        return " ".join(self.report.rungs)
+
+    @property
     def pivots(self) -> int:
         """Pivots of every solve of the step."""
         return self.report.pivots
