@@ -357,34 +357,3 @@ def test_face_patch_reduction_compiled_matches_the_general_one(remove_interior):
         np.testing.assert_allclose(df[order_f], dg[order_g], atol=1e-15)
         np.testing.assert_allclose(Rf, np.repeat(R[None], len(df), axis=0), atol=1e-14)
         assert len(df) <= 8 and df.min() == d.min()  # the deepest point is never dropped
-
-
-@pytest.mark.parametrize("shape", [coal.Cylinder(0.03, 0.2), coal.Capsule(0.02, 0.1),
-                                   coal.Cone(0.05, 0.12), coal.Ellipsoid(0.05, 0.02, 0.08)])
-def test_curved_shapes_compiled_ground_points_are_the_staged_ones(shape):
-    # The compiled step's closed form (ground.curved_on_ground) against the staged
-    # detector's (support.ground_points), before any reduction: the same points, halfway
-    # to the ground, in the same order, on random placements, level and upright ones.
-    from contact_lcp.collision.detector import _curved_shapes
-    from contact_lcp.collision.ground import curved_on_ground
-    from contact_lcp.collision.support import ground_points
-
-    kind, size = _curved_shapes([shape])
-    assert kind[0] > 0
-    rng = np.random.default_rng(7)
-    found = 0
-    for trial in range(300):
-        q = rng.normal(size=4)
-        if trial % 4 == 0:  # upright (level rims) and lying
-            q = np.array([0.0, 0.0, 0.0, 1.0]) if trial % 8 == 0 else np.array([1.0, 0, 0, 1])
-        R = pin.Quaternion(*(q / np.linalg.norm(q))[[3, 0, 1, 2]]).toRotationMatrix()
-        t = np.array([*rng.uniform(-0.2, 0.2, size=2), rng.uniform(0.0, 0.15)])
-        X = np.eye(4)
-        X[:3, :3], X[:3, 3] = R, t
-        eps = 0.01
-        P, d = ground_points(shape, None, R, t, 0.0, eps, 8)
-        Pc, dc = curved_on_ground(kind[0], size[0], X, 0.0, eps, 8, 0.0, 0.0, False, 1000)
-        np.testing.assert_allclose(dc, d, rtol=0, atol=1e-12)
-        np.testing.assert_allclose(Pc, P - 0.5 * np.outer(d, (0, 0, 1)), rtol=0, atol=1e-12)
-        found += len(d)
-    assert found > 50  # the placements reach the ground often enough to mean something

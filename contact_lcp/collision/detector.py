@@ -31,7 +31,6 @@ same configuration always gives the same list.
 import coal
 import numpy as np
 
-from contact_lcp.collision.boxes import box_contacts
 from contact_lcp.collision.broadphase import (
     _reach,
     lever_bound,
@@ -40,23 +39,16 @@ from contact_lcp.collision.broadphase import (
     to_read,
     update_centres,
 )
+from contact_lcp.collision.closed_forms import closed_forms
 from contact_lcp.collision.contact_point import tangent_basis
 from contact_lcp.collision.contact_set import ContactSet
 from contact_lcp.collision.general_pairs import GeneralPairs
-from contact_lcp.collision.ground import (
-    CURVED_CAPSULE,
-    CURVED_CONE,
-    CURVED_CYLINDER,
-    CURVED_ELLIPSOID,
-    polytopes_on_ground,
-)
 from contact_lcp.collision.reduction import combine_friction
 from contact_lcp.collision.spheres import (
     BOX_SPHERE,
     GROUND_SPHERE,
     SPHERE_BOX,
     SPHERE_SPHERE,
-    sphere_contacts,
 )
 from contact_lcp.collision.support import local_halfspaces, local_vertices
 from contact_lcp.dynamics.world import same_vector
@@ -233,9 +225,9 @@ class ContactDetector(GeneralPairs):
         self._sphere_kind = kind
         # box against box: closed form (boxes.py), reduced as the compiled ground pass
         self._box_pair = ~ground & box[f_] & box[s_] & (cap > 0 or not self.remove_interior)
-        # curved shapes (not spheres) against the ground: closed forms for the compiled
-        # step (ground.curved_on_ground; the staged one takes support.ground_points)
-        self._curved_kind, self._curved_size = _curved_shapes(self._shapes)
+        # the closed forms a pair of this world takes (closed_forms compiles only those)
+        self._kinds = (True if (kind > 0).any() else None,
+                       True if self._box_pair.any() else None)
         self._pair_index = -np.ones((ng, ng), dtype=np.int64)
         for p, (i, j, _) in enumerate(pairs):
             self._pair_index[i, j] = p
@@ -354,29 +346,15 @@ class ContactDetector(GeneralPairs):
         # for broad_phase(); placements of geometries in near pairs are all fresh (a
         # geometry not read this step is out of reach of everything, see _placements)
         self._broad = (np.array(q, dtype=float), la, X, near)
-        compiled = self._compiled_pair[near]
-        fast, found = self._compiled_ground(near[compiled], X, la, h, eps0)
-        rest = near[~compiled] if fast.size else near
+        P, R, d, pair, rest = closed_forms(
+            X, near, la, self._vall, self._vstart, h, eps0, self.reduction_distance ** 2,
+            self.flat_tolerance, bool(self.remove_interior), int(self.max_points_per_pair or 0),
+            self._first, self._second, self._compiled_pair, self._sphere_kind, self._box_pair,
+            self._sphere_r, self._box_half, _GROUND_FRAME, *self._kinds)
+        closed = self._array_set(pair, P, R, d)
         if not rest.size:
-            return found if found is not None else ContactSet.empty(self._names_t)
-        parts = [] if found is None else [found]
-        analytic = self._sphere_kind[rest] > 0
-        if analytic.any():  # spheres against the ground, spheres and boxes
-            ana = rest[analytic]
-            handled, P, R, d, owner = sphere_contacts(
-                ana, self._sphere_kind, self._first, self._second, X, self._sphere_r,
-                self._box_half, la, eps0, h)
-            parts.append(self._array_set(owner, P, R, d))
-            rest = np.sort(np.concatenate([rest[~analytic], ana[~handled]]))
-        boxes = self._box_pair[rest]
-        if boxes.any():  # box against box (boxes.py); unhandled pairs go on to coal
-            bb = rest[boxes]
-            handled, P, R, d, owner = box_contacts(
-                bb, self._first, self._second, X, self._box_half, la, eps0,
-                self.reduction_distance ** 2, self.flat_tolerance, self.remove_interior,
-                self.max_points_per_pair or 0)
-            parts.append(self._array_set(owner, P, R, d))
-            rest = np.sort(np.concatenate([rest[~boxes], bb[~handled]]))
+            return closed
+        parts = [closed] if d.shape[0] else []
         blocks = {}
         for p in rest.tolist():
             i, j, mu = self._pairs[p]
@@ -436,37 +414,3 @@ class ContactDetector(GeneralPairs):
             last = self._broad
         return last[2], last[3]
 
-    def _compiled_ground(self, near_ground, X, la, h, eps0):
-        """Polytope-ground pairs ``near_ground`` (all in ``_compiled_pair``) in one compiled
-        call.
-
-        Returns the positions of the pairs handled (increasing) and their contacts, in
-        pair order."""
-        cap = self.max_points_per_pair or 0
-        pairs = near_ground
-        if not pairs.size:
-            return pairs, None
-        geoms = self._second[pairs]
-        P, d, owner = polytopes_on_ground(
-            self._vall, self._vstart, geoms, np.ascontiguousarray(X[geoms]), h,
-            eps0 + la[geoms], self.reduction_distance ** 2, self.flat_tolerance,
-            self.remove_interior, cap)
-        R = np.repeat(_GROUND_FRAME[None], d.shape[0], axis=0)
-        return pairs, self._array_set(pairs[owner], P, R, d)
-
-
-def _curved_shapes(shapes):
-    """Per geometry: ``CURVED_*`` kind (0 for the others) and (3,) size, as
-    :func:`contact_lcp.collision.ground.curved_on_ground` takes them."""
-    kind = np.zeros(len(shapes), dtype=np.int64)
-    size = np.zeros((len(shapes), 3))
-    for g, sh in enumerate(shapes):
-        if isinstance(sh, coal.Cylinder):
-            kind[g], size[g, :2] = CURVED_CYLINDER, (sh.radius, sh.halfLength)
-        elif isinstance(sh, coal.Capsule):
-            kind[g], size[g, :2] = CURVED_CAPSULE, (sh.radius, sh.halfLength)
-        elif isinstance(sh, coal.Cone):
-            kind[g], size[g, :2] = CURVED_CONE, (sh.radius, sh.halfLength)
-        elif isinstance(sh, coal.Ellipsoid):
-            kind[g], size[g] = CURVED_ELLIPSOID, np.asarray(sh.radii, dtype=float)
-    return kind, size
