@@ -13,8 +13,8 @@ fallbacks, safe stops, uncertified steps) plus the deepest penetration after any
 measured by a full detection at the new state (not only on the contacts of the LCP), and
 the mean, median and worst wall time per step (the first step, which includes
 compilation, is left out), and how many steps the last step's basis solved without a
-search (``last_basis_steps``: the compiled step's or the model's warm solve; a resting
-pile should spend most steps there). The trajectories of piles are chaotic (a
+search (``last_basis_steps``: the contact model's first rung, its report's rungs
+``last_basis:solved``; a resting pile should spend most steps there). The trajectories of piles are chaotic (a
 round-off change of the step moves the pile to another one): ``--perturb N`` runs each
 scene N more times with every free body moved by up to 1 um (seeded), one row each
 (column ``perturbation``), to compare medians and means over several trajectories. CSV
@@ -59,10 +59,9 @@ def perturb(sim, seed):
 
 
 def _from_last_basis(report):
-    """Whether a step's impulse came from the last step's basis without a search."""
-    info = report.info
-    return (info.get("warm_source") == "previous_step" and "warm_miss" not in info
-            and report.solves == 1)
+    """Whether a step's impulse came from the last step's basis without a search (the
+    model's first rung alone, in one round)."""
+    return report.rungs == ("last_basis:solved",)
 
 
 def run(scene, h, duration, perturbation=0):

@@ -36,7 +36,7 @@ def _same(a, b):
 
 
 # (scene, contact model or None for the scene's, steps before the save, steps after):
-# a settling sphere pile (warm starts from the last basis, the compiled step's back-off),
+# a settling sphere pile (warm starts from the last basis, which the guess carries),
 # a box tower, a closed loop, a box over a crack (facet sets), the relaxed and no-slip
 # models, and a humanoid whose joints hold a command
 CASES = [
