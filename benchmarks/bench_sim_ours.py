@@ -42,12 +42,6 @@ class OurEngine:
         return np.array(F).reshape(-1, 3), depth, len(cs)
 
 
-
-def first_rung_only(report):
-    """Whether a step's contact solve was the model's first rung alone (the last basis,
-    one compiled solve: the pipeline's common case), as its report's rungs say."""
-    return report.rungs == ("last_basis:solved",) and report.solves == 1
-
 def python_calls_per_step(sim, steps=500):
     """Python-level function calls per ``sim.step()`` (cProfile's count, C calls included)."""
     import cProfile
@@ -83,7 +77,7 @@ def measure_ours(name, path, Simulator, *, duration, settle, chunks, version, me
                fallbacks=int(sum(i.fallbacks for i in infos)),
                # the share of the timed steps that the contact model's first rung solved
                # alone (the last basis, one compiled solve: the pipeline's common case)
-               first_rung_share=float(np.mean([first_rung_only(i.report) for i in infos])))
+               first_rung_share=float(np.mean([i.report.last_basis_only for i in infos])))
     if profile_steps:
         row["calls_per_step"] = python_calls_per_step(sim, profile_steps)
     return row

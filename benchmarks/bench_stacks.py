@@ -58,12 +58,6 @@ def perturb(sim, seed):
     sim.world.forward(sim._q, sim._v)
 
 
-def _from_last_basis(report):
-    """Whether a step's impulse came from the last step's basis without a search (the
-    model's first rung alone, in one round)."""
-    return report.rungs == ("last_basis:solved",)
-
-
 def run(scene, h, duration, perturbation=0):
     """One row: the scene at time step ``h`` [s] for ``duration`` [s]; ``perturbation``
     > 0 seeds a start moved by :func:`perturb`."""
@@ -79,7 +73,7 @@ def run(scene, h, duration, perturbation=0):
         if i:
             times.append(time.perf_counter() - t)
         re_solved += int(info.report.info.get("active_set_rounds", 0) > 0)
-        warm += int(_from_last_basis(info.report))
+        warm += int(info.report.last_basis_only)
         found = detector.detect(sim.q)
         if len(found):
             deepest = max(deepest, -float(found.distance.min()))

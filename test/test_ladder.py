@@ -142,6 +142,7 @@ def test_a_pyramid_step_reports_its_rungs():
     assert first.report.info["rungs"] == first.report.rungs
     second = model.solve(_box(), first.guess)  # the same contacts: the last basis solves it
     assert second.report.rungs == ("last_basis:solved",)
+    assert second.report.last_basis_only and not first.report.last_basis_only
 
 
 def test_a_failing_pyramid_ladder_reports_every_rung_down_to_the_fallback(monkeypatch):

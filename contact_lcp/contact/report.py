@@ -83,6 +83,12 @@ class SolveReport(ReadOnlyInfo):
         return tuple(self.info.get("rungs", ()))
 
     @property
+    def last_basis_only(self) -> bool:
+        """Whether the last step's basis alone solved this step (the pyramid model's first
+        rung, one compiled solve, in one active-set round): the step's common case."""
+        return self.rungs == ("last_basis:solved",)
+
+    @property
     def label(self) -> str:
         """A short name for logs: ``SOLVED``, ``FALLBACK(MAX_PIVOTS)``, ``SAFE_STOP``..."""
         if self.outcome is Outcome.NO_CONTACT:
