@@ -7,7 +7,7 @@ against boxes (:func:`~.boxes.box_contacts`), each reduced as the detector reduc
 patch, merged in pair order. The pairs no closed form takes (other shapes, or a case a
 closed form declines, such as a sphere's centre inside a box) come back as ``rest`` for
 coal. One call instead of one per kind with a merge of their contact sets in Python
-between them: the merge cost more than the closed forms (a standing quadruped: ~30 us).
+between them, which cost more than the closed forms themselves.
 """
 
 import numpy as np
