@@ -318,11 +318,22 @@ def build_problem(h, R_WC, p_W, distance, mu, J, K, v, v_free, *, limit_gap=None
         np.ascontiguousarray(J), np.ascontiguousarray(K, dtype=float),
         np.asarray(v_free, dtype=float), phi, float(h), float(gamma),
         np.inf if max_correction_speed is None else float(max_correction_speed))
+    pair = np.zeros(k, dtype=np.int64) if pair is None else np.asarray(pair, dtype=np.int64)
+    return problem_from_rows(float(h), np.asarray(R_WC, dtype=float),
+                             np.asarray(p_W, dtype=float), np.asarray(mu, dtype=float), J, K, v,
+                             v_free, (finite, phi, G, u, bias), l, pair, dict(extras or {}),
+                             curvature)
+
+
+def problem_from_rows(h, R_WC, p_W, mu, J, K, v, v_free, rows, l, pair, extras, curvature):
+    """The :class:`ContactProblem` of rows ``J`` whose ``rows = (finite, phi, G, u, bias)``
+    :func:`_rows_and_bias` or :func:`assemble` computed (arguments as
+    :func:`build_problem`'s, as arrays): InvalidProblem when they hold NaN or inf; the
+    negative part of ``curvature`` (k,) [m] (or None) added to the contacts' bias."""
+    finite, phi, G, u, bias = rows
     if not finite:
         raise InvalidProblem("contact Jacobian and gaps must be finite; they contain NaN or inf")
     if curvature is not None:
-        bias[:k] += np.minimum(np.asarray(curvature, dtype=float), 0.0) / float(h)
-    pair = np.zeros(k, dtype=np.int64) if pair is None else np.asarray(pair, dtype=np.int64)
-    return ContactProblem(float(h), np.asarray(R_WC, dtype=float), np.asarray(p_W, dtype=float),
-                          phi, np.asarray(mu, dtype=float), J, K, G, v, v_free, u, bias, l,
-                          pair, dict(extras or {}))
+        k = mu.shape[0]
+        bias[:k] += np.minimum(np.asarray(curvature, dtype=float), 0.0) / h
+    return ContactProblem(h, R_WC, p_W, phi, mu, J, K, G, v, v_free, u, bias, l, pair, extras)

@@ -31,7 +31,8 @@ from numba import njit
 
 from contact_lcp.collision.broadphase import farther
 from contact_lcp.collision.contact_set import ContactSet
-from contact_lcp.contact.problem import ContactProblem, active_contacts, assemble
+from contact_lcp.contact.problem import (ContactProblem, active_contacts, assemble,
+                                         problem_from_rows)
 from contact_lcp.contact.report import NO_CONTACT, SolveReport
 from contact_lcp.exceptions import InvalidProblem
 from contact_lcp.sim.curvature import CurvatureCheck
@@ -246,13 +247,10 @@ class Stepper:
                 J_found, active, found.distance, found.body_a, found.body_b,
                 self.num_geometries, limits.idx_v, limits.sign, limits.gap, K, v_free, h,
                 self.gamma, self.max_correction_speed)
-            if not finite:
-                raise InvalidProblem("contact Jacobian and gaps must be finite; they contain "
-                                     "NaN or inf")
-            if defect is not None:  # paths that curve into each other keep that much gap
-                bias[:k] += np.minimum(defect[active], 0.0) / h
-            problem = ContactProblem(h, contacts.R_WC, contacts.p_W, phi, contacts.mu, J_c, K,
-                                     G, v, v_free, u, bias, l, pair, extras)
+            # (contacts whose paths curve into each other keep that much more gap)
+            problem = problem_from_rows(h, contacts.R_WC, contacts.p_W, contacts.mu, J_c, K, v,
+                                        v_free, (finite, phi, G, u, bias), l, pair, extras,
+                                        None if defect is None else defect[active])
             t3 = time.perf_counter()
             timings["lcp_build"] = timings.get("lcp_build", 0.0) + t3 - t2
             sol = self.model.solve(problem, data.guess)
