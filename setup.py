@@ -19,12 +19,25 @@ ros_wheels = [
     "ros-kilted-rosgraph-msgs",
     # the ament index, to look packages up (scene files, package:// URIs) as under ROS
     "ros-kilted-ament-index-python",
+    # to build tf2_msgs, control_msgs (FollowJointTrajectory) and simulation_interfaces,
+    # which have no wheel, at install (python -m contact_lcp.ros.interfaces build)
+    "ros-kilted-rosidl-default-generators",
+    "ros-kilted-ament-cmake",
+    "ros-kilted-ament-package",
+    "ros-kilted-ament-cmake-include-directories",
+    "ros-kilted-ament-cmake-ros-core",
+    "ros-kilted-rosidl-core-generators",
+    "ros-kilted-action-msgs",
+    "catkin-pkg",
 ]
 
 setup(
     name=package_name,
     version="0.1.0",
     packages=find_packages(exclude=["test", "benchmarks"]),
+    # the interface definitions that contact_lcp.ros.interfaces builds
+    package_data={"contact_lcp.ros": ["idl/*.cmake", "idl/*/*.xml", "idl/*/*.txt",
+                                      "idl/*/msg/*", "idl/*/srv/*", "idl/*/action/*"]},
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
         ("share/" + package_name, ["package.xml"]),

@@ -20,3 +20,10 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     "$venv/bin/python" -c "import contact_lcp, pinocchio, numba" || { echo "[bootstrap] install failed" >&2; exit 1; }
     echo "$want" > "$stamp"
 fi
+# The ROS interface packages PyPI has no wheel of (tf2_msgs, control_msgs'
+# FollowJointTrajectory, simulation_interfaces): built once into .venv with rosidl, CMake
+# and the C/C++ compiler (a few minutes), skipped when current or when a ROS installation
+# provides them; without a compiler the node runs without them and says why.
+case ",$extras," in
+    *,ros,*|*,test,*) "$venv/bin/python" -m contact_lcp.ros.interfaces build ;;
+esac
