@@ -275,3 +275,16 @@ def load_scene(path):
         return scene_from_dict(data, base_dir=p.resolve().parent, path=str(p.resolve()))
     except SceneError as e:
         raise SceneError(f"{p}: {e}") from None
+
+
+def robot_entry(data, where="robot", base_dir="."):
+    """One ``robots:`` entry (a mapping with the scene file's robot keys) as a
+    :class:`~contact_lcp.sim.scene.RobotSceneSpec`, checked as the loader checks it;
+    paths are relative to ``base_dir``."""
+    return _robot(data, where, Path(base_dir))
+
+
+def body_entry(data, where="body"):
+    """One ``bodies:`` entry (a mapping with the scene file's body keys) as a
+    :class:`~contact_lcp.dynamics.BodySpec`, checked as the loader checks it."""
+    return _body(data, where)

@@ -39,7 +39,8 @@ class ContactView:
     distance: float
 
 
-def _quat_to_R(qx, qy, qz, qw):
+def quat_to_R(qx, qy, qz, qw):
+    """Rotation matrix (3, 3) of the unit quaternion ``(qx, qy, qz, qw)``."""
     return np.array([
         [1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qz * qw), 2 * (qx * qz + qy * qw)],
         [2 * (qx * qy + qz * qw), 1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qx * qw)],
@@ -112,7 +113,7 @@ class SimulatorViews:
 
     def _free_flyer_state(self, sq, sv):
         pose = self._q[sq : sq + 7].copy()
-        R = _quat_to_R(*pose[3:7])
+        R = quat_to_R(*pose[3:7])
         v_local = self._v[sv : sv + 6]
         return BaseState(pose, np.concatenate([R @ v_local[:3], R @ v_local[3:]]))
 
