@@ -33,11 +33,8 @@ from contact_lcp.ros.relay import Relay, RelayStream, type_name
 from contact_lcp.ros.robots import LATCHED, SceneIO
 from contact_lcp.ros.scene_info import SceneInfo, build_simulator
 from contact_lcp.ros.services import NodeServices
+from contact_lcp.ros.standard_interfaces import StandardInterfaces, TFMessage
 
-try:  # tf2_msgs has no PyPI wheel: /tf only where a ROS 2 installation provides it
-    from tf2_msgs.msg import TFMessage
-except ImportError:
-    TFMessage = None
 
 
 def load(cfg):
@@ -49,7 +46,7 @@ def load(cfg):
     return sim, SceneInfo.of(sim, cfg, warm_error)
 
 
-class ContactLCPNode(NodeServices, Node):
+class ContactLCPNode(NodeServices, StandardInterfaces, Node):
     """Simulate a scene and publish it; see :mod:`contact_lcp.ros` for the interfaces.
 
     The simulator is built and its first step compiled before anything is published
@@ -99,12 +96,7 @@ class ContactLCPNode(NodeServices, Node):
         self._relay = self._start_relay()
         self._pub_markers = self.create_publisher(MarkerArray, "~/contact_markers", 2)
         self._pub_diag = self.create_publisher(DiagnosticArray, "/diagnostics", qos)
-        self._pub_tf = None
-        if TFMessage is not None:
-            self._pub_tf = self.create_publisher(TFMessage, "/tf", QoSProfile(depth=100))
-        else:
-            self.get_logger().info("tf2_msgs is not importable: /tf is not published; "
-                                   "~/contact_markers still shows the scene")
+        self._make_tf()
         self._io = self._scene_io(self._scene)
         self._arrows = 0
         self._shapes = []  # shape markers, refilled each time
@@ -123,6 +115,7 @@ class ContactLCPNode(NodeServices, Node):
             self.create_subscription(String, self._config.robot_description_topic,
                                      self._on_robot_description, LATCHED)
         self._make_services()
+        self._make_standard_interfaces()
         # a failed step is seen in the physics thread; the `paused` parameter is set
         # from the executor, woken by this guard condition
         self._error_guard = self.create_guard_condition(self._sync_paused)
@@ -130,6 +123,7 @@ class ContactLCPNode(NodeServices, Node):
         self._tasks = []
         self._make_tasks()
         self._loop.every(1.0, self._report)
+        self._publish_static_tf(sim, self._scene)
         self._loop.start()
         if self._scene.warm_error:
             self.get_logger().warning(f"the first step fails: {self._scene.warm_error}")
@@ -274,10 +268,13 @@ class ContactLCPNode(NodeServices, Node):
             io = self._scene_io(scene)
             self._make_wrench_publishers(new, scene)
             self._make_command_subscriptions(scene)
+            if self._actions is not None:
+                self._actions.follow(scene)
 
             def adopt():  # in the physics thread, before any task sees the new simulator
                 self._scene, self._io = scene, io
                 io.publish_descriptions()
+                self._publish_static_tf(sim, scene)
 
             def done(fut):
                 if fut.exception() is None:

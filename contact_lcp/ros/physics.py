@@ -227,6 +227,40 @@ class PhysicsLoop:
             self._restart()
         return self.submit(op)
 
+    def change_simulator(self, make, then=None):
+        """Future: carry on with ``make(sim)``, a simulator that continues ``sim``'s state
+        and time (an entity added or removed), built in the physics thread between two
+        steps so that no step is lost. ``then(new_sim)`` runs in the same op, before any
+        task sees the new simulator; the future's result is ``new_sim``."""
+        def op(sim):
+            new_sim = make(sim)
+            if then is not None:
+                then(new_sim)
+            self._offset += sim.t - new_sim.t  # (the same sim time: no jump)
+            self._sim = new_sim
+            self._restart()
+            return new_sim
+        return self.submit(op)
+
+    def step_many(self, n):
+        """Future: exactly ``n`` steps while paused (their count is the result)."""
+        def op(sim):
+            if not self._paused:
+                raise RuntimeError("not paused: stepping works only while paused")
+            self._paused = False  # sim-clock tasks run on sim time, as when playing
+            try:
+                for i in range(n):
+                    if self.finished.is_set():
+                        raise RuntimeError(f"the requested duration has been simulated after {i} steps")
+                    self._step()
+                    if self._error:
+                        raise RuntimeError(f"step {i + 1} of {n} failed: {self._error}")
+                    self._run_tasks()
+            finally:
+                self._paused = True
+            return n
+        return self.submit(op)
+
     def snapshot(self, wrench_links=(), *, contacts=False, shapes=False):
         """Future of a :class:`Snapshot` of the current state."""
         return self.submit(lambda sim: self.take_snapshot(
