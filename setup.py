@@ -58,6 +58,7 @@ setup(
         "proxsuite>=0.6",
         "clarabel>=0.7",
         "setuptools",
+        "xacro>=2.0",  # .xacro robots (the pure-Python xacro of PyPI)
     ],
     extras_require={
         "ros": ros_wheels,

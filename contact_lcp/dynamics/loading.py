@@ -43,7 +43,8 @@ class LoadedPart:
 def _source(spec):
     if spec.urdf_string is not None:
         return f"the urdf_string of robot {spec.name!r}"
-    return f"URDF file {spec.urdf!r} of robot {spec.name!r}"
+    kind = "xacro" if (spec.urdf or "").endswith(".xacro") else "URDF"
+    return f"{kind} file {spec.urdf!r} of robot {spec.name!r}"
 
 
 def read_urdf(spec):
@@ -55,8 +56,26 @@ def read_urdf(spec):
             f"robot {spec.name!r}: give urdf (a path) or urdf_string; received neither")
     if not os.path.isfile(spec.urdf):
         raise SceneError(f"robot {spec.name!r}: URDF file {spec.urdf!r} does not exist")
+    if spec.urdf.endswith(".xacro"):
+        return expand_xacro(spec.urdf, spec.xacro_args, f"robot {spec.name!r}")
+    if spec.xacro_args:
+        raise SceneError(f"robot {spec.name!r}: xacro_args given for {spec.urdf!r}, which is "
+                         "not a .xacro file")
     with open(spec.urdf, encoding="utf-8") as f:
         return f.read()
+
+
+def expand_xacro(path, args, who):
+    """The URDF text of xacro file ``path`` with ``args`` (``{name: value}``); a
+    SceneError naming ``who``, the file and xacro's reason when it does not expand."""
+    import xacro
+
+    try:
+        doc = xacro.process_file(path, mappings={str(k): str(v) for k, v in dict(args).items()})
+    except Exception as e:  # xacro raises XacroException, XML and substitution errors
+        raise SceneError(f"{who}: xacro file {path!r} does not expand: "
+                         f"{type(e).__name__}: {e}") from None
+    return doc.toxml()
 
 
 def _collision_parent(model, joint, carriers):

@@ -33,7 +33,8 @@ class RobotSpec:
         Unique in the scene; the prefix ``"<name>/"`` of its joint and frame names when
         another robot or body of the scene uses the same names.
     urdf : str or None
-        Path to the URDF file.
+        Path to the URDF file, or to a xacro file (``.xacro``), expanded with
+        ``xacro_args``.
     urdf_string : str or None
         URDF XML; overrides ``urdf`` when both are given.
     package_dirs : tuple of str
@@ -57,6 +58,8 @@ class RobotSpec:
     locked_joints : tuple of str
         URDF joints welded at their initial positions (:mod:`contact_lcp.dynamics.locking`):
         fingers a scene does not move, or links without mass.
+    xacro_args : mapping str -> str
+        ``<xacro:arg>`` values for a ``.xacro`` file (as ``xacro file.xacro name:=value``).
     """
 
     name: str
@@ -69,6 +72,7 @@ class RobotSpec:
     initial_joints: Mapping[str, float] = field(default_factory=dict)
     reference_configuration: str | None = None
     locked_joints: tuple = ()
+    xacro_args: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

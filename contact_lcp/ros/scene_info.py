@@ -193,19 +193,12 @@ def scene_robot_urdfs(scene):
     For robot_state_publisher in the launch files; read through the simulator's own
     scene loader (no simulator is built), with the node's namespace rule.
     """
+    from contact_lcp.dynamics.loading import read_urdf
     from contact_lcp.sim import load_scene
 
     robots = load_scene(resolve_scene(scene)).robots
-    out = []
-    for r in robots:
-        spec = r.robot
-        if spec.urdf_string:
-            urdf = spec.urdf_string
-        else:
-            with open(spec.urdf) as f:
-                urdf = f.read()
-        out.append((spec.name, spec.name if len(robots) > 1 else "", urdf))
-    return out
+    return [(r.robot.name, r.robot.name if len(robots) > 1 else "", read_urdf(r.robot))
+            for r in robots]
 
 
 def scene_robot_urdf(scene, robot=0):

@@ -60,7 +60,7 @@ TOP_KEYS = frozenset({"time_step", "duration", "gravity", "ground", "robots", "b
 GROUND_KEYS = frozenset({"height", "friction"})
 ROBOT_KEYS = frozenset({"name", "urdf", "package_dirs", "srdf", "floating_base", "base_pose",
                         "initial_joints", "reference_configuration", "locked_joints",
-                        "controller"})
+                        "xacro_args", "controller"})
 CONTROLLER_KEYS = frozenset({"type", "kp", "kd", "gravity_compensation", "trajectory"})
 TRAJECTORY_KEYS = frozenset({"type", "joints", "file"})
 SINUSOID_KEYS = frozenset({"amplitude", "period", "phase"})

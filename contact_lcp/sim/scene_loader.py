@@ -92,6 +92,11 @@ def _robot(data, where, base):
     for j, x in init.items():
         if not is_finite_number(x):
             raise SceneError(f"{where}.initial_joints.{j}: expected a finite number, got {x!r}")
+    xacro_args = sec.raw("xacro_args", {}) or {}
+    if not isinstance(xacro_args, dict) or not all(
+            isinstance(v, (str, int, float, bool)) for v in xacro_args.values()):
+        raise SceneError(f"{where}.xacro_args: expected a mapping of xacro argument names to "
+                         f"values, got {xacro_args!r}")
     locked = sec.raw("locked_joints", []) or []
     if not isinstance(locked, list) or not all(isinstance(j, str) for j in locked):
         raise SceneError(f"{where}.locked_joints: expected a list of joint names, got {locked!r}")
@@ -106,6 +111,7 @@ def _robot(data, where, base):
         initial_joints={str(j): float(x) for j, x in init.items()},
         reference_configuration=sec.text("reference_configuration"),
         locked_joints=tuple(locked),
+        xacro_args={str(k): str(v) for k, v in xacro_args.items()},
     )
     return RobotSceneSpec(spec, _controller(sec.raw("controller"), where + ".controller", base))
 
