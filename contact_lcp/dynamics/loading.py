@@ -13,6 +13,7 @@ import coal
 import numpy as np
 import pinocchio as pin
 
+from contact_lcp.dynamics.formats import build_mjcf, expand_xacro, is_mjcf
 from contact_lcp.dynamics.locking import initial_positions, lock_joints
 from contact_lcp.dynamics.meshes import check_geometry
 from contact_lcp.dynamics.specs import RobotInfo, check_body, check_pose
@@ -43,7 +44,8 @@ class LoadedPart:
 def _source(spec):
     if spec.urdf_string is not None:
         return f"the urdf_string of robot {spec.name!r}"
-    kind = "xacro" if (spec.urdf or "").endswith(".xacro") else "URDF"
+    path = spec.urdf or ""
+    kind = "xacro" if path.endswith(".xacro") else "MJCF" if path.endswith(".xml") else "URDF"
     return f"{kind} file {spec.urdf!r} of robot {spec.name!r}"
 
 
@@ -63,19 +65,6 @@ def read_urdf(spec):
                          "not a .xacro file")
     with open(spec.urdf, encoding="utf-8") as f:
         return f.read()
-
-
-def expand_xacro(path, args, who):
-    """The URDF text of xacro file ``path`` with ``args`` (``{name: value}``); a
-    SceneError naming ``who``, the file and xacro's reason when it does not expand."""
-    import xacro
-
-    try:
-        doc = xacro.process_file(path, mappings={str(k): str(v) for k, v in dict(args).items()})
-    except Exception as e:  # xacro raises XacroException, XML and substitution errors
-        raise SceneError(f"{who}: xacro file {path!r} does not expand: "
-                         f"{type(e).__name__}: {e}") from None
-    return doc.toxml()
 
 
 def _collision_parent(model, joint, carriers):
@@ -118,8 +107,8 @@ def _initial_q(model, spec, source):
     q = pin.neutral(model)
     if spec.reference_configuration is not None:
         refs = model.referenceConfigurations
-        names = [entry.key() for entry in refs]
-        if spec.srdf is None:
+        names = [entry.key() for entry in refs]  # the SRDF's, or MJCF's qpos0
+        if spec.srdf is None and spec.reference_configuration not in names:
             raise SceneError(
                 f"{source}: reference_configuration {spec.reference_configuration!r} needs an srdf"
             )
@@ -200,6 +189,21 @@ def load_robot(spec, mesh_mode="convex"):
         raise SceneError(f"mesh_mode must be one of {MESH_MODES}; received {mesh_mode!r}")
     xml = read_urdf(spec)
     source = _source(spec)
+    if is_mjcf(xml):
+        model, geom, spec = build_mjcf(spec, source)
+    else:
+        model, geom, xml, spec = _build_urdf(xml, spec, source)
+    check_geometry(model, geom, mesh_mode, source)  # before coal computes with it
+    _reference_configurations(model, spec, source)
+    check_masses(model, source)
+    q = _initial_q(model, spec, source)
+    pairs = _self_pairs(model, geom, spec.srdf, source)
+    distinct_frame_names(model)
+    return LoadedPart(spec.name, model, geom, q, np.zeros(model.nv), xml, pairs)
+
+
+def _build_urdf(xml, spec, source):
+    """``(model, geom, xml, spec)`` of a URDF robot (its locked joints welded)."""
     check_urdf_xml(xml, source)
     if spec.locked_joints:
         xml, spec = _locked(xml, spec, source)
@@ -221,13 +225,7 @@ def load_robot(spec, mesh_mode="convex"):
             f"{list(spec.package_dirs)}): {e}"
         ) from e
     check_collision_counts(collisions, model, geom, source)
-    check_geometry(model, geom, mesh_mode, source)  # before coal computes with it
-    _reference_configurations(model, spec, source)
-    check_masses(model, source)
-    q = _initial_q(model, spec, source)
-    pairs = _self_pairs(model, geom, spec.srdf, source)
-    distinct_frame_names(model)
-    return LoadedPart(spec.name, model, geom, q, np.zeros(model.nv), xml, pairs)
+    return model, geom, xml, spec
 
 
 def _reference_configurations(model, spec, source):

@@ -44,8 +44,8 @@ class RobotIO:
             self._odom = stream(Odometry, robot.topic("odom"), DEPTH,
                                 packed.odometry(messages.WORLD, robot.base_frame))
             self._imu = stream(Imu, robot.topic("imu"), DEPTH, packed.imu(robot.base_frame))
-        self._description = None
-        if robot.topic("robot_description") != skip_description:
+        self._description = None  # (an MJCF robot has no URDF for rviz: none published)
+        if robot.topic("robot_description") != skip_description and robot.urdf:
             self._description = publisher(String, robot.topic("robot_description"), LATCHED)
         self._last = None  # (sim t, v_W of the base origin) of the previous sample
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from contact_lcp.dynamics.formats import is_mjcf
 from contact_lcp.exceptions import SceneError
 from contact_lcp.ros.config import resolve_scene
 from contact_lcp.ros.package_uris import resolve_package_uris
@@ -159,13 +160,15 @@ class SceneInfo:
             prefix = f"{r.name}/"
             local = tuple(n[len(prefix):] if n.startswith(prefix) else n for n in names)
             urdf = sim.robot_description(i)
+            mjcf = is_mjcf(urdf)  # described in MJCF: no URDF to publish
+            urdf = "" if mjcf else urdf
             dirs = getattr(sim.scene.robots[i].robot, "package_dirs", ()) or ()
             robots.append(RobotEntry(
                 index=i, name=r.name, namespace=r.name if several else "",
                 frame_prefix=prefix if several else "", joint_names=names,
                 local_names=local, first=first, floating=bool(r.floating_base),
-                base_link=root_link(urdf), urdf=urdf,
-                published_urdf=resolve_package_uris(urdf, dirs)))
+                base_link=r.base_link if mjcf else root_link(urdf), urdf=urdf,
+                published_urdf="" if mjcf else resolve_package_uris(urdf, dirs)))
             first += len(names)
         bodies = tuple(b.name for b in sim.world.bodies)
         links = tuple(n for r in sim.world.robots for n in r.link_names) + bodies
