@@ -35,6 +35,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from simulation_interfaces import srv  # noqa: E402
 from simulation_interfaces.msg import Result, SimulationState  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
+from contact_lcp_msgs.msg import Contacts  # noqa: E402
 from trajectory_msgs.msg import JointTrajectoryPoint  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -71,8 +72,9 @@ class Client:
 
     def __init__(self, context):
         self.node = rclpy.create_node("standard_interfaces_client", context=context)
-        self.tf, self.joints = [], []
+        self.tf, self.joints, self.contacts = [], [], []
         self.node.create_subscription(TFMessage, "/tf", self.tf.append, 50)
+        self.node.create_subscription(Contacts, f"{NS}/contacts", self.contacts.append, 10)
         self.node.create_subscription(JointState, "/joint_states", self.joints.append, 50)
         self.action = ActionClient(self.node, FollowJointTrajectory, ACTION)
         self.executor = SingleThreadedExecutor(context=context)
@@ -146,6 +148,25 @@ def test_a_tf_listener_sees_the_floating_base_in_world(client):
     # the humanoid stands: its base is about its standing height up, upright
     assert 0.5 < base.transform.translation.z < 1.5
     assert abs(base.transform.rotation.w) > 0.99
+
+
+def test_the_contacts_carry_the_robots_weight_on_the_ground(client):
+    msg = ros_harness.wait_for(lambda: client.contacts and client.contacts[-1], 10.0,
+                               "~/contacts")
+    assert msg.header.frame_id == "world" and msg.contacts
+    feet = {c.body_b for c in msg.contacts} | {c.body_a for c in msg.contacts}
+    assert "ground" in feet and {"l_foot", "r_foot"} & feet
+    for c in msg.contacts:
+        n = (c.normal.x, c.normal.y, c.normal.z)
+        assert math.isclose(math.hypot(*n), 1.0, abs_tol=1e-9)
+        assert c.force.x * n[0] + c.force.y * n[1] + c.force.z * n[2] >= -1e-9  # pushes apart
+    # standing still on flat ground: the vertical forces on the robot sum to its weight
+    # (2 %: the standing robot's centre of mass still sways by a few mm/s)
+    from contact_lcp.sim import Simulator
+
+    weight = Simulator.from_file(str(ROOT / "config" / "humanoid_stand.yaml")).robot_mass(0) * 9.81
+    fz = sum(c.force.z if c.body_a == "ground" else -c.force.z for c in msg.contacts)
+    assert fz == pytest.approx(weight, rel=0.02)
 
 
 def test_a_trajectory_goal_reaches_its_target_and_succeeds(client):

@@ -1,4 +1,5 @@
-"""Build the ROS 2 interface packages that PyPI has no wheel of, into this environment.
+"""Build the ROS 2 interface packages that PyPI has no wheel of, into this environment
+(and the package's own messages, ``contact_lcp_msgs``).
 
 The node publishes ``/tf`` (``tf2_msgs``), serves FollowJointTrajectory (``control_msgs``)
 and the simulation_interfaces services; a ROS installation has those packages, a pip-only
@@ -33,6 +34,7 @@ PACKAGES = {
     "tf2_msgs": "tf2_msgs.msg",
     "control_msgs": "control_msgs.action",
     "simulation_interfaces": "simulation_interfaces.srv",
+    "contact_lcp_msgs": "contact_lcp_msgs.msg",  # our own: per-contact messages
 }
 IDL_DIR = Path(__file__).resolve().parent / "idl"
 #: what each built package records beside its share/ files: the definitions' digest

@@ -97,6 +97,7 @@ class ContactLCPNode(NodeServices, StandardInterfaces, Node):
         self._pub_markers = self.create_publisher(MarkerArray, "~/contact_markers", 2)
         self._pub_diag = self.create_publisher(DiagnosticArray, "/diagnostics", qos)
         self._make_tf()
+        self._make_contacts()
         self._io = self._scene_io(self._scene)
         self._arrows = 0
         self._shapes = []  # shape markers, refilled each time
@@ -329,12 +330,14 @@ class ContactLCPNode(NodeServices, StandardInterfaces, Node):
         self._clock_out.publish(self._no_values, packed.to_stamp(self._loop.time))
 
     def _publish_sensors(self, sim):
-        """The sensor-rate streams: odometry, IMUs, /tf and the contact wrenches."""
+        """The sensor-rate streams: odometry, IMUs, /tf, ~/contacts and the contact
+        wrenches."""
         t = self._loop.time
         stamp = packed.to_stamp(t)
         transforms = self._io.publish_sensors(stamp, t, sim, self._pub_tf is not None)
         if self._pub_tf is not None and transforms:
             self._pub_tf.publish(TFMessage(transforms=transforms))
+        self._publish_contacts(sim, t)
         streams = [(link, self._wrench_streams.get(link)) for link in self._wrench_links()]
         links = [link for link, s in streams if s is not None and s.listened()]
         if links:

@@ -1,6 +1,7 @@
 """The node's standard ROS interfaces from packages that PyPI has no wheel of: ``/tf``
-and ``/tf_static`` (tf2_msgs), FollowJointTrajectory (control_msgs) and the
-simulation_interfaces services (a mixin of the node).
+and ``/tf_static`` (tf2_msgs), FollowJointTrajectory (control_msgs), the
+simulation_interfaces services, and its own ``~/contacts`` (contact_lcp_msgs) (a mixin
+of the node).
 
 Each package is built into a pip-only environment at install
 (:mod:`contact_lcp.ros.interfaces`); a ROS installation brings its own. Where one is
@@ -18,6 +19,10 @@ try:
     from tf2_msgs.msg import TFMessage
 except ImportError:
     TFMessage = None
+try:
+    from contact_lcp_msgs.msg import Contact, Contacts
+except ImportError:
+    Contacts = None
 try:
     from contact_lcp.ros.trajectory_action import TrajectoryActions
 except ImportError:
@@ -43,6 +48,31 @@ class StandardInterfaces:
             return
         self._pub_tf = self.create_publisher(TFMessage, "/tf", QoSProfile(depth=100))
         self._pub_tf_static = self.create_publisher(TFMessage, "/tf_static", STATIC)
+
+    def _make_contacts(self):
+        """``~/contacts`` (contact_lcp_msgs/Contacts), or a logged reason without it."""
+        self._pub_contacts = None
+        if Contacts is None:
+            self.get_logger().warning(f"no ~/contacts: {missing('contact_lcp_msgs')}")
+            return
+        self._pub_contacts = self.create_publisher(Contacts, "~/contacts", 10)
+
+    def _publish_contacts(self, sim, t):
+        """Every contact of the last step on ``~/contacts``, stamped ``t`` [s] (sensor
+        rate, when listened)."""
+        pub = self._pub_contacts
+        if pub is None or pub.get_subscription_count() == 0:
+            return
+        msg = Contacts()
+        msg.header.stamp = messages.to_time(t)
+        msg.header.frame_id = messages.WORLD
+        for c in sim.contacts():
+            m = Contact(body_a=c.body_a, body_b=c.body_b, distance=float(c.distance))
+            m.position.x, m.position.y, m.position.z = (float(x) for x in c.p_W)
+            m.normal.x, m.normal.y, m.normal.z = (float(x) for x in c.n_W)
+            m.force.x, m.force.y, m.force.z = (float(x) for x in c.force_W)
+            msg.contacts.append(m)
+        pub.publish(msg)
 
     def _make_standard_interfaces(self):
         """FollowJointTrajectory servers and the simulation_interfaces services."""
