@@ -82,17 +82,18 @@ def call(node, kind, name, request, timeout=10.0):
         node.destroy_client(client)
 
 
-def set_parameter(node, name, value, timeout=30.0):
-    """SetParametersResult of setting the simulator node's ``name`` from ``node``."""
+def set_parameter(node, name, value, timeout=30.0, simulator="/contact_lcp"):
+    """SetParametersResult of setting the simulator node's ``name`` from ``node``
+    (``simulator``: the node's full name)."""
     request = SetParameters.Request(parameters=[ParameterMsg(name=name, value=_value(value))])
-    return call(node, SetParameters, "/contact_lcp/set_parameters", request,
+    return call(node, SetParameters, f"{simulator}/set_parameters", request,
                 timeout).results[0]
 
 
 class Harness:
     """A ContactLCPNode with ``params`` and a client node, in one fresh context."""
 
-    def __init__(self, params, *, start_client=True):
+    def __init__(self, params, *, start_client=True, namespace=None):
         from contact_lcp.ros.node import ContactLCPNode
 
         self.context = rclpy.Context()
@@ -102,7 +103,7 @@ class Harness:
         self.node = None
         try:
             self.node = ContactLCPNode(
-                context=self.context,
+                context=self.context, **({"namespace": namespace} if namespace else {}),
                 parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
             self.client = rclpy.create_node("contact_lcp_test_client", context=self.context)
         except BaseException:

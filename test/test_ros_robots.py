@@ -167,3 +167,41 @@ def test_stamps_of_every_robot_are_the_clock(pair):
     clocks = {clock_of(m) for m in h.messages("/clock")}
     for name in ROBOTS:
         assert {stamp(m) for m in h.messages(f"/{name}/joint_states", since)[:-1]} <= clocks
+
+
+def test_robot_relative_joint_names_resolve_unless_two_robots_share_them(pair):
+    scene = pair.node.scene
+    assert scene.sim_joint("alice/l_elbow") == "alice/l_elbow"
+    with pytest.raises(KeyError, match="joint 'l_elbow' is a joint of several robots: name "
+                                       "one of alice/l_elbow, bob/l_elbow"):
+        scene.sim_joint("l_elbow")
+    with pytest.raises(KeyError, match="unknown joint 'no_such'"):
+        scene.sim_joint("no_such")
+
+
+def test_one_namespace_moves_the_whole_instance_and_joint_states_can_move_aside():
+    """``-r __ns:=/simA`` (here: the node's namespace) moves every topic, /clock and /tf
+    included; ``joint_states_topic`` moves the simulator's joint states off the topic
+    joint_state_broadcaster publishes (the topic_based_ros2_control recipe)."""
+    h = Harness({"scene": "humanoid_stand.yaml", "real_time_factor": 0.0,
+                 "marker_rate": 0.0, "joint_states_topic": "sim_joint_states"},
+                namespace="/simA")
+    try:
+        h.record(JointState, "/simA/sim_joint_states")
+        h.record(Clock, "/simA/clock")
+        h.wait_for(lambda: h.log["/simA/sim_joint_states"] and h.log["/simA/clock"], 60,
+                   "the namespaced joint states and clock")
+        names = {n for n, _ in h.node.get_publisher_names_and_types_by_node(
+            "contact_lcp", "/simA")}
+        assert {"/simA/odom", "/simA/diagnostics", "/simA/robot_description"} <= names
+        assert not {"/joint_states", "/clock", "/odom", "/sim_joint_states"} & names
+        subs = {n for n, _ in h.node.get_subscriber_names_and_types_by_node(
+            "contact_lcp", "/simA")}
+        assert "/simA/joint_commands" in subs
+        from ros_harness import set_parameter
+
+        result = set_parameter(h.client, "joint_states_topic", "other",
+                               simulator="/simA/contact_lcp")
+        assert not result.successful and "start-up only" in result.reason
+    finally:
+        h.close()

@@ -8,6 +8,7 @@ so start-up values (``--ros-args -p``, a params file) and runtime changes
 
 import math
 import os
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -91,7 +92,21 @@ PARAMETERS = (
         "kd", 0.0, float,
         "Velocity gain [N.m.s/rad] for position/velocity commands. 0: the scene's."),
     ParameterSpec("paused", False, bool, "Physics paused (also ~/set_paused)."),
+    ParameterSpec(
+        "joint_states_topic", "joint_states", str,
+        "Topic of each robot's joint states, in its namespace (relative). With ros2_control "
+        "(topic_based_ros2_control) set another, e.g. sim_joint_states, so that "
+        "joint_state_broadcaster alone publishes joint_states. Start-up only."),
+    ParameterSpec(
+        "joint_commands_topic", "joint_commands", str,
+        "Topic of each robot's joint commands (sensor_msgs/JointState), in its namespace "
+        "(relative). Start-up only."),
 )
+
+#: parameters read once, when the node starts
+STARTUP_ONLY = ("robot_description_topic", "publisher_process", "joint_states_topic",
+                "joint_commands_topic")
+TOPIC_NAME = r"^[A-Za-z][A-Za-z0-9_]*(/[A-Za-z][A-Za-z0-9_]*)*$"
 
 SPECS = {p.name: p for p in PARAMETERS}
 
@@ -117,6 +132,8 @@ class NodeConfig:
     kp: float = 0.0
     kd: float = 0.0
     paused: bool = False
+    joint_states_topic: str = "joint_states"
+    joint_commands_topic: str = "joint_commands"
 
     def with_values(self, values):
         """Return a copy with ``values`` (name -> raw value, already checked) applied."""
@@ -165,6 +182,9 @@ def check(name, value):
         return f"{name} must be a {spec.kind.__name__}, got {type(value).__name__} {value!r}"
     if name == "robot_description_topic" and value and not value.startswith("/"):
         return f"robot_description_topic must be an absolute topic name, got {value!r}"
+    if name in ("joint_states_topic", "joint_commands_topic") and not re.match(TOPIC_NAME, value):
+        return (f"{name} must be a relative topic name (letters, digits, _ and /, in the "
+                f"robot's namespace), got {value!r}")
     if name == "command_mode" and value not in COMMAND_MODES:
         return f"command_mode must be one of {', '.join(COMMAND_MODES)}, got {value!r}"
     if name == "scene" and value:

@@ -95,7 +95,7 @@ class ContactLCPNode(NodeServices, StandardInterfaces, Node):
         qos = QoSProfile(depth=10)
         self._relay = self._start_relay()
         self._pub_markers = self.create_publisher(MarkerArray, "~/contact_markers", 2)
-        self._pub_diag = self.create_publisher(DiagnosticArray, "/diagnostics", qos)
+        self._pub_diag = self.create_publisher(DiagnosticArray, "diagnostics", qos)
         self._make_tf()
         self._make_contacts()
         self._io = self._scene_io(self._scene)
@@ -103,7 +103,7 @@ class ContactLCPNode(NodeServices, StandardInterfaces, Node):
         self._shapes = []  # shape markers, refilled each time
         self._failures = 0
         self.publish_cycles = 0  # completed publishing cycles (for benchmarks)
-        self._clock_out = self._stream(ClockMsg, "/clock", 10, packed.clock())
+        self._clock_out = self._stream(ClockMsg, "clock", 10, packed.clock())
         self._wrench_streams = {}  # link -> packed.Stream, kept for the node's life
         self._no_values = np.zeros(0)
         self._make_wrench_publishers(self._config, self._scene)
@@ -166,8 +166,13 @@ class ContactLCPNode(NodeServices, StandardInterfaces, Node):
         return self._pubs[key]
 
     def _scene_io(self, scene):
-        skip = self._config.robot_description_topic
-        return SceneIO(scene, self._publisher, skip_description=skip, stream=self._stream)
+        # the robot topic (relative to the node's namespace) that resolves to the one the
+        # node reads descriptions from: that robot's description is not published there
+        wanted = self._config.robot_description_topic
+        skip = next((t for t in (r.topic("robot_description") for r in scene.robots)
+                     if wanted and self.resolve_topic_name(t) == wanted), "")
+        return SceneIO(scene, self._publisher, skip_description=skip, stream=self._stream,
+                       joint_states=self._config.joint_states_topic)
 
     def _stream(self, kind, topic, depth, packer):
         """A stream of pre-serialized messages: through the relay when there is one."""
@@ -196,7 +201,7 @@ class ContactLCPNode(NodeServices, StandardInterfaces, Node):
                                 "publishing in-process from now on")
         self._relay.release()  # the shared memory goes once nothing maps it
         self._relay = None
-        self._clock_out = self._stream(ClockMsg, "/clock", 10, packed.clock())
+        self._clock_out = self._stream(ClockMsg, "clock", 10, packed.clock())
         self._wrench_streams = {}
         self._make_wrench_publishers(self._config, self._scene)
         self._io = self._scene_io(self._scene)
@@ -221,7 +226,7 @@ class ContactLCPNode(NodeServices, StandardInterfaces, Node):
         if self._loop is None:  # declaring: names are checked once the scene is built
             return SetParametersResult(successful=True)
         mine = {p.name: p.value for p in params if p.name in config.SPECS}
-        for name in ("robot_description_topic", "publisher_process"):
+        for name in config.STARTUP_ONLY:
             if name in mine and mine[name] != getattr(self._config, name):
                 return SetParametersResult(
                     successful=False, reason=f"{name} is read at start-up only")
@@ -383,7 +388,7 @@ class ContactLCPNode(NodeServices, StandardInterfaces, Node):
 
     def _make_command_subscriptions(self, scene):
         for robot in scene.robots:
-            topic = robot.topic("joint_commands")
+            topic = robot.topic(self._config.joint_commands_topic)
             if topic not in self._subs:
                 self._subs[topic] = self.create_subscription(
                     JointState, topic,
@@ -422,8 +427,9 @@ class ContactLCPNode(NodeServices, StandardInterfaces, Node):
     def _on_trajectory(self, msg):
         try:
             joints, start, t_rel, q, v = trajectory_arrays(msg)
-        except ValueError as e:
-            self._reject("~/joint_trajectory", str(e))
+            joints = [self._scene.sim_joint(j) for j in joints]  # robot-relative names too
+        except (ValueError, KeyError) as e:
+            self._reject("~/joint_trajectory", str(e).strip(chr(39)))
             return
         loop = self._loop
 

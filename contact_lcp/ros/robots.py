@@ -32,11 +32,12 @@ class RobotIO:
     sensor rate, all as pre-serialized messages (:mod:`contact_lcp.ros.packed`).
     """
 
-    def __init__(self, robot, gravity, publisher, skip_description="", stream=None):
+    def __init__(self, robot, gravity, publisher, skip_description="", stream=None,
+                 joint_states="joint_states"):
         self.robot = robot
         self._gravity = np.asarray(gravity, dtype=float)
         stream = stream or _stream(publisher)
-        self._joints = stream(JointState, robot.topic("joint_states"), DEPTH,
+        self._joints = stream(JointState, robot.topic(joint_states), DEPTH,
                               packed.joint_state(robot.local_names))
         self._span = slice(robot.first, robot.first + len(robot.local_names))
         self._odom = self._imu = None
@@ -122,9 +123,11 @@ class LinkIMU:
 class SceneIO:
     """The publishers of one scene: every robot, and the free bodies' transforms."""
 
-    def __init__(self, scene, publisher, skip_description="", stream=None):
+    def __init__(self, scene, publisher, skip_description="", stream=None,
+                 joint_states="joint_states"):
         self.scene = scene
-        self.robots = [RobotIO(r, scene.gravity, publisher, skip_description, stream)
+        self.robots = [RobotIO(r, scene.gravity, publisher, skip_description, stream,
+                               joint_states)
                        for r in scene.robots]
         self.imus = [LinkIMU(link, scene.gravity, publisher, stream)
                      for link in scene.imu_links]

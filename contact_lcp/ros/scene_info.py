@@ -106,8 +106,9 @@ class RobotEntry:
     published_urdf: str = ""
 
     def topic(self, name):
-        """Absolute topic ``name`` in the robot's namespace."""
-        return f"/{self.namespace}/{name}" if self.namespace else f"/{name}"
+        """Topic ``name`` in the robot's namespace, relative to the node's (so that
+        ``-r __ns:=/simA`` moves a whole instance: ``/simA/joint_states``)."""
+        return f"{self.namespace}/{name}" if self.namespace else name
 
     @property
     def base_frame(self):
@@ -184,6 +185,25 @@ class SceneInfo:
             warm_error=warm_error,
             imu_links=tuple(sim.scene.output.imu_links),
         )
+
+    def sim_joint(self, name):
+        """Simulator name of joint ``name``: a simulator name, or a robot's own (URDF)
+        name when one robot alone has it (``l_knee`` for ``bob/l_knee``).
+
+        Raises
+        ------
+        KeyError
+            No robot has it, or several do (then the message names the choices).
+        """
+        if name in self.joint_names:
+            return name
+        owners = [r for r in self.robots if name in r.local_names]
+        if len(owners) == 1:
+            return owners[0].sim_joint(name)
+        if owners:
+            choices = ", ".join(r.sim_joint(name) for r in owners)
+            raise KeyError(f"joint {name!r} is a joint of several robots: name one of {choices}")
+        raise KeyError(f"unknown joint {name!r}; joints: {', '.join(self.joint_names)}")
 
     def robot_in(self, namespace):
         """The robot of ``namespace`` ('' = the single robot), or None."""

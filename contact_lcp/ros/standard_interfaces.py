@@ -46,8 +46,8 @@ class StandardInterfaces:
         if TFMessage is None:
             self.get_logger().warning(f"no /tf: {missing('tf2_msgs')}")
             return
-        self._pub_tf = self.create_publisher(TFMessage, "/tf", QoSProfile(depth=100))
-        self._pub_tf_static = self.create_publisher(TFMessage, "/tf_static", STATIC)
+        self._pub_tf = self.create_publisher(TFMessage, "tf", QoSProfile(depth=100))
+        self._pub_tf_static = self.create_publisher(TFMessage, "tf_static", STATIC)
 
     def _make_contacts(self):
         """``~/contacts`` (contact_lcp_msgs/Contacts), or a logged reason without it."""
