@@ -40,6 +40,8 @@ setup(
                                       "idl/*/msg/*", "idl/*/srv/*", "idl/*/action/*"]},
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
+        # where launch_ros looks for the node in a pip install (colcon: setup.cfg)
+        ("lib/" + package_name, ["resource/lib/contact_lcp_node"]),
         ("share/" + package_name, ["package.xml"]),
         ("share/" + package_name + "/launch", glob("launch/*.py")),
         ("share/" + package_name + "/config", glob("config/*.yaml") + glob("config/*.csv")),
