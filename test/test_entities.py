@@ -74,6 +74,9 @@ def test_names_are_unique_and_a_scene_keeps_something():
         E.with_body(sim, _box(name))
     with pytest.raises(SceneError, match="neither robots nor bodies"):
         E.without(sim, name)
+    with pytest.raises(SceneError, match="deep penetration"):  # spawned into the box
+        E.with_body(sim, _box("inside", x=sim.body_state(name).pose[0],
+                              z=sim.body_state(name).pose[2]))
 
 
 def test_setting_a_pose_and_twist_moves_a_body_and_refuses_bad_values():
@@ -103,3 +106,19 @@ def test_a_fixed_base_has_its_scene_pose_and_cannot_be_moved():
     assert np.all(twist == 0) and np.linalg.norm(pose[3:]) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="fixed base"):
         E.set_pose_and_twist(sim, fixed[0], pose)
+
+
+def test_a_robot_added_from_mjcf_falls_onto_the_ground_beside_the_rest(stepped):
+    from contact_lcp.dynamics import RobotSpec
+    from contact_lcp.sim.scene import RobotSceneSpec
+
+    crate = RobotSceneSpec(RobotSpec(name="crate", urdf="mjcf/free_box.xml",
+                                     base_pose=(1.0, 0.0, 0.3, 0.0, 0.0, 0.0, 1.0)),
+                           stepped.scene.robots[0].controller)
+    sim = E.with_robot(stepped, crate)
+    assert [n for n, _ in E.entities(sim)] == ["humanoid", "crate"]
+    np.testing.assert_array_equal(sim.q[:stepped.q.size], stepped.q)  # robots first: same
+    assert E.pose_and_twist(sim, "crate")[0][:3] == pytest.approx([1.0, 0.0, 0.3])
+    for _ in range(600):
+        sim.step()
+    assert E.pose_and_twist(sim, "crate")[0][2] == pytest.approx(0.05, abs=1e-4)

@@ -61,3 +61,13 @@ def test_what_the_mjcf_path_does_not_take_is_a_clear_error(tmp_path):
     with pytest.raises(SceneError, match=r"MJCF file '.*bad.xml' of robot 'b': Pinocchio "
                                          r"cannot read it as MJCF"):
         load_robot(RobotSpec(name="b", urdf=str(bad), floating_base=False))
+
+
+def test_mjcf_text_is_a_robot_description_too():
+    """The node's robot_description takes MJCF text (read through a temporary file)."""
+    from pathlib import Path
+
+    text = Path("mjcf/two_link_arm.xml").read_text()
+    part = load_robot(RobotSpec(name="arm", urdf_string=text, floating_base=False))
+    assert [part.model.names[j] for j in range(1, part.model.njoints)] == ["shoulder", "elbow"]
+    assert part.geom.ngeoms == 3

@@ -62,3 +62,13 @@ def test_the_xacro_scene_runs_the_arm_holds_and_the_box_rests():
     box = sim.body_state("box")
     assert box.pose[2] == pytest.approx(0.05, abs=1e-4)
     assert max(abs(x) for x in box.twist) < 1e-3
+
+
+def test_xacro_text_is_a_robot_description_too():
+    """The node's robot_description takes xacro text: expanded with the defaults."""
+    from pathlib import Path
+
+    part = load_robot(RobotSpec(name="arm", urdf_string=Path(ARM).read_text(),
+                                floating_base=False))
+    assert _elbow_height(part) == pytest.approx(0.3)
+    assert "<xacro:" not in part.xml

@@ -28,6 +28,24 @@ def expand_xacro(path, args, who):
     return doc.toxml()
 
 
+def is_xacro(text):
+    """True when XML ``text`` declares the xacro namespace (xacro text, not yet URDF)."""
+    return "http://www.ros.org/wiki/xacro" in text or "http://wiki.ros.org/xacro" in text
+
+
+def expand_xacro_text(text, who):
+    """The URDF of xacro ``text`` (a robot_description given as xacro; its arguments take
+    their defaults and includes resolve from the working directory)."""
+    import xacro
+
+    try:
+        doc = xacro.parse(text)
+        xacro.process_doc(doc)
+    except Exception as e:
+        raise SceneError(f"{who}: the xacro text does not expand: {type(e).__name__}: {e}") from None
+    return doc.toxml()
+
+
 def is_mjcf(text):
     """True when XML ``text``'s root element is ``<mujoco>``."""
     if "<mujoco" not in text:
@@ -40,17 +58,24 @@ def is_mjcf(text):
 
 def build_mjcf(spec, source):
     """``(model, collision geometry, spec)`` of the MJCF robot ``spec`` (its ``urdf`` a
-    file path), with a free-flyer root joint ``root_joint``
-    when ``spec.floating_base`` and the model has none of its own (a ``<freejoint>``);
+    file path), with a free-flyer root joint ``root_joint`` when ``spec.floating_base``
+    and the model has none of its own (a ``<freejoint>``);
     the spec returned starts from MuJoCo's ``qpos0`` unless it names a reference
     configuration.
 
-    Raises SceneError (naming ``source``) for what the MJCF path does not support
-    (text without a file, locked joints) and for what Pinocchio cannot read.
+    MJCF text (``spec.urdf_string``) is read through a temporary file, so its mesh paths
+    must be absolute. Raises SceneError (naming ``source``) for what the MJCF path does
+    not support (locked joints) and for what Pinocchio cannot read.
     """
-    if spec.urdf_string is not None or spec.urdf is None:
-        raise SceneError(f"{source}: MJCF is read from a file (its meshes and includes are "
-                         "relative to it); give the robot's urdf as the .xml path")
+    if spec.urdf_string is not None:  # MJCF text (a robot_description): read from a file
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="contact_lcp_mjcf_") as tmp:
+            path = f"{tmp}/robot.xml"
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(spec.urdf_string)
+            model, geom, read = build_mjcf(replace(spec, urdf=path, urdf_string=None), source)
+        return model, geom, replace(read, urdf=spec.urdf, urdf_string=spec.urdf_string)
     if spec.locked_joints:
         raise SceneError(f"{source}: locked_joints are for URDF robots; in MJCF, remove the "
                          f"joints {list(spec.locked_joints)} from the file")

@@ -13,7 +13,8 @@ import coal
 import numpy as np
 import pinocchio as pin
 
-from contact_lcp.dynamics.formats import build_mjcf, expand_xacro, is_mjcf
+from contact_lcp.dynamics.formats import (build_mjcf, expand_xacro, expand_xacro_text,
+                                          is_mjcf, is_xacro)
 from contact_lcp.dynamics.locking import initial_positions, lock_joints
 from contact_lcp.dynamics.meshes import check_geometry
 from contact_lcp.dynamics.specs import RobotInfo, check_body, check_pose
@@ -52,6 +53,8 @@ def _source(spec):
 def read_urdf(spec):
     """The URDF text of a ``RobotSpec``."""
     if spec.urdf_string is not None:
+        if is_xacro(spec.urdf_string):
+            return expand_xacro_text(spec.urdf_string, f"robot {spec.name!r}")
         return spec.urdf_string
     if spec.urdf is None:
         raise SceneError(

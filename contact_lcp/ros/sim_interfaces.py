@@ -7,8 +7,8 @@ Entities are the scene's robots (by scene name) and free bodies (by name); see
 - a free body: ``resource_string`` a YAML mapping with the scene file's body keys but
   ``name`` and ``pose`` (``{shape: box, size: [0.1, 0.1, 0.1], mass: 1.0}``), format
   ``body``;
-- a robot: ``uri`` a URDF or xacro file (a path, ``file://`` or ``package://``) or
-  ``resource_string`` URDF text, with a floating base at ``initial_pose``.
+- a robot: ``uri`` a URDF, xacro or MJCF file (a path or ``file://``) or
+  ``resource_string`` URDF, xacro or MJCF text, with a floating base at ``initial_pose``.
 
 Every answer carries a ``Result``: ``RESULT_OK``; ``RESULT_NOT_FOUND`` (an unknown
 entity); ``RESULT_INCORRECT_STATE`` (stepping while playing); ``RESULT_OPERATION_FAILED``
@@ -106,11 +106,11 @@ class SimulationInterfaces:
     # -- services -----------------------------------------------------------------------
     def _get_simulator_features(self, request, response):
         response.features.features = [getattr(SimulatorFeatures, f) for f in FEATURES]
-        response.features.spawn_formats = ["body", "urdf", "xacro"]
+        response.features.spawn_formats = ["body", "urdf", "xacro", "mjcf"]
         response.features.custom_info = (
             "body: resource_string a YAML mapping of a scene body's keys without name and "
-            "pose, e.g. {shape: box, size: [0.1, 0.1, 0.1], mass: 1.0}; urdf/xacro: uri "
-            "(path, file:// or package://) or resource_string URDF text, floating base")
+            "pose, e.g. {shape: box, size: [0.1, 0.1, 0.1], mass: 1.0}; urdf/xacro/mjcf: uri "
+            "(a file path or file://) or resource_string (URDF, xacro or MJCF text), floating base")
         return response
 
     def _spawn_entity(self, request, response):
