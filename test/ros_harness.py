@@ -57,6 +57,22 @@ def interrupt(proc, grace):
             proc.wait(5)
 
 
+def spin_in_thread(node, context):
+    """An executor of ``node`` spun by a daemon thread until ``context`` shuts down;
+    returns the executor (``shutdown()`` it at the end)."""
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+
+    def spin():
+        try:
+            while rclpy.ok(context=context):
+                executor.spin_once(timeout_sec=0.05)
+        except Exception:  # the context was shut down
+            pass
+    threading.Thread(target=spin, daemon=True).start()
+    return executor
+
+
 def wait_for(predicate, timeout, what):
     """``predicate()``'s first truthy value within ``timeout`` [s]; AssertionError
     naming ``what`` otherwise."""

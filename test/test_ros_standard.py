@@ -8,7 +8,6 @@ import math
 import os
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -30,7 +29,6 @@ from builtin_interfaces.msg import Duration  # noqa: E402
 from control_msgs.action import FollowJointTrajectory  # noqa: E402
 from control_msgs.msg import JointTolerance  # noqa: E402
 from rclpy.action import ActionClient  # noqa: E402
-from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from simulation_interfaces import srv  # noqa: E402
 from simulation_interfaces.msg import Result, SimulationState  # noqa: E402
@@ -77,17 +75,7 @@ class Client:
         self.node.create_subscription(Contacts, f"{NS}/contacts", self.contacts.append, 10)
         self.node.create_subscription(JointState, "/joint_states", self.joints.append, 50)
         self.action = ActionClient(self.node, FollowJointTrajectory, ACTION)
-        self.executor = SingleThreadedExecutor(context=context)
-        self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self._spin, daemon=True)
-        self.thread.start()
-
-    def _spin(self):
-        try:
-            while rclpy.ok(context=self.executor.context):
-                self.executor.spin_once(timeout_sec=0.05)
-        except Exception:  # the context was shut down
-            pass
+        self.executor = ros_harness.spin_in_thread(self.node, context)
 
     def frames(self, since=0):
         return {t.child_frame_id: t for m in self.tf[since:] for t in m.transforms}
@@ -124,7 +112,7 @@ def client(node_proc):
     c = Client(context)
     try:
         deadline = time.monotonic() + 180.0
-        while not c.joints:
+        while not c.joints or "ready:" not in node_proc.log_path.read_text():  # (ours)
             assert node_proc.poll() is None, node_proc.log_path.read_text()
             assert time.monotonic() < deadline, "no /joint_states:\n" + node_proc.log_path.read_text()
             time.sleep(0.1)

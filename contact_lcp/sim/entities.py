@@ -15,6 +15,7 @@ import dataclasses
 
 import numpy as np
 
+from contact_lcp.dynamics.specs import check_pose
 from contact_lcp.exceptions import SceneError
 from contact_lcp.sim.views import quat_to_R
 
@@ -65,22 +66,15 @@ def set_pose_and_twist(sim, name, pose=None, twist=None):
     Raises
     ------
     KeyError
-        No such entity; ValueError: a fixed-base robot, a non-finite value or a zero
-        quaternion.
+        No such entity; ValueError: a fixed-base robot or a non-finite twist;
+        SceneError: a pose that is not 7 finite numbers with a non-zero quaternion.
     """
     kind = kind_of(sim, name)
     sq, sv, info = _slices(sim, name)
     if kind == ROBOT and not info.floating_base:
         raise ValueError(f"robot {name!r} has a fixed base: its pose is the scene's base_pose")
     if pose is not None:
-        pose = np.asarray(pose, dtype=float).ravel()
-        if pose.shape != (7,) or not np.all(np.isfinite(pose)):
-            raise ValueError(f"pose: expected 7 finite numbers [x y z qx qy qz qw], got {pose.tolist()}")
-        norm = np.linalg.norm(pose[3:])
-        if norm < 1e-9:
-            raise ValueError(f"pose: the quaternion {pose[3:].tolist()} is zero")
-        pose[3:] /= norm
-        sim._q[sq.start:sq.start + 7] = pose
+        sim._q[sq.start:sq.start + 7] = check_pose(pose, "pose")  # (unit quaternion)
     if twist is not None:
         twist = np.asarray(twist, dtype=float).ravel()
         if twist.shape != (6,) or not np.all(np.isfinite(twist)):
