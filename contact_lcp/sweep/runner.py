@@ -6,9 +6,10 @@ submitted at once; Ray retries a task whose worker process or node died
 still fails after its retries is *lost*: it gets no row, so ``resume`` runs it again.
 
 Workers are separate processes: each imports contact_lcp once and reuses it for its
-later runs, and all workers of a machine share numba's on-disk kernel cache (a cold
-cache is compiled in every worker at once, which on one machine costs no more wall
-time than compiling it in one).
+later runs, and all workers of a machine share the on-disk cache of compiled kernels
+(a cold cache is compiled in every worker at once, which on one machine costs no more
+wall time than compiling it in one). The cache is keyed on the package files that name
+the compiler; this one does not, so editing it does not invalidate the cache.
 """
 
 import os
@@ -19,7 +20,8 @@ from contact_lcp.sweep.results import ResultsFile, Table, plot_parameters, read_
 from contact_lcp.sweep.spec import load_spec
 from contact_lcp.sweep.worker import METRICS, simulate_run, task
 
-#: single-threaded BLAS in the workers, as contact_lcp sets for its own processes
+#: single-threaded BLAS in the workers, as contact_lcp sets for its own processes (and so
+#: for a local Ray instance, whose workers inherit the driver's environment)
 WORKER_ENV = {v: "1" for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
@@ -146,10 +148,11 @@ def _init(ray, address, num_cpus):
     """Connect to Ray; whether this call started it (and so shuts it down)."""
     if ray.is_initialized():  # the caller's instance (a notebook's, a test's cluster)
         return False
-    kwargs = {"include_dashboard": False, "log_to_driver": False,
-              "runtime_env": {"env_vars": dict(WORKER_ENV)}}
-    if address is None:
+    kwargs = {"include_dashboard": False, "log_to_driver": False}
+    if address is None:  # the workers inherit this process's environment (WORKER_ENV)
         kwargs["num_cpus"] = num_cpus or os.cpu_count()
+    else:  # a cluster's workers inherit 'ray start''s: a runtime env sets it
+        kwargs["runtime_env"] = {"env_vars": dict(WORKER_ENV)}
     try:
         ray.init(address=address, **kwargs)
     except (ConnectionError, ValueError) as e:
