@@ -13,7 +13,9 @@ The runs: ``config/incline.yaml`` for its 2 s with the block's friction at 32 va
 * **cli** (``--cli``) — today's way without sweeps: one ``contact-lcp simulate`` process
   per run (each imports contact_lcp and loads the kernels).
 
-Each row of the CSV (``benchmarks/results/bench_sweep_<stamp>_<revision>.csv``) gives the
+The sweep's plot (final position, penetration, force against the friction) goes next to
+the CSV as ``..._friction.png``. Each row of the CSV
+(``benchmarks/results/bench_sweep_<stamp>_<revision>.csv``) gives the
 wall seconds, the speed-up against serial, whether the sweep's rows equal the serial
 ones (every number, bit for bit), the cores and the 1-minute load average before and
 after. Target (issue 40, not a test): sweep >= 1.7x serial on this 2-core machine. Run
@@ -27,6 +29,7 @@ Usage::
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -45,6 +48,7 @@ sys.path.insert(0, ROOT)
 
 from contact_lcp.progress import Progress  # noqa: E402
 from contact_lcp.sweep import load_spec, run, simulate_run  # noqa: E402
+from contact_lcp.sweep.results import plot_parameters  # noqa: E402
 from contact_lcp.sweep.worker import METRICS, task  # noqa: E402
 
 SCENE = os.path.join(ROOT, "config", "incline.yaml")
@@ -70,12 +74,17 @@ def serial(spec):
     return time.perf_counter() - t0, rows
 
 
-def swept(spec, num_cpus):
-    """The runs as a sweep on a new local Ray instance: (wall seconds, rows)."""
+def swept(spec, num_cpus, plot=None):
+    """The runs as a sweep on a new local Ray instance: (wall seconds, rows); the sweep's
+    plot of the friction is copied to ``plot`` (made after the timing)."""
     with tempfile.TemporaryDirectory() as out:
         t0 = time.perf_counter()
         table = run(spec, out=out, num_cpus=num_cpus, plots=False)
-        return time.perf_counter() - t0, table.rows
+        wall = time.perf_counter() - t0
+        if plot:
+            plot_parameters(table, spec.parameters, out)
+            shutil.copy(os.path.join(out, f"{spec.parameters[0]}.png"), plot)
+        return wall, table.rows
 
 
 def cli(spec):
@@ -120,7 +129,8 @@ def main(argv=None):
     spec = load_spec(sweep_spec(args.runs, args.duration))
     load1 = os.getloadavg()[0]
     t_serial, rows_serial = serial(spec)
-    t_sweep, rows_sweep = swept(spec, args.num_cpus)
+    csv_path = common.results_path("bench_sweep", revision, stamp, args.results_dir)
+    t_sweep, rows_sweep = swept(spec, args.num_cpus, csv_path[:-4] + "_friction.png")
     same = same_rows(rows_serial, rows_sweep)
     base = {"revision": revision, "date": date, "runs": len(spec.runs), "load1": load1}
     out = [
@@ -141,8 +151,7 @@ def main(argv=None):
         r.update(per_run_s=r["wall_s"] / len(spec.runs), load1_end=load1_end)
     print(common.format_table(out, ["mode", "runs", "cpus", "wall_s", "per_run_s", "speedup",
                                     "same_rows", "ok_runs", "load1", "load1_end"]))
-    path = common.write_csv(common.results_path("bench_sweep", revision, stamp,
-                                                args.results_dir), out, COLUMNS)
+    path = common.write_csv(csv_path, out, COLUMNS)
     print(f"wrote {path}")
     return 0
 

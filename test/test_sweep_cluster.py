@@ -7,6 +7,8 @@ elsewhere it skips, saying why.
 """
 
 import os
+import signal
+import time
 
 import pytest
 
@@ -43,18 +45,44 @@ def two_nodes():
         cluster.shutdown()
 
 
+def runs_under_way(raylet):
+    """Pids of the worker processes of the node whose raylet is ``raylet`` (a pid) that
+    are running a sweep run (process title ``ray::simulate_run``)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                title = f.read()
+            with open(f"/proc/{pid}/stat") as f:
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if title.startswith(b"ray::simulate_run") and parent == raylet:
+            found.append(int(pid))
+    return found
+
+
 def test_a_lost_nodes_runs_are_retried_and_each_run_id_is_written_once(two_nodes, tmp_path):
     cluster, nodes = two_nodes
     spec = {"scene": INCLINE, "duration": 0.3,
             "parameters": {"bodies.0.friction": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]}}
-    ran_on = set()
+    raylet = nodes[1].all_processes["raylet"][0].process.pid
+    in_flight = []
 
     def lose_a_node(row):
-        if not ran_on:  # after the first row, while both nodes have runs under way
-            ran_on.add(row["run_id"])
+        # after the first row, once the node to lose is running a run
+        deadline = time.monotonic() + 10.0
+        while not in_flight and time.monotonic() < deadline:
+            in_flight.extend(runs_under_way(raylet))
+        if in_flight and nodes[1] in cluster.worker_nodes:
             cluster.remove_node(nodes[1], allow_graceful=False)
 
-    table = run(spec, out=str(tmp_path), progress=False, on_row=lose_a_node)
+    try:
+        table = run(spec, out=str(tmp_path), progress=False, on_row=lose_a_node)
+    finally:
+        for pid in in_flight:  # the lost node's worker, if it outlives its raylet
+            _end(pid)
+    assert in_flight, "the node was not seen running a run"
     alive = [n for n in ray.nodes() if n["Alive"]]
     assert len(alive) == 2  # the head and the node that stayed
     assert table.lost == 0 and table["status"] == ["ok"] * 8
@@ -64,3 +92,18 @@ def test_a_lost_nodes_runs_are_retried_and_each_run_id_is_written_once(two_nodes
     # more friction, whichever node ran which run)
     x = table["final_x"]
     assert all(a >= b - 1e-12 for a, b in zip(x, x[1:])) and x[0] > 1e-3
+
+
+def _end(pid, wait=5.0):
+    """Wait for process ``pid`` to exit, then SIGKILL it if it has not."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass

@@ -90,13 +90,31 @@ def test_sweep_rows_equal_the_runs_one_by_one_and_resume_runs_nothing(local_ray,
 
 def test_a_run_that_fails_is_a_row_with_its_error(local_ray, tmp_path):
     # a start 3 cm into the ground passes the loader but not the simulator's check
-    spec = {"scene": INCLINE, "duration": 0.05,
+    spec = {"scene": INCLINE, "duration": 0.05, "record": True,
             "parameters": {"bodies.0.pose": [[0, 0, 0.05, 0, 0, 0, 1],
                                              [0, 0, 0.02, 0, 0, 0, 1]]}}
     table = run(spec, out=str(tmp_path), progress=False)
     assert table["status"] == ["ok", "error"]
     assert "SceneError" in table["message"][1] and "penetration" in table["message"][1]
     assert table["steps"] == [50, 0]
+    ok, failed = table["run_id"]
+    with np.load(tmp_path / "runs" / f"{ok}.npz") as rec:  # record: true
+        assert rec["t"].shape == (50,)
+    assert not (tmp_path / "runs" / f"{failed}.npz").exists()
+
+
+def test_the_cli_sweeps_and_resumes(local_ray, tmp_path, capsys):
+    from contact_lcp.cli import main
+
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(friction_spec([0.2, 0.8], duration=0.05)))
+    out = str(tmp_path / "out")
+    assert main(["sweep", str(path), "--out", out]) == 0
+    assert "done: 2 of 2 runs" in capsys.readouterr().out
+    assert main(["sweep", str(path), "--out", out]) == 2  # not over finished rows
+    assert "--resume" in capsys.readouterr().err
+    assert main(["sweep", str(path), "--out", out, "--resume"]) == 0
+    assert "(0 run now, 2 finished before)" in capsys.readouterr().out
 
 
 def test_a_stopped_driver_keeps_its_rows_and_resume_runs_only_the_rest(local_ray, tmp_path):
