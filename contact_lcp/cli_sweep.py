@@ -37,8 +37,13 @@ def cmd_sweep(args):
     out = args.out or os.path.splitext(os.path.basename(args.spec))[0] + "_results"
     print(f"sweep: {len(spec.runs)} runs of {spec.scene} for {spec.duration:g} s; "
           f"parameters {', '.join(spec.parameters)}; results in {out}", file=sys.stderr)
-    table = run(spec, address=args.address, out=out, resume=args.resume,
-                num_cpus=args.num_cpus)
+    try:
+        table = run(spec, address=args.address, out=out, resume=args.resume,
+                    num_cpus=args.num_cpus)
+    except KeyboardInterrupt:
+        print(f"contact-lcp: interrupted; the finished runs are in {out}/results.csv "
+              "(--resume runs the others)", file=sys.stderr)
+        return 130
     errors = sum(s != "ok" for s in table["status"])
     print(f"done: {len(table)} of {len(spec.runs)} runs in {out}/results.csv ({table.ran} run "
           f"now, {table.skipped} finished before); {errors} ended in an error, {table.lost} "

@@ -37,6 +37,7 @@ class Table:
 
     @property
     def lost(self):
+        """How many runs were lost (``len(lost_ids)``)."""
         return len(self.lost_ids)
 
     def __len__(self):
@@ -150,6 +151,7 @@ class ResultsFile:
         return True
 
     def close(self):
+        """Close the file (every written row is on disk already)."""
         self._file.close()
 
 

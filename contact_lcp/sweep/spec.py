@@ -63,6 +63,7 @@ class SweepSpec:
 
     @property
     def ids(self):
+        """The run ids, in the runs' order."""
         return [r.run_id for r in self.runs]
 
 
