@@ -53,7 +53,7 @@ from contact_lcp.sweep.worker import METRICS, task  # noqa: E402
 
 SCENE = os.path.join(ROOT, "config", "incline.yaml")
 COLUMNS = ("revision", "date", "mode", "runs", "cpus", "wall_s", "per_run_s", "speedup",
-           "same_rows", "ok_runs", "load1", "load1_end", "target", "notes")
+           "same_rows", "rows", "ok_runs", "load1", "load1_end", "target", "notes")
 #: the numbers of a row that must not depend on where the run was made
 COMPARED = [m for m in METRICS if m not in ("wall_seconds", "message")]
 
@@ -135,10 +135,10 @@ def main(argv=None):
     base = {"revision": revision, "date": date, "runs": len(spec.runs), "load1": load1}
     out = [
         {**base, "mode": "serial", "cpus": 1, "wall_s": t_serial, "speedup": 1.0,
-         "ok_runs": sum(r["status"] == "ok" for r in rows_serial)},
+         "rows": len(rows_serial), "ok_runs": sum(r["status"] == "ok" for r in rows_serial)},
         {**base, "mode": "sweep", "cpus": args.num_cpus, "wall_s": t_sweep,
          "speedup": t_serial / t_sweep, "same_rows": same, "target": 1.7,
-         "ok_runs": sum(r["status"] == "ok" for r in rows_sweep),
+         "rows": len(rows_sweep), "ok_runs": sum(r["status"] == "ok" for r in rows_sweep),
          "notes": "ray.init to the returned table"},
     ]
     if args.cli:
@@ -150,7 +150,10 @@ def main(argv=None):
     for r in out:
         r.update(per_run_s=r["wall_s"] / len(spec.runs), load1_end=load1_end)
     print(common.format_table(out, ["mode", "runs", "cpus", "wall_s", "per_run_s", "speedup",
-                                    "same_rows", "ok_runs", "load1", "load1_end"]))
+                                    "same_rows", "rows", "ok_runs", "load1", "load1_end"]))
+    for r in rows_serial + rows_sweep:
+        if r["status"] != "ok":
+            print(f"run {r['run_id']}: {r['message']}")
     path = common.write_csv(csv_path, out, COLUMNS)
     print(f"wrote {path}")
     return 0

@@ -149,7 +149,19 @@ def test_results_rows_read_back_exactly_and_each_id_once(tmp_path):
     assert header == COLUMNS
     assert [r["run_id"] for r in rows] == ["a", "b"]
     assert rows[0]["final_x"] == x and rows[1]["final_x"] == -1e-300
-    assert rows[0]["bodies.0.pose"] == [0, 0, 0.05] and rows[0]["message"] is None
+    assert rows[0]["bodies.0.pose"] == [0, 0, 0.05] and rows[0]["message"] == ""
+
+
+def test_run_ids_that_look_like_numbers_read_back_as_text(tmp_path):
+    # hex digests of digits alone, or of digits, one e and digits, parse as numbers
+    f = ResultsFile(str(tmp_path), COLUMNS)
+    for run_id in ("123456789012", "12e345678901", "0000000000ab"):
+        f.append(row(run_id, 1.0))
+    f.close()
+    assert [r["run_id"] for r in read_csv(f.path)[1]] == [
+        "123456789012", "12e345678901", "0000000000ab"]
+    assert ResultsFile(str(tmp_path), COLUMNS, resume=True).ids == {
+        "123456789012", "12e345678901", "0000000000ab"}
 
 
 def test_results_resume_drops_a_cut_line_and_refuses_another_spec(tmp_path):

@@ -17,6 +17,9 @@ import os
 from contact_lcp.exceptions import SweepError
 
 CSV_NAME = "results.csv"
+#: columns read back as text whatever they look like (a run id of hex digits can read
+#: as a number: ``123456789012``, ``1e5f...`` is not, ``12e345678901`` is)
+TEXT_COLUMNS = frozenset({"run_id", "status", "message"})
 
 
 class Table:
@@ -156,11 +159,13 @@ class ResultsFile:
 
 
 def read_csv(path):
-    """``(header, rows)`` of a ``results.csv``, the cells parsed back (:func:`parse`)."""
+    """``(header, rows)`` of a ``results.csv``, the cells parsed back (:func:`parse`)
+    except those of :data:`TEXT_COLUMNS`."""
     with open(path, newline="", encoding="utf-8") as f:
         reader = csv.reader(f)
         header = next(reader, [])
-        rows = [dict(zip(header, map(parse, r))) for r in reader if len(r) == len(header)]
+        rows = [{k: v if k in TEXT_COLUMNS else parse(v) for k, v in zip(header, r)}
+                for r in reader if len(r) == len(header)]
     return header, rows
 
 
