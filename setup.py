@@ -61,10 +61,14 @@ setup(
         "clarabel>=0.7",
         "setuptools",
         "xacro>=2.0",  # .xacro robots (the pure-Python xacro of PyPI)
+        # progress bars of the command line, the sweeps and the benchmarks
+        "tqdm>=4.60",
     ],
     extras_require={
         "ros": ros_wheels,
-        "test": ["pytest>=7", "hypothesis>=6"] + ros_wheels,
+        "test": ["pytest>=7", "hypothesis>=6", "ray>=2.60"] + ros_wheels,
+        # contact-lcp sweep (Parquet results too when pyarrow is installed)
+        "sweep": ["ray>=2.60", "tqdm>=4.60"],
         # peers of benchmarks/bench_sim.py; drake 1.51 is the last release with a cp311 wheel
         "bench": ["quantecon>=0.7", "drake==1.51.*", "dartpy==6.20.0", "mujoco", "pybullet", "example-robot-data"],
         "talos": ["example-robot-data"],

@@ -29,6 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
+from contact_lcp.progress import Progress  # noqa: E402
 from contact_lcp.sim import Simulator  # noqa: E402
 from contact_lcp.sim.brazil_nut import container_width, disk_radius  # noqa: E402
 
@@ -64,11 +65,14 @@ def run(path, duration=None, every=10, progress=True):
     width = container_width(urdf["shaker"])
     steps = int(round((sim.scene.duration if duration is None else duration) / sim.h))
     rows, deepest, wall, n = [], 0.0, 0.0, 0
+    bar = Progress(steps, desc="brazil nut", unit="step", every=30.0) if progress else None
     for k in range(1, steps + 1):
         t0 = time.perf_counter()
         info = sim.step()
         wall += time.perf_counter() - t0
         n += 1
+        if bar is not None:
+            bar.update(1)
         P = centres(sim, names)
         deepest = max(deepest, deepest_overlap(P, radii, width))
         if k % every and k != steps:
@@ -80,12 +84,15 @@ def run(path, duration=None, every=10, progress=True):
                      "deepest": deepest, "failures": sim.stats.lcp_failures,
                      "fallbacks": sim.stats.fallbacks + sim.stats.safe_stops,
                      "step_ms": 1e3 * wall / n, "revision": revision, "date": date})
-        if progress:
+        if bar is not None:
             r = rows[-1]
-            print(f"t = {r['t']:5.1f} s  nut {nut:6.2f}  grains above it {r['grains_above_nut']:3d}"
-                  f"/{len(grains)}  top grain {r['top_grain']:6.2f}  contacts {r['contacts']:4d}"
-                  f"  overlap {r['deepest']:.1e}  {r['step_ms']:6.0f} ms/step", flush=True)
+            bar.write(f"t = {r['t']:5.1f} s  nut {nut:6.2f}  grains above it "
+                      f"{r['grains_above_nut']:3d}/{len(grains)}  top grain {r['top_grain']:6.2f}"
+                      f"  contacts {r['contacts']:4d}  overlap {r['deepest']:.1e}  "
+                      f"{r['step_ms']:6.0f} ms/step")
         deepest, wall, n = 0.0, 0.0, 0
+    if bar is not None:
+        bar.close()
     return rows
 
 

@@ -37,6 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
+from contact_lcp.progress import Progress  # noqa: E402
 from contact_lcp.sim import Simulator, load_scene  # noqa: E402
 from contact_lcp.sim import disks  # noqa: E402
 
@@ -93,16 +94,19 @@ def run(variant, seed, half_width, slope_deg, duration=None):
     gain = deepest = wall = 0.0
     fallbacks = 0
     steps = int(round((scene.duration if duration is None else duration) / sim.h))
+    bar = Progress(steps, desc=f"{variant} seed {seed}", unit="step", every=30.0)
     for _ in range(steps):
         t0 = time.perf_counter()
         info = sim.step()
         wall += time.perf_counter() - t0
+        bar.update(1)
         fallbacks += info.fallbacks
         P = centres()
         E, E_before = energy(sim, P, m, g), E
         gain = max(gain, E - E_before)
         support, pairs = disks.gaps(P, disks.RADIUS, half_width, slope_deg)
         deepest = max(deepest, -support.min(), -pairs.min())
+    bar.close()
     on_table = np.abs(support[0]) < 0.01
     return {"variant": variant, "seed": seed, "half_width": half_width, "slope_deg": slope_deg,
             "t": round(sim.t, 6), "on_table": int(on_table.sum()),

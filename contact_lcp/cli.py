@@ -1,7 +1,8 @@
 """The ``contact-lcp`` command: simulate a scene, compare LCP methods on a recording, plot,
-and Yamane & Nakamura's Table III for the chain scenes."""
+Yamane & Nakamura's Table III for the chain scenes, and parameter sweeps on Ray."""
 
 import argparse
+import os
 import sys
 import time
 import zipfile
@@ -9,6 +10,7 @@ import zipfile
 import numpy as np
 
 from contact_lcp.cli_simulate import check_outputs, check_seconds, cmd_simulate
+from contact_lcp.cli_sweep import add_parser as add_sweep_parser
 from contact_lcp.exceptions import ContactLCPError, SceneError
 
 #: the seed's Table I comparison: robust, Lemke, and lexicographic Lemke with four Δ
@@ -146,12 +148,38 @@ def cmd_table3(args):
     rows = []
     for name in names:
         path = available.get(name, name)
-        row = table3.run_scene(path, duration=args.duration, time_step=args.time_step)
+        bar = _StepProgress(os.path.splitext(os.path.basename(name))[0], args.duration)
+        try:
+            row = table3.run_scene(path, duration=args.duration, time_step=args.time_step,
+                                   progress=bar)
+        finally:
+            bar.close()
         published = table3.published_row(row["scene"])
         rows += [row] + ([published] if published else [])
         print(f"{row['scene']}: done", file=sys.stderr)
     print(table3.format_rows(rows))
     return 1 if any(r["failure"] or r["fallbacks"] for r in rows if "[S1]" not in r["scene"]) else 0
+
+
+class _StepProgress:
+    """A ``progress(sim, info)`` callback of a run's steps: a bar with the time left on a
+    terminal, a line every 10 s otherwise (:class:`contact_lcp.progress.Progress`)."""
+
+    def __init__(self, name, duration=None):
+        self.name, self.duration, self.bar = name, duration, None
+
+    def __call__(self, sim, info):
+        if self.bar is None:
+            from contact_lcp.progress import Progress
+
+            duration = sim.scene.duration if self.duration is None else self.duration
+            self.bar = Progress(int(round(duration / sim.h)), desc=self.name, unit="step",
+                                every=10.0)
+        self.bar.update(1, f"t={sim.t:.2f}s failures={sim.stats.lcp_failures}")
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
 
 
 def build_parser():
@@ -197,6 +225,7 @@ def build_parser():
     t3.add_argument("--duration", type=float, help="simulated seconds (default: each scene's)")
     t3.add_argument("--time-step", type=float, help="replace the scenes' time step [s]")
     t3.set_defaults(func=cmd_table3)
+    add_sweep_parser(sub)
     return p
 
 

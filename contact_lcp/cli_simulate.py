@@ -22,24 +22,15 @@ def rung_counts(rows):
     return ", ".join(f"{r} {c}" for r, c in counts.most_common()) or "none"
 
 
-def _progress(sim, info, wall0, last_print, end=False, t0=0.0):
-    """Progress on stderr: redrawn in place on a terminal, one line a second otherwise
-    (``t0``: the simulated time the run started from)."""
-    now = time.perf_counter()
-    tty = sys.stderr.isatty()
-    if not end and now - last_print < (0.25 if tty else 1.0):
-        return last_print
-    rtf = (sim.t - t0) / max(now - wall0, 1e-9)
+def _status(sim, info, wall0, t0):
+    """The progress status of a run: simulated time, real-time factor, the last step's
+    contacts and pivots, the failures so far (``t0``: the simulated time the run started
+    from)."""
+    rtf = (sim.t - t0) / max(time.perf_counter() - wall0, 1e-9)
     s = sim.stats
-    line = (f"t={sim.t:7.3f}s  rtf={rtf:5.2f}x  contacts={info.num_contacts:3d} "
+    return (f"t={sim.t:7.3f}s  rtf={rtf:5.2f}x  contacts={info.num_contacts:3d} "
             f"active={info.num_active:3d}  pivots={info.pivots:4d}  failures={s.lcp_failures} "
             f"fallbacks={s.fallbacks}")
-    if tty:
-        sys.stderr.write("\r" + line + ("\n" if end else ""))
-    elif not end:
-        sys.stderr.write(line + "\n")
-    sys.stderr.flush()
-    return now
 
 
 def check_seconds(value, flag, positive=False):
@@ -154,9 +145,13 @@ class _Run:
         Ctrl-C between steps) or ``"step"`` (inside one); ``error`` a SimulationError."""
         from contact_lcp.sim.simulator import SimulationError
 
+        from contact_lcp.progress import Progress
+
         sim = self.sim
         wall0 = last = time.perf_counter()
         info, stopped, error = None, False, None
+        # a bar on a terminal, else a line a second, starting "t=" (the status)
+        bar = Progress(steps, unit="step", count=False, every=1.0)
         try:
             for _ in range(steps):
                 recorded = len(sim.recorded_problems)
@@ -171,7 +166,12 @@ class _Run:
                 if len(sim.recorded_problems) > recorded:  # one count per recorded problem
                     self.active.append(int(info.report.info.get("pushing_facets",
                                                                 info.num_active)))
-                last = _progress(sim, info, wall0, last, t0=self.t0)
+                now = time.perf_counter()
+                if now - last >= 0.2:  # the status text, five times a second at most
+                    last = now
+                    bar.update(1, _status(sim, info, wall0, self.t0))
+                else:
+                    bar.update(1)
                 if stop.requested:
                     stopped = True
                     break
@@ -180,8 +180,7 @@ class _Run:
         except SimulationError as e:  # the simulator keeps its last finite state
             error = e
         self.wall = time.perf_counter() - wall0
-        if info is not None:
-            _progress(sim, info, wall0, last, end=True, t0=self.t0)
+        bar.close(None if info is None else _status(sim, info, wall0, self.t0))
         return stopped, error
 
     def summary(self, args):

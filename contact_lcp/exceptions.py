@@ -38,3 +38,8 @@ class FrameNotFound(ContactLCPError, KeyError):
 
     def __str__(self):
         return f"{self.kind} {self.name!r} not found; the model has: {', '.join(self.frames)}"
+
+
+class SweepError(ContactLCPError, ValueError):
+    """A sweep spec, or the results folder of a sweep, that cannot be used as given (the
+    message names the spec key or the file)."""

@@ -16,13 +16,16 @@ PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
                        "contact_lcp")
 
 #: subpackage -> the parts of the package its modules must never import
+#: (the command line, the sweeps on Ray and the progress bars sit above the core)
+_TOP = {"cli", "cli_simulate", "cli_sweep", "sweep", "progress"}
 FORBIDDEN = {
-    "lcp": {"dynamics", "collision", "contact", "sim", "ros", "cli", "cli_simulate"},
-    "dynamics": {"collision", "contact", "sim", "ros", "cli", "cli_simulate"},
-    "collision": {"sim", "ros", "cli", "cli_simulate"},
-    "contact": {"sim", "ros", "cli", "cli_simulate"},
-    "sim": {"ros", "cli", "cli_simulate"},
-    "ros": {"cli", "cli_simulate"},
+    "lcp": {"dynamics", "collision", "contact", "sim", "ros"} | _TOP,
+    "dynamics": {"collision", "contact", "sim", "ros"} | _TOP,
+    "collision": {"sim", "ros"} | _TOP,
+    "contact": {"sim", "ros"} | _TOP,
+    "sim": {"ros"} | _TOP,
+    "ros": _TOP,
+    "sweep": {"ros", "cli", "cli_simulate", "cli_sweep"},
 }
 
 

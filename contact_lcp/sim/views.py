@@ -195,6 +195,16 @@ class SimulatorViews:
         F = np.einsum("kij,kj->ki", c.R_WC, rec.impulse_C) / self.h
         return F[robot[c.body_b]].sum(axis=0) - F[robot[c.body_a]].sum(axis=0)
 
+    def world_contact_force(self):
+        """Sum of the contact forces that the world (the ground and any geometry fixed to
+        it, the A side of such contacts) exerts over the last step [N] in W."""
+        rec = self._last
+        if rec is None or len(rec.contacts) == 0:
+            return np.zeros(3)
+        c = rec.contacts
+        F = np.einsum("kij,kj->ki", c.R_WC, rec.impulse_C) / self.h
+        return F[c.joint_a == 0].sum(axis=0)
+
     def _robot_surfaces(self, names):
         """(len(names),) bool: which surface names are robot links (kept while the
         contact set's names are the same object, as :meth:`_surface_mask`)."""
