@@ -91,6 +91,11 @@ PARAMETERS = (
         "kd", 0.0, float,
         "Velocity gain [N.m.s/rad] for position/velocity commands. 0: the scene's."),
     ParameterSpec("paused", False, bool, "Physics paused (also ~/set_paused)."),
+    ParameterSpec(
+        "viewer_port", 0, int,
+        "Port of a 3-D page of the node's world in the browser (contact_lcp.viewer: "
+        "meshes, contacts, forces, solver report) at http://127.0.0.1:<port>, drawn at "
+        "30 Hz at most. 0: off. Start-up only."),
 )
 
 SPECS = {p.name: p for p in PARAMETERS}
@@ -117,6 +122,7 @@ class NodeConfig:
     kp: float = 0.0
     kd: float = 0.0
     paused: bool = False
+    viewer_port: int = 0
 
     def with_values(self, values):
         """Return a copy with ``values`` (name -> raw value, already checked) applied."""
@@ -161,6 +167,11 @@ def check(name, value):
         if not math.isfinite(value):
             return f"{name} must be finite, got {value}"
         return _check_number(name, float(value))
+    if name == "viewer_port":
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
+            return (f"viewer_port must be an integer port in [0, 65535] (0 = off), got "
+                    f"{type(value).__name__} {value!r}")
+        return None
     if not isinstance(value, spec.kind):
         return f"{name} must be a {spec.kind.__name__}, got {type(value).__name__} {value!r}"
     if name == "robot_description_topic" and value and not value.startswith("/"):

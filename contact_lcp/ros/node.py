@@ -33,6 +33,7 @@ from contact_lcp.ros.relay import Relay, RelayStream, type_name
 from contact_lcp.ros.robots import LATCHED, SceneIO
 from contact_lcp.ros.scene_info import SceneInfo, build_simulator
 from contact_lcp.ros.services import NodeServices
+from contact_lcp.ros.viewer_page import ViewerPage
 
 try:  # tf2_msgs has no PyPI wheel: /tf only where a ROS 2 installation provides it
     from tf2_msgs.msg import TFMessage
@@ -130,6 +131,8 @@ class ContactLCPNode(NodeServices, Node):
         self._tasks = []
         self._make_tasks()
         self._loop.every(1.0, self._report)
+        self._viewer = ViewerPage.start(self._config.viewer_port, self._loop,
+                                        self.get_logger())
         self._loop.start()
         if self._scene.warm_error:
             self.get_logger().warning(f"the first step fails: {self._scene.warm_error}")
@@ -160,6 +163,9 @@ class ContactLCPNode(NodeServices, Node):
         ``destroy_node``)."""
         if self._loop is not None:
             self._loop.stop()
+        if getattr(self, "_viewer", None) is not None:
+            self._viewer.close()
+            self._viewer = None
         if getattr(self, "_relay", None) is not None:
             self._relay.close()
             self._relay = None
@@ -226,7 +232,7 @@ class ContactLCPNode(NodeServices, Node):
         if self._loop is None:  # declaring: names are checked once the scene is built
             return SetParametersResult(successful=True)
         mine = {p.name: p.value for p in params if p.name in config.SPECS}
-        for name in ("robot_description_topic", "publisher_process"):
+        for name in ("robot_description_topic", "publisher_process", "viewer_port"):
             if name in mine and mine[name] != getattr(self._config, name):
                 return SetParametersResult(
                     successful=False, reason=f"{name} is read at start-up only")
