@@ -64,11 +64,16 @@ class LiveViewer:
         self.draw(None)
 
     def publish(self, info):
-        """After a step with :class:`StepInfo` ``info``: draw a frame if one is due."""
+        """After a step with :class:`StepInfo` ``info``: draw a frame if one is due and
+        a page is open (with none, a frame would only be kept for pages to come: the
+        first one gets the frame after it connects)."""
         self._pen = max(self._pen, info.max_penetration)
         now = time.perf_counter()
         if now - self._last_frame >= 1.0 / FRAME_RATE:
-            self.draw(info, now)
+            if self.server.get_clients():
+                self.draw(info, now)
+            else:
+                self._last_frame = now
 
     def draw(self, info, now=None):
         """Draw the simulator's current state (``info`` its last step, None after a

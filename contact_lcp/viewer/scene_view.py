@@ -132,7 +132,8 @@ class SceneView:
         seg = np.zeros((1, 2, 3))
         if k:
             seg = np.stack([frame.p_W, frame.p_W + self.force_scale * frame.force_W], axis=1)
-        pyr = pyramid_segments(frame.p_W, frame.n_W, frame.mu) if k else np.zeros((1, 2, 3))
+        pyr = (pyramid_segments(frame.p_W, frame.n_W, frame.mu)
+               if k and (self.show_pyramids or self._pyramids is None) else np.zeros((1, 2, 3)))
         if self._points is None:
             self._points = scene.add_point_cloud(
                 "/contacts/points", p.astype(np.float32), colors=(220, 30, 30),
