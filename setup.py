@@ -45,6 +45,11 @@ setup(
         "proxsuite>=0.6",
         "clarabel>=0.7",
         "setuptools",
+        # the 3-D page of `contact-lcp view` / `replay` (contact_lcp.viewer); its client
+        # is bundled in the wheel, so the page works offline. trimesh tessellates the
+        # primitives (a viser dependency, imported directly)
+        "viser>=1.0",
+        "trimesh>=4",
     ],
     extras_require={
         "ros": ros_wheels,

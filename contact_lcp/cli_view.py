@@ -35,11 +35,11 @@ def _check_port(port):
         raise ValueError(f"--port: expected an integer in [0, 65535], got {port}")
 
 
-def _serve(server, requested, loop, no_browser):
+def _serve(port, requested, loop, no_browser, close):
     """Print the address, open a browser unless ``no_browser``, run ``loop(stop)`` in
-    this thread until Ctrl-C, then stop the server."""
-    url = f"http://127.0.0.1:{server.get_port()}"
-    busy = "" if requested in (0, server.get_port()) else f" (port {requested} was busy)"
+    this thread until Ctrl-C, then ``close()`` the page."""
+    url = f"http://127.0.0.1:{port}"
+    busy = "" if requested in (0, port) else f" (port {requested} was busy)"
     print(f"viewer at {url}{busy}; Ctrl-C stops it", flush=True)
     if not no_browser:
         import webbrowser
@@ -52,26 +52,21 @@ def _serve(server, requested, loop, no_browser):
         print("viewer stopped", file=sys.stderr)
     finally:
         stop.set()
-        server.stop()
+        close()
     return 0
 
 
 def cmd_view(args):
     from contact_lcp.sim import Simulator
-    from contact_lcp.viewer import start_server
     from contact_lcp.viewer.live import LiveViewer
 
     check_seconds(args.duration, "--duration", positive=True)
     _check_port(args.port)
     sim = Simulator.from_file(args.scene, contact_model=args.model)
     end = sim.scene.duration if args.duration is None else args.duration
-    server = start_server(args.port)
-    try:
-        viewer = LiveViewer(sim, server)
-    except BaseException:
-        server.stop()
-        raise
-    return _serve(server, args.port, lambda stop: viewer.run(stop, end), args.no_browser)
+    viewer = LiveViewer(sim, args.port)
+    return _serve(viewer.port, args.port, lambda stop: viewer.run(stop, end), args.no_browser,
+                  viewer.close)
 
 
 def cmd_replay(args):
@@ -88,4 +83,4 @@ def cmd_replay(args):
     except BaseException:
         server.stop()
         raise
-    return _serve(server, args.port, viewer.run, args.no_browser)
+    return _serve(server.get_port(), args.port, viewer.run, args.no_browser, server.stop)

@@ -131,7 +131,7 @@ class ContactLCPNode(NodeServices, Node):
         self._tasks = []
         self._make_tasks()
         self._loop.every(1.0, self._report)
-        self._viewer = ViewerPage.start(self._config.viewer_port, self._loop,
+        self._viewer = ViewerPage.start(self._config.viewer_port, sim, self._loop,
                                         self.get_logger())
         self._loop.start()
         if self._scene.warm_error:

@@ -1,55 +1,58 @@
-"""The node's 3-D page (parameter ``viewer_port``): :mod:`contact_lcp.viewer` drawing the
-node's simulator from a wall-clock task of the physics thread, so the page reads the
-simulator between two steps, as every publisher does, and never from another thread.
+"""The node's 3-D page (parameter ``viewer_port``): :mod:`contact_lcp.viewer`'s live page
+fed from a wall-clock task of the physics thread, so the simulator is read between two
+steps, as every publisher reads it; the drawing is the page process's, not this one's.
 
 The page has no stepping controls (the node's clock is its own: ``paused``,
-``real_time_factor``, the services); its display toggles work. A viewer that cannot
-start (viser missing) is logged and the node runs on without it; a failing draw is a
-throttled task error, never the end of the physics thread.
+``real_time_factor``, the services); its display toggles work. A page that cannot start
+is logged and the node runs on without it; a failing frame is a throttled task error,
+never the end of the physics thread. A new simulator (a rebuild) gets a new page on the
+same port, started from the physics thread (seconds, as the rebuild itself takes).
 """
 
 from contact_lcp.viewer.live import FRAME_RATE
 
 
 class ViewerPage:
-    """A live page following whatever simulator the physics loop steps.
+    """A live page following whatever simulator the physics loop steps; build it with
+    :meth:`start`, end it with :meth:`close`."""
 
-    Build with :meth:`start`; ``close()`` stops its server.
-    """
-
-    def __init__(self, server, loop):
-        self.server, self.loop = server, loop
-        self.viewer = None
+    def __init__(self, viewer, loop, logger):
+        self.viewer, self.loop, self.logger = viewer, loop, logger
         self.task = loop.every(1.0 / FRAME_RATE, self._draw)
 
     @classmethod
-    def start(cls, port, loop, logger):
-        """The page on ``port``, or None when ``port`` is 0 or the server cannot start
-        (the reason logged as an error)."""
+    def start(cls, port, sim, loop, logger):
+        """The page of ``sim`` on ``port``, or None when ``port`` is 0 or the page
+        cannot start (the reason logged as an error)."""
         if not port:
             return None
-        from contact_lcp.viewer import ViewerError, start_server
+        viewer = cls._open(port, sim, logger)
+        return None if viewer is None else cls(viewer, loop, logger)
 
-        try:
-            server = start_server(port)
-        except (ViewerError, OSError) as e:
-            logger.error(f"viewer_port {port}: the 3-D page cannot start: {e}")
-            return None
-        logger.info(f"3-D page at http://127.0.0.1:{server.get_port()}"
-                    + ("" if server.get_port() == port else f" (port {port} was busy)"))
-        return cls(server, loop)
-
-    def _draw(self, sim):
+    @staticmethod
+    def _open(port, sim, logger):
+        from contact_lcp.exceptions import ContactLCPError
         from contact_lcp.viewer.live import LiveViewer
 
-        if self.viewer is None or self.viewer.sim is not sim:  # first, or a new simulator
-            if self.viewer is not None:
-                self.server.scene.reset()
-                self.server.gui.reset()
-            self.viewer = LiveViewer(sim, self.server, controls=False)
-        self.viewer.draw(self.loop.last_info if sim.t > 0 else None)
+        try:
+            viewer = LiveViewer(sim, port, controls=False)
+        except (ContactLCPError, OSError) as e:
+            logger.error(f"viewer_port {port}: the 3-D page cannot start: {e}")
+            return None
+        logger.info(f"3-D page at http://127.0.0.1:{viewer.port}"
+                    + ("" if viewer.port == port else f" (port {port} was busy)"))
+        return viewer
+
+    def _draw(self, sim):
+        if self.viewer is not None and self.viewer.sim is not sim:  # a rebuilt simulator
+            port = self.viewer.port
+            self.viewer.close()
+            self.viewer = self._open(port, sim, self.logger)
+        if self.viewer is not None:
+            self.viewer.draw(self.loop.last_info if sim.t > 0 else None)
 
     def close(self):
-        """Stop drawing and stop the server."""
+        """Stop sending frames and end the page."""
         self.task.cancel()
-        self.server.stop()
+        if self.viewer is not None:
+            self.viewer.close()

@@ -1,22 +1,21 @@
 """The live page: a simulator stepped at a real-time factor, drawn at most
-:data:`FRAME_RATE` times per wall-clock second.
+:data:`FRAME_RATE` times per wall-clock second by a page process
+(:mod:`contact_lcp.viewer.page_process`).
 
 :meth:`LiveViewer.publish` is all a stepping loop calls after a step: it keeps the
-chart's running values (two floats a step) and draws a frame only when
-``1 / FRAME_RATE`` s have passed since the last one, so the drawing costs the same
-whatever the time step. :meth:`LiveViewer.run` is the ``contact-lcp view`` loop: it paces
-the steps to the real-time factor and acts on the page's requests between steps.
+largest penetration since the last frame (one float a step) and sends a frame only when
+``1 / FRAME_RATE`` s have passed since the last one; sending is a pipe write of the
+frame's arrays, the drawing is the page process's. :meth:`LiveViewer.run` is the
+``contact-lcp view`` loop: it paces the steps to the page's real-time factor and acts on
+its requests between steps.
 """
 
-import collections
 import time
 
 import numpy as np
 
 from contact_lcp.viewer.frames import frame_from_sim
-from contact_lcp.viewer.geometry import WorldParts
-from contact_lcp.viewer.panel import CHART_POINTS, Panel
-from contact_lcp.viewer.scene_view import SceneView
+from contact_lcp.viewer.page_process import PageProcess
 
 #: frames drawn per wall-clock second at most
 FRAME_RATE = 30.0
@@ -36,78 +35,67 @@ def scene_weight(sim):
 
 
 class LiveViewer:
-    """Draw ``sim`` in ``server`` and take the page's requests.
+    """Serve a page of ``sim`` on ``port`` (0: any free port; :attr:`port` is the one
+    served) and take its requests; ``close()`` ends the page.
 
     Parameters
     ----------
     sim : contact_lcp.sim.Simulator
-    server : viser.ViserServer
+    port : int
     controls : bool
         Page controls (play/pause, step, reset, real-time factor); the ROS node's page
         has none (the node keeps its own clock).
     """
 
-    def __init__(self, sim, server, controls=True):
-        self.sim, self.server = sim, server
-        self.view = SceneView(server, WorldParts(sim.world, [r.robot for r in sim.scene.robots]),
-                              scene_weight(sim))
-        self.panel = Panel(server, self.view, controls=controls)
-        self._history = collections.deque(maxlen=CHART_POINTS)
-        self._pen = 0.0  # the largest penetration since the last chart sample
-        self._last_frame = self._last_chart = -np.inf
-        self._chart_due = False
-        self._rate_mark = (time.perf_counter(), sim.t)
-        self.rtf = None
-        self.frames = 0
+    def __init__(self, sim, port, controls=True):
+        self.sim = sim
+        self.page = PageProcess(sim, port, scene_weight(sim), controls)
+        self.port = self.page.port
+        self.playing, self.rtf = True, 1.0
+        self.achieved = None
         self.error = None
-        self._pending = []
+        self.frames = 0
+        self._pen = 0.0  # the largest penetration since the last frame
+        self._last_frame = -np.inf
+        self._rate_mark = (time.perf_counter(), sim.t)
+        self._requests = []
         self.draw(None)
 
     def publish(self, info):
-        """After a step with :class:`StepInfo` ``info``: draw a frame if one is due and
-        a page is open (with none, a frame would only be kept for pages to come: the
-        first one gets the frame after it connects)."""
+        """After a step with :class:`StepInfo` ``info``: send a frame if one is due."""
         self._pen = max(self._pen, info.max_penetration)
         now = time.perf_counter()
         if now - self._last_frame >= 1.0 / FRAME_RATE:
-            if self.server.get_clients():
-                self.draw(info, now)
-            else:
-                self._last_frame = now
+            self.draw(info, now)
 
     def draw(self, info, now=None):
-        """Draw the simulator's current state (``info`` its last step, None after a
-        reset) and handle the page's display toggles."""
+        """Send the simulator's current state (``info`` its last step, None after a
+        reset) and take the page's messages."""
         now = time.perf_counter() if now is None else now
-        for request in self.panel.take():
-            self.handle(request)
+        self._take()
         frame = frame_from_sim(self.sim, info)
         wall0, t0 = self._rate_mark
         if now - wall0 >= 0.5:
-            self.rtf = (self.sim.t - t0) / (now - wall0)
+            self.achieved = (self.sim.t - t0) / (now - wall0)
             self._rate_mark = (now, self.sim.t)
-        fresh = not self._history or self._history[-1][0] != frame.t  # (paused: the same)
-        if fresh:
-            self._history.append((frame.t, frame.force_total,
-                                  max(self._pen, frame.max_penetration)))
-            self._pen = 0.0
-            self._chart_due = True
-        self.view.show(frame)
-        self.panel.show(frame, self.rtf if self.panel.playing else None, self.error)
-        if self._chart_due and now - self._last_chart >= 1.0 / CHART_RATE:
-            self.panel.chart(*np.array(self._history).T)
-            self._last_chart, self._chart_due = now, False
+        self.page.send(frame, self.achieved if self.playing else None,
+                       max(self._pen, frame.max_penetration), self.playing, self.error)
+        self._pen = 0.0
         self._last_frame = now
         self.frames += 1
 
-    def handle(self, request):
-        """Act on a page request; the stepping ones (step, reset) only in :meth:`run`."""
-        if isinstance(request, tuple) and request[0] == "collision":
-            self.view.set_collision_visible(request[1])
-        elif isinstance(request, tuple) and request[0] == "pyramids":
-            self.view.set_pyramids_visible(request[1])
-        else:
-            self._pending.append(request)
+    def _take(self):
+        for msg in self.page.messages():
+            if msg[0] == "playing":
+                self.playing = msg[1]
+            elif msg[0] == "rtf":
+                self.rtf = msg[1]
+            elif msg[0] == "request":
+                self._requests.append(msg[1])
+
+    def close(self):
+        """End the page process."""
+        self.page.close()
 
     def run(self, stop, end=None):
         """Step and draw until ``stop`` (a threading.Event) is set, paced to the page's
@@ -115,55 +103,52 @@ class LiveViewer:
         :class:`SimulationError` pauses the run and is shown on the page."""
         from contact_lcp.sim.simulator import SimulationError
 
-        sim, panel = self.sim, self.panel
+        sim = self.sim
         end = np.inf if end is None else float(end)
         anchor = None  # (wall, sim time, rtf) the pacing counts from
         info = None
         while not stop.is_set():
-            for request in self.panel.take():
-                self.handle(request)
-            pending, self._pending = self._pending, []
-            for request in pending:
+            requests, self._requests = self._requests, []
+            for request in requests:
                 if request == "reset":
                     sim.reset()
                     info, anchor, self.error = None, None, None
-                    self._history.clear()
                     self.draw(None)
                 elif request == "step":
-                    panel.set_playing(False)
+                    self.playing = False
                     info = self._step(SimulationError) or info
                     self.draw(info)
-            if not panel.playing:
+            if not self.playing:
                 anchor = None
-                if time.perf_counter() - self._last_frame >= 1.0 / FRAME_RATE:
-                    self.draw(info)  # the text says paused; toggles still apply
-                time.sleep(0.01)
+                self.draw(info)  # the text says paused; the page's requests come in
+                time.sleep(1.0 / FRAME_RATE)
                 continue
             if sim.t >= end - 0.5 * sim.h:
-                panel.set_playing(False)
+                self.playing = False
                 end = np.inf  # Play again carries on past the end
                 self.draw(info)
                 continue
             now = time.perf_counter()
-            if anchor is None or anchor[2] != panel.rtf:
-                anchor = (now, sim.t, panel.rtf)
+            if anchor is None or anchor[2] != self.rtf:
+                anchor = (now, sim.t, self.rtf)
             target = anchor[1] + anchor[2] * (now - anchor[0])
             if sim.t + sim.h > target:  # ahead of real time: wait for it
                 time.sleep(min((sim.t + sim.h - target) / anchor[2], 1.0 / FRAME_RATE))
+                if now - self._last_frame >= 1.0 / FRAME_RATE:
+                    self.draw(info, now)
                 continue
             if target - sim.t > MAX_LAG * anchor[2]:
-                anchor = (now, sim.t, panel.rtf)
+                anchor = (now, sim.t, self.rtf)
             step_info = self._step(SimulationError)
-            if step_info is None:
-                continue
-            info = step_info
-            self.publish(info)
+            if step_info is not None:
+                info = step_info
+                self.publish(info)
 
     def _step(self, error_type):
         """One step; None (and the run paused, the error on the page) if it fails."""
         try:
             return self.sim.step()
         except error_type as e:
-            self.panel.set_playing(False)
+            self.playing = False
             self.error = f"simulation stopped: {e}"
             return None

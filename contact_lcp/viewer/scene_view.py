@@ -144,7 +144,8 @@ class SceneView:
             self._pyramids = scene.add_line_segments("/contacts/pyramids", pyr,
                                                      colors=(20, 160, 60), thickness=0.003)
         else:
-            self._points.colors = np.tile(np.array([220, 30, 30], np.uint8), (len(p), 1))
+            if len(self._points.points) != len(p):  # one colour per point
+                self._points.colors = np.tile(np.array([220, 30, 30], np.uint8), (len(p), 1))
             self._points.points = p.astype(np.float32)
             self._arrows.points = seg.astype(np.float32)
             if self.show_pyramids:
