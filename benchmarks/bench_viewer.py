@@ -4,7 +4,8 @@ squat at 30 frames per second, against no viewer.
 
 Per library, a fresh process (``--child LIB``) builds the squat, warms it up, starts the
 library's server with the scene's meshes (the same :class:`WorldParts` triangles for
-both), optionally opens the page in headless Chromium (``--browser``; the offline check
+both; viser in contact_lcp.viewer's page process, rerun-sdk's own server threads in the
+simulator's process, as its ``serve_grpc`` runs them), optionally opens the page in headless Chromium (``--browser``; the offline check
 lists every URL the page fetched that is not the local server), then steps as fast as it
 can for ``--seconds`` wall seconds, drawing a frame (parts' poses, contact points and
 force arrows, the force and penetration values) whenever 1/30 s has passed. Reported:
@@ -42,23 +43,13 @@ SCENE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIBS = ("none", "viser", "rerun")
 
 
-def _viser(sim, port, browser):
-    """Without a page the viewer skips its frames; the run then draws them anyway (every
-    1/30 s), to count what drawing costs this process."""
-    from contact_lcp.viewer import start_server
-    from contact_lcp.viewer.live import FRAME_RATE, LiveViewer
+def _viser(sim, port):
+    """contact_lcp.viewer's live page: frames go to its page process, which draws them
+    only while a page is open."""
+    from contact_lcp.viewer.live import LiveViewer
 
-    server = start_server(port)
-    viewer = LiveViewer(sim, server)
-    if browser:
-        return f"http://127.0.0.1:{server.get_port()}", viewer.publish, server.stop
-
-    def publish(info):
-        now = time.perf_counter()
-        if now - viewer._last_frame >= 1.0 / FRAME_RATE:
-            viewer.draw(info, now)
-
-    return f"http://127.0.0.1:{server.get_port()}", publish, server.stop
+    viewer = LiveViewer(sim, port)
+    return f"http://127.0.0.1:{viewer.port}", viewer.publish, viewer.close
 
 
 def _rerun(sim, port):
@@ -111,7 +102,7 @@ def child(lib, seconds, browser, port):
         sim.step()
     url, publish, close = (None, lambda info: None, None)
     if lib == "viser":
-        url, publish, close = _viser(sim, port, browser)
+        url, publish, close = _viser(sim, port)
     elif lib == "rerun":
         url, publish, close = _rerun(sim, port)
     chromium, outside = None, None
@@ -143,19 +134,17 @@ def rtf1(seconds, port, browser):
     import contextlib
 
     from contact_lcp.sim import Simulator
-    from contact_lcp.viewer import start_server
     from contact_lcp.viewer.headless import Chromium
     from contact_lcp.viewer.live import LiveViewer
 
     sim = Simulator.from_file(SCENE)
     sim.step()
-    server = start_server(port)
-    viewer = LiveViewer(sim, server)
+    viewer = LiveViewer(sim, port)
     stop = threading.Event()
     th = threading.Thread(target=viewer.run, args=(stop,), daemon=True)
     with (Chromium() if browser else contextlib.nullcontext()) as chromium:
         if chromium is not None:
-            chromium.open(f"http://127.0.0.1:{server.get_port()}", settle=0.0)
+            chromium.open(f"http://127.0.0.1:{viewer.port}", settle=0.0)
         th.start()
         time.sleep(5.0)  # page loaded, meshes drawn
         t0, w0, c0 = sim.t, time.perf_counter(), time.process_time()
@@ -163,7 +152,7 @@ def rtf1(seconds, port, browser):
         t1, w1, c1 = sim.t, time.perf_counter(), time.process_time()
         stop.set()
         th.join()
-    server.stop()
+    viewer.close()
     steps = int(round((t1 - t0) / sim.h))
     print(json.dumps({"lib": "viser_view_loop_rtf1", "steps": steps, "wall_s": w1 - w0,
                       "steps_per_s": steps / (w1 - w0), "browser": bool(browser),
@@ -223,7 +212,7 @@ def main():
             print(f"{lib}, page {'open' if browser else 'closed'}: at 30 fps, steps/s lost "
                   f"median {100 * np.median(ov):.1f} % (runs {[round(100 * o, 1) for o in ov]}), "
                   f"CPU per step added median {100 * np.median(cv):.1f} %")
-    path = results_path("bench_viewer", git_revision(), utc_stamp())
+    path = results_path("bench_viewer", git_revision(), utc_stamp()[1])
     write_csv(path, rows, ["lib", "repeat", "page_open", "browser", "steps", "wall_s", "steps_per_s",
                            "overhead", "cpu_us_per_step", "cpu_overhead", "external_urls", "external_sample", "achieved_rtf",
                            "frames", "load1"])
