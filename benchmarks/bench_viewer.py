@@ -5,23 +5,25 @@ squat at 30 frames per second, against no viewer.
 Per library, a fresh process (``--child LIB``) builds the squat, warms it up, starts the
 library's server with the scene's meshes (the same :class:`WorldParts` triangles for
 both; viser in contact_lcp.viewer's page process, rerun-sdk's own server threads in the
-simulator's process, as its ``serve_grpc`` runs them), optionally opens the page in headless Chromium (``--browser``; the offline check
-lists every URL the page fetched that is not the local server), then steps as fast as it
-can for ``--seconds`` wall seconds, drawing a frame (parts' poses, contact points and
-force arrows, the force and penetration values) whenever 1/30 s has passed. Reported:
-steps per wall second and the overhead ``1 - rate / rate(no viewer)`` of each run's
-neighbours-in-time no-viewer rate (runs alternate none, viser, rerun, ``--repeats``
-times, so a change of machine load hits all three alike).
+simulator's process, as its ``serve_grpc`` runs them), optionally opens the page in
+headless Chromium, then steps as fast as it can for ``--seconds`` wall seconds, sending
+a frame (parts' poses, contact points and force arrows, the force and penetration
+values) whenever 1/30 s has passed. ``--browser`` runs every library twice, page closed
+and page open; with it open, the offline check lists every URL the page fetched that is
+not the local server. Reported: steps per wall second and CPU seconds per step of the
+simulator's process, and their overheads against the no-viewer run of the same group
+(groups of none, viser, rerun run back to back, ``--repeats`` times, so a change of
+machine load hits all three alike).
 
-``--rtf1`` adds a run of ``contact-lcp view``'s own loop (viser, paced to real-time
-factor 1, page open in Chromium) reporting the achieved factor.
+``--rtf1`` adds runs of ``contact-lcp view``'s own loop (viser, paced to real-time
+factor 1, page closed and, with ``--browser``, open) reporting the achieved factor.
 
 The CSV is ``benchmarks/results/bench_viewer_<stamp>_<revision>.csv``; the issue's target
 (not a test): overhead <= 10 % at 30 frames per second.
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_viewer.py --browser --rtf1     # ~4 min
+    .venv/bin/python benchmarks/bench_viewer.py --browser --rtf1 --seconds 10   # ~7 min
 """
 
 import argparse
@@ -213,9 +215,10 @@ def main():
                   f"median {100 * np.median(ov):.1f} % (runs {[round(100 * o, 1) for o in ov]}), "
                   f"CPU per step added median {100 * np.median(cv):.1f} %")
     path = results_path("bench_viewer", git_revision(), utc_stamp()[1])
-    write_csv(path, rows, ["lib", "repeat", "page_open", "browser", "steps", "wall_s", "steps_per_s",
-                           "overhead", "cpu_us_per_step", "cpu_overhead", "external_urls", "external_sample", "achieved_rtf",
-                           "frames", "load1"])
+    write_csv(path, rows, ["lib", "repeat", "page_open", "browser", "steps", "wall_s",
+                           "steps_per_s", "overhead", "cpu_us_per_step", "cpu_overhead",
+                           "external_urls", "external_sample", "achieved_rtf", "frames",
+                           "load1"])
     print(f"written {path}")
 
 

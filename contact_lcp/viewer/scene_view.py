@@ -10,7 +10,7 @@ import numpy as np
 import pinocchio as pin
 
 #: length of an arrow carrying the weight of the scene's robots (or bodies) [m]
-WEIGHT_LENGTH = 0.6
+WEIGHT_LENGTH = 1.0
 #: height of a drawn friction pyramid [m]
 PYRAMID_HEIGHT = 0.08
 #: half the side of the drawn ground square [m]
@@ -89,8 +89,8 @@ class SceneView:
         centre = 0.5 * (p.min(axis=0) + p.max(axis=0))
         size = max(float(np.ptp(p, axis=0).max()), 0.5)
         cam = self.server.initial_camera
-        cam.look_at = tuple(centre)
-        cam.position = tuple(centre + size * np.array([1.4, -1.4, 0.6]))
+        cam.look_at = tuple(centre - np.array([0.0, 0.0, 0.15 * size]))
+        cam.position = tuple(centre + size * np.array([1.0, -1.0, 0.3]))
 
     def set_collision_visible(self, on):
         """Show or hide the collision geometry (placed at the next :meth:`show`)."""
@@ -139,8 +139,8 @@ class SceneView:
                 "/contacts/points", p.astype(np.float32), colors=(220, 30, 30),
                 point_size=0.025, point_shape="circle", precision="float32")
             self._arrows = scene.add_arrows("/contacts/forces", seg, colors=(30, 110, 230),
-                                            shaft_radius=0.006, head_radius=0.015,
-                                            head_length=0.03)
+                                            shaft_radius=0.008, head_radius=0.02,
+                                            head_length=0.04)
             self._pyramids = scene.add_line_segments("/contacts/pyramids", pyr,
                                                      colors=(20, 160, 60), thickness=0.003)
         else:
