@@ -7,15 +7,18 @@ frame's arrays (:class:`~contact_lcp.viewer.frames.Frame`, a few kB) through a p
 this process rebuilds the world's geometry from the same specs, places the parts (its own
 Pinocchio Data), serves the page and sends the page's requests back.
 
-Messages to the page process: ``("frame", Frame, rtf, penetration_max, playing, note)``,
-``("stop",)``. From it: ``("port", int)`` once started (or ``("error", str)``), then
+Messages to the page process: first ``(world_spec, port, weight, controls)``, then
+``("frame", Frame, rtf, penetration_max, playing, note)`` and ``("stop",)``. From it: ``("port", int)`` once started (or ``("error", str)``), then
 ``("request", r)`` for the stepping requests of :class:`~contact_lcp.viewer.panel.Panel`,
 ``("playing", bool)`` and ``("rtf", float)`` when the page changes them.
 """
 
 import collections
-import multiprocessing
+import socket
+import subprocess
+import sys
 import time
+from multiprocessing.connection import Connection
 
 import numpy as np
 
@@ -36,6 +39,10 @@ class PageProcess:
     """Start the page process for ``sim``'s world on ``port`` (0: any free port) and
     wait until it serves; :attr:`port` is the port it got.
 
+    The process is ``python -m contact_lcp.viewer.page_process FD`` with one end of a
+    socket pair as its connection (not multiprocessing's spawn, which would run the
+    caller's ``__main__`` script again in the child).
+
     Raises
     ------
     ViewerError
@@ -45,16 +52,22 @@ class PageProcess:
     def __init__(self, sim, port, weight, controls=True):
         from contact_lcp.viewer import ViewerError
 
-        ctx = multiprocessing.get_context("spawn")  # no fork of a threaded process
-        self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=serve_page, args=(child, world_spec(sim), port, weight,
-                                                         controls), daemon=True)
-        self.proc.start()
-        child.close()
+        mine, theirs = socket.socketpair()
+        self.conn = Connection(mine.detach())
+        fd = theirs.fileno()
+        try:
+            self.proc = subprocess.Popen([sys.executable, "-m", "contact_lcp.viewer.page_process",
+                                          str(fd)], pass_fds=[fd])
+        finally:
+            theirs.close()
+        self.conn.send((world_spec(sim), port, weight, controls))
         if not self.conn.poll(START_TIMEOUT):
             self.close()
             raise ViewerError(f"the page process did not start within {START_TIMEOUT:.0f} s")
-        kind, value = self.conn.recv()
+        try:
+            kind, value = self.conn.recv()
+        except EOFError:
+            kind, value = "error", f"the page process ended (exit code {self.proc.wait()})"
         if kind != "port":
             self.close()
             raise ViewerError(value)
@@ -83,10 +96,15 @@ class PageProcess:
             self.conn.send(("stop",))
         except (BrokenPipeError, EOFError, OSError):
             pass
-        self.proc.join(10)
-        if self.proc.is_alive():
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
             self.proc.terminate()
-            self.proc.join(5)
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
         self.conn.close()
 
 
@@ -165,3 +183,18 @@ def _loop(conn, server, view, panel, history, chart_rate):
         if chart_due and now - last_chart >= 1.0 / chart_rate:
             panel.chart(*np.array(history).T)
             last_chart, chart_due = now, False
+
+
+def main(argv=None):
+    """``python -m contact_lcp.viewer.page_process FD``: serve on the connection FD."""
+    argv = sys.argv[1:] if argv is None else argv
+    conn = Connection(int(argv[0]))
+    try:
+        spec, port, weight, controls = conn.recv()
+    except (EOFError, KeyboardInterrupt):
+        return
+    serve_page(conn, spec, port, weight, controls)
+
+
+if __name__ == "__main__":
+    main()
