@@ -50,3 +50,8 @@ def test_the_node_serves_its_world_to_the_browser():
         assert not h.errors
     finally:
         h.close()
+
+
+def test_a_start_up_viewer_port_that_is_not_a_port_is_named():
+    with pytest.raises(ValueError, match=r"viewer_port must be an integer port in \[0, 65535\]"):
+        Harness({"scene": "humanoid_stand.yaml", "viewer_port": 70000}, start_client=False)
