@@ -63,6 +63,11 @@ setup(
         "xacro>=2.0",  # .xacro robots (the pure-Python xacro of PyPI)
         # progress bars of the command line, the sweeps and the benchmarks
         "tqdm>=4.60",
+        # the 3-D page of `contact-lcp view` / `replay` (contact_lcp.viewer); its client
+        # is bundled in the wheel, so the page works offline. trimesh tessellates the
+        # primitives (a viser dependency, imported directly)
+        "viser>=1.0",
+        "trimesh>=4",
     ],
     extras_require={
         "ros": ros_wheels,

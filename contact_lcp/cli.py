@@ -1,5 +1,6 @@
 """The ``contact-lcp`` command: simulate a scene, compare LCP methods on a recording, plot,
-Yamane & Nakamura's Table III for the chain scenes, and parameter sweeps on Ray."""
+Yamane & Nakamura's Table III for the chain scenes, parameter sweeps on Ray, and view a
+scene live or a recorded run in the browser."""
 
 import argparse
 import os
@@ -11,6 +12,7 @@ import numpy as np
 
 from contact_lcp.cli_simulate import check_outputs, check_seconds, cmd_simulate
 from contact_lcp.cli_sweep import add_parser as add_sweep_parser
+from contact_lcp.cli_view import add_parsers as add_viewer_parsers
 from contact_lcp.exceptions import ContactLCPError, SceneError
 
 #: the seed's Table I comparison: robust, Lemke, and lexicographic Lemke with four Δ
@@ -226,6 +228,7 @@ def build_parser():
     t3.add_argument("--time-step", type=float, help="replace the scenes' time step [s]")
     t3.set_defaults(func=cmd_table3)
     add_sweep_parser(sub)
+    add_viewer_parsers(sub)
     return p
 
 

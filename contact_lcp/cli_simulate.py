@@ -133,7 +133,8 @@ class _Run:
         from contact_lcp.sim.recording import RunRecorder
 
         self.sim = sim
-        self.rec = RunRecorder(sim.scene.output.wrench_links, sim.joint_names)
+        self.rec = RunRecorder(sim.scene.output.wrench_links, sim.joint_names,
+                               scene_path=sim.scene.path)
         self.active = []
         self.done = 0
         self.max_pen = 0.0

@@ -27,3 +27,18 @@ fi
 case ",$extras," in
     *,ros,*|*,test,*) "$venv/bin/python" -m contact_lcp.ros.interfaces build ;;
 esac
+# The viewer's browser tests (test/test_viewer_browser.py) load the page in headless
+# Chromium. Install Debian's when it is missing and this is root with apt-get (CI);
+# otherwise those tests skip, saying why.
+if [[ ",$extras," == *",test,"* ]] && ! command -v chromium >/dev/null 2>&1 \
+        && ! command -v chromium-browser >/dev/null 2>&1 \
+        && ! command -v google-chrome >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "[bootstrap] installing chromium (apt-get) for the viewer's browser tests" >&2
+        { apt-get install -y -qq chromium >/dev/null 2>&1 \
+            || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1; }; } \
+            || echo "[bootstrap] could not install chromium: the browser tests will skip" >&2
+    else
+        echo "[bootstrap] no chromium (install it as root: apt-get install chromium): the browser tests will skip" >&2
+    fi
+fi

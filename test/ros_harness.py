@@ -36,6 +36,8 @@ def _value(value):
         return ParameterValue(type=ParameterType.PARAMETER_BOOL, bool_value=value)
     if isinstance(value, float):
         return ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=value)
+    if isinstance(value, int):
+        return ParameterValue(type=ParameterType.PARAMETER_INTEGER, integer_value=value)
     if isinstance(value, str):
         return ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=value)
     return ParameterValue(type=ParameterType.PARAMETER_STRING_ARRAY,

@@ -101,11 +101,15 @@ PARAMETERS = (
         "joint_commands_topic", "joint_commands", str,
         "Topic of each robot's joint commands (sensor_msgs/JointState), in its namespace "
         "(relative). Start-up only."),
+        "viewer_port", 0, int,
+        "Port of a 3-D page of the node's world in the browser (contact_lcp.viewer: "
+        "meshes, contacts, forces, solver report) at http://127.0.0.1:<port>, drawn at "
+        "30 Hz at most. 0: off. Start-up only."),
 )
 
 #: parameters read once, when the node starts
 STARTUP_ONLY = ("robot_description_topic", "publisher_process", "joint_states_topic",
-                "joint_commands_topic")
+                "joint_commands_topic", "viewer_port")
 TOPIC_NAME = r"^[A-Za-z][A-Za-z0-9_]*(/[A-Za-z][A-Za-z0-9_]*)*$"
 
 SPECS = {p.name: p for p in PARAMETERS}
@@ -134,6 +138,7 @@ class NodeConfig:
     paused: bool = False
     joint_states_topic: str = "joint_states"
     joint_commands_topic: str = "joint_commands"
+    viewer_port: int = 0
 
     def with_values(self, values):
         """Return a copy with ``values`` (name -> raw value, already checked) applied."""
@@ -178,6 +183,11 @@ def check(name, value):
         if not math.isfinite(value):
             return f"{name} must be finite, got {value}"
         return _check_number(name, float(value))
+    if name == "viewer_port":
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
+            return (f"viewer_port must be an integer port in [0, 65535] (0 = off), got "
+                    f"{type(value).__name__} {value!r}")
+        return None
     if not isinstance(value, spec.kind):
         return f"{name} must be a {spec.kind.__name__}, got {type(value).__name__} {value!r}"
     if name == "robot_description_topic" and value and not value.startswith("/"):

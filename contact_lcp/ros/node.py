@@ -34,6 +34,7 @@ from contact_lcp.ros.robots import LATCHED, SceneIO
 from contact_lcp.ros.scene_info import SceneInfo, build_simulator
 from contact_lcp.ros.services import NodeServices
 from contact_lcp.ros.standard_interfaces import StandardInterfaces, TFMessage
+from contact_lcp.ros.viewer_page import ViewerPage
 
 
 
@@ -125,6 +126,8 @@ class ContactLCPNode(NodeServices, StandardInterfaces, Node):
         self._make_tasks()
         self._loop.every(1.0, self._report)
         self._publish_static_tf(sim, self._scene)
+        self._viewer = ViewerPage.start(self._config.viewer_port, sim, self._loop,
+                                        self.get_logger())
         self._loop.start()
         if self._scene.warm_error:
             self.get_logger().warning(f"the first step fails: {self._scene.warm_error}")
@@ -155,6 +158,9 @@ class ContactLCPNode(NodeServices, StandardInterfaces, Node):
         ``destroy_node``)."""
         if self._loop is not None:
             self._loop.stop()
+        if getattr(self, "_viewer", None) is not None:
+            self._viewer.close()
+            self._viewer = None
         if getattr(self, "_relay", None) is not None:
             self._relay.close()
             self._relay = None

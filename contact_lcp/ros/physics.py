@@ -124,6 +124,12 @@ class PhysicsLoop:
         return (s1 - s0) / (w1 - w0) if w1 > w0 else 0.0
 
     @property
+    def last_info(self):
+        """The :class:`StepInfo` of the last step (None before the first); read it in
+        the physics thread (a task) to have the one of the simulator a task gets."""
+        return getattr(self, "_info", None)
+
+    @property
     def paused(self):
         """True while the physics is paused (by request or after a failed step)."""
         return self._paused

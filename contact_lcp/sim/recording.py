@@ -1,5 +1,6 @@
 """Recording a run (run.npz) and the contact LCPs it solved (lcps.npz), without pickle."""
 
+import os
 import zipfile
 
 import numpy as np
@@ -23,15 +24,31 @@ class RunRecorder:
     ``joint_velocity``, ``joint_effort`` (N, n) [rad or m, rad/s or m/s, N.m or N], as
     ``Simulator.joint_state()`` reports them (a continuous joint's position is its
     unwrapped angle, while ``q`` holds its cosine and sine).
+
+    Per step, what the viewer's replay shows (:mod:`contact_lcp.viewer`): ``lcp_failures``
+    and ``lcp_fallbacks`` (N,) of the step's solve report, and its contacts, all steps'
+    one after the other: ``contact_count`` (N,) contacts of each step, ``contact_point``
+    (K, 3) [m] in W, ``contact_normal`` (K, 3) unit normals from A to B,
+    ``contact_force`` (K, 3) [N] on B in W (average over the step), ``contact_distance``
+    (K,) [m] and ``contact_mu`` (K,). ``scene_path`` (a 0-d string) is the scene file's
+    absolute path, empty when the scene came from no file.
     """
 
-    def __init__(self, wrench_links, joint_names=()):
+    #: the per-step columns; runs written before the viewer lack the last two
+    STEP_COLUMNS = ("t", "q", "v", "contact_force_total", "max_penetration", "num_contacts",
+                    "num_active", "lcp_status", "lcp_pivots", "lcp_method", "lcp_rungs",
+                    "joint_position", "joint_velocity", "joint_effort", "lcp_failures",
+                    "lcp_fallbacks")
+    #: the per-contact columns, concatenated over the steps
+    CONTACT_COLUMNS = ("contact_point", "contact_normal", "contact_force", "contact_distance",
+                       "contact_mu")
+
+    def __init__(self, wrench_links, joint_names=(), scene_path=None):
         self.links = list(wrench_links)
         self.joint_names = list(joint_names)
-        self.rows = {k: [] for k in ("t", "q", "v", "contact_force_total", "max_penetration",
-                                     "num_contacts", "num_active", "lcp_status", "lcp_pivots",
-                                     "lcp_method", "lcp_rungs", "joint_position", "joint_velocity",
-                                     "joint_effort")}
+        self.scene_path = "" if scene_path is None else os.path.abspath(str(scene_path))
+        self.rows = {k: [] for k in self.STEP_COLUMNS + ("contact_count",)}
+        self.contacts = {k: [] for k in self.CONTACT_COLUMNS}
         self.wrenches = {link: [] for link in self.links}
 
     def add(self, sim, info):
@@ -52,6 +69,12 @@ class RunRecorder:
         r["joint_position"].append(js.position)
         r["joint_velocity"].append(js.velocity)
         r["joint_effort"].append(js.effort)
+        r["lcp_failures"].append(info.report.failures)
+        r["lcp_fallbacks"].append(info.fallbacks)
+        arrays = sim.contact_arrays()
+        r["contact_count"].append(len(arrays[3]))
+        for k, a in zip(self.CONTACT_COLUMNS, arrays):
+            self.contacts[k].append(a)
         if self.links:
             for link, w in sim.link_wrenches(self.links, "world").items():
                 self.wrenches[link].append(w)
@@ -65,6 +88,11 @@ class RunRecorder:
         for k in ("joint_position", "joint_velocity", "joint_effort"):
             out[k] = np.asarray(self.rows[k], dtype=float).reshape(len(self.rows["t"]), n)
         out["joint_names"] = np.asarray(self.joint_names, dtype=str)
+        out["contact_count"] = np.asarray(self.rows["contact_count"], dtype=np.int64)
+        for k, parts in self.contacts.items():
+            width = (3,) if k in ("contact_point", "contact_normal", "contact_force") else ()
+            out[k] = (np.concatenate(parts) if parts else np.zeros((0,) + width))
+        out["scene_path"] = np.asarray(self.scene_path, dtype=str)
         for link, w in self.wrenches.items():
             out[f"wrench/{link}"] = np.asarray(w).reshape(-1, 6)
         return out

@@ -138,6 +138,20 @@ class SimulatorViews:
         return [ContactView(c.names[c.body_a[i]], c.names[c.body_b[i]], c.p_W[i].copy(),
                             c.n_W[i].copy(), F[i], float(c.distance[i])) for i in range(len(c))]
 
+    def contact_arrays(self):
+        """The contacts of the last step as arrays (no per-contact objects: the viewer and
+        the run recorder read them every step): ``(p_W, n_W, force_W, distance, mu)``,
+        (k, 3) [m], (k, 3) unit normals from A to B, (k, 3) average force on B over the
+        step [N] in W, (k,) signed distances [m] (< 0 in penetration) and (k,) friction
+        coefficients; k = 0 before the first step."""
+        rec = self._last
+        if rec is None or len(rec.contacts) == 0:
+            z = np.zeros((0, 3))
+            return z, z, z, np.zeros(0), np.zeros(0)
+        c = rec.contacts
+        F = np.einsum("kij,kj->ki", c.R_WC, rec.impulse_C) / self.h
+        return c.p_W.copy(), c.n_W.copy(), F, c.distance.copy(), c.mu.copy()
+
     def link_wrench(self, link, frame="world"):
         """Net contact wrench on ``link`` over the last step.
 
