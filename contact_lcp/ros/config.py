@@ -101,6 +101,7 @@ PARAMETERS = (
         "joint_commands_topic", "joint_commands", str,
         "Topic of each robot's joint commands (sensor_msgs/JointState), in its namespace "
         "(relative). Start-up only."),
+    ParameterSpec(
         "viewer_port", 0, int,
         "Port of a 3-D page of the node's world in the browser (contact_lcp.viewer: "
         "meshes, contacts, forces, solver report) at http://127.0.0.1:<port>, drawn at "
