@@ -394,7 +394,8 @@ class ContactLCPNode(NodeServices, StandardInterfaces, Node):
 
     def _make_command_subscriptions(self, scene):
         for robot in scene.robots:
-            topic = robot.topic(self._config.joint_commands_topic)
+            # (resolved: the name a user sees, in logs and /diagnostics)
+            topic = self.resolve_topic_name(robot.topic(self._config.joint_commands_topic))
             if topic not in self._subs:
                 self._subs[topic] = self.create_subscription(
                     JointState, topic,

@@ -19,8 +19,6 @@ from contact_lcp.viewer.page_process import PageProcess
 
 #: frames drawn per wall-clock second at most
 FRAME_RATE = 30.0
-#: charts redrawn per wall-clock second at most
-CHART_RATE = 10.0
 #: a paced run that falls this far behind its real-time target [s of sim time] stops
 #: catching up (the machine is slower than the factor asked): it re-anchors instead
 MAX_LAG = 0.1

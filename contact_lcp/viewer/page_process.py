@@ -113,8 +113,7 @@ def serve_page(conn, spec, port, weight, controls):
     from contact_lcp.dynamics import World
     from contact_lcp.viewer import start_server
     from contact_lcp.viewer.geometry import WorldParts
-    from contact_lcp.viewer.live import CHART_RATE
-    from contact_lcp.viewer.panel import CHART_POINTS, Panel
+    from contact_lcp.viewer.panel import CHART_POINTS, CHART_RATE, Panel
     from contact_lcp.viewer.scene_view import SceneView
 
     server = None

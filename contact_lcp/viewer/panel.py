@@ -14,6 +14,8 @@ from contact_lcp.viewer.scene_view import WEIGHT_LENGTH
 
 #: points kept on a live chart (its rolling window)
 CHART_POINTS = 600
+#: charts redrawn per wall-clock second at most
+CHART_RATE = 10.0
 
 
 class Panel:
