@@ -26,11 +26,12 @@ of the answer (``edge_angle``):
   others keep ``mu a - sum b >= 0``;
 * ``K J' (f - f*) = 0``: the velocities do not change, so every ``w`` above stays.
 
-Every point of that set solves the LCP. The set is parametrised as ``x* + N y`` with
-``N`` an orthonormal basis of the null space of the equalities (an SVD: the equalities
-are rank-deficient by construction); the least-norm point is a small QP in ``y`` with
-the sign constraints as its only inequalities, solved by Clarabel (an interior-point
-method: no assumption on which inequalities end active), then polished on the active
+Every point of that set solves the LCP. Its equalities are rank-deficient by
+construction (four corners, six velocity coordinates), so they enter as the orthonormal
+rows ``V`` of their row space (an SVD), ``V x = V x*``; the least-norm point is a QP in
+the impulses ``x`` with the sign constraints as its only inequalities, solved by
+Clarabel (an interior-point method: no assumption on which inequalities end active),
+then polished on the active
 set Clarabel found by an exact equality-constrained least-squares solve (so that two
 orderings of the same contacts agree to round-off, not to the QP's tolerance). The
 answer is certified again as a solution of the same LCP with the project's residual test,
@@ -54,7 +55,7 @@ from contact_lcp.lcp.residual import certify, row_tolerances
 #: it comes; ``min_norm`` the least-norm LCP solution on its face (module notes)
 FORCE_DISTRIBUTIONS = ("any", "min_norm")
 #: contacts (loaded or touching) above which the pivoting answer is applied as it comes:
-#: the dense null-space basis costs O(n^3) (a pile's hundreds of contacts)
+#: the dense SVD of the equalities costs O(n^3) (a pile's hundreds of contacts)
 MAX_CONTACTS = 128
 #: a contact whose normal velocity is at most this (relative to ``1 + ||u||_inf``) joins
 #: the face's contacts; the rows' own tolerances then decide which rows are open
@@ -67,7 +68,7 @@ QP_TOL = 1e-10
 #: a variable (scaled) at most this is taken as active by the polish
 ACTIVE_TOL = 1e-7
 #: the velocity change ``||K J' (f - f*)||_inf`` accepted, times ``max(1, ||v_free||_inf)``
-#: [m/s or rad/s]: the null space leaves ~1e-16 of it, clipping round-off ~1e-15
+#: [m/s or rad/s]: the exact polish leaves ~1e-16 of it
 VELOCITY_TOL = 1e-11
 
 
@@ -118,10 +119,10 @@ def min_norm_impulse(problem, f, num_directions, edge_angle=None):
     face = _Face(problem, f, S, d, edge_angle)
     if not face.certified:
         return f, "skipped: the answer does not certify on the face's LCP"
-    N = face.null_space()
-    if N.shape[1] == 0:
+    V, free = face.equalities()
+    if free == 0:
         return f, "unique"
-    x = face.least_norm(N)
+    x = face.least_norm(V)
     if x is None:
         return f, "rejected: the QP found no solution"
     f_S = face.F @ x
@@ -183,35 +184,35 @@ class _Face:
         self.R_eq, self.R_in = R[sliding], R[open_a[:s] & ~sliding]
         self.lam, self.s, self.ns = lam, s, ns
 
-    def null_space(self):
-        """Orthonormal basis (nx, m) of the directions that keep the velocities and the
-        sliding contacts' cone equalities."""
+    def equalities(self):
+        """``(V, free)``: orthonormal rows (r, nx) spanning the equalities that keep the
+        velocities and the sliding contacts' cone equalities (an SVD of the stacked,
+        rank-deficient rows), and ``free = nx - r``, the dimension of the face."""
         A = self.K @ (self.J_S.T @ self.F)
         blocks = [A / max(float(np.max(np.abs(A), initial=0.0)), 1e-300)]
         if self.R_eq.shape[0]:
             blocks.append(self.R_eq / max(float(np.max(np.abs(self.R_eq))), 1e-300))
         C = np.vstack(blocks)
-        nx = C.shape[1]
-        if nx == 0:
-            return np.zeros((0, 0))
-        _, sv, Vt = np.linalg.svd(C, full_matrices=True)
-        cut = max(C.shape) * np.finfo(float).eps * (sv[0] if sv.size else 0.0) * 100.0
-        rank = int(np.sum(sv > cut))
-        return Vt[rank:].T
+        if C.shape[1] == 0:
+            return np.zeros((0, 0)), 0
+        _, sv, Vt = np.linalg.svd(C, full_matrices=False)
+        rank = int(np.sum(sv > max(C.shape) * np.finfo(float).eps * sv[0] * 100.0))
+        return Vt[:rank], C.shape[1] - rank
 
-    def least_norm(self, N):
-        """The face's least-norm ``x`` (impulses on ``var``), or None."""
+    def least_norm(self, V):
+        """The face's least-norm ``x`` (impulses on ``var``) with ``V x = V x*``, or None.
+
+        Solved in ``x`` itself, scaled to ``max|x*| = 1``: the objective ``F'F`` is
+        block-diagonal per contact, so the QP's KKT system stays sparse apart from the
+        r dense equality rows."""
         scale = max(float(np.max(np.abs(self.x0), initial=0.0)), 1e-300)
         x0 = self.x0 / scale
         H = self.F.T @ self.F + TIE_BREAK * np.eye(x0.size)
-        P, c = N.T @ H @ N, N.T @ (H @ x0)
-        Gin = np.vstack([N, self.R_in @ N])  # x0 + N y >= 0 and R_in (x0 + N y) >= 0
-        h0 = np.concatenate([x0, self.R_in @ x0])
-        y = _clarabel(P, c, Gin, h0)
-        if y is None:
+        x = _clarabel(H, V, V @ x0, self.R_in)
+        if x is None:
             return None
-        y = _polished(P, c, Gin, h0, y)
-        return np.maximum(x0 + N @ y, 0.0) * scale
+        x = _polished(H, V, V @ x0, self.R_in, x)
+        return np.maximum(x, 0.0) * scale
 
     def certifies(self, x):
         """Whether ``x`` (impulses on ``var``), with the sliding speeds ``lam``, solves
@@ -243,43 +244,53 @@ def _edge_split(t1, t2, cos, sin, d):
     return b
 
 
-def _clarabel(P, c, Gin, h0):
-    """``min y'Py/2 + c'y  s.t.  Gin y + h0 >= 0`` by Clarabel: ``y`` or None."""
+def _clarabel(H, V, e, R):
+    """``min x'Hx  s.t.  V x = e, x >= 0, R x >= 0`` by Clarabel: ``x`` or None."""
     import clarabel
     from scipy import sparse
 
     settings = clarabel.DefaultSettings()
     settings.verbose = False
     settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = QP_TOL
-    P = sparse.csc_matrix(np.triu(0.5 * (P + P.T)))
-    cone = [clarabel.NonnegativeConeT(Gin.shape[0])] if Gin.shape[0] else []
-    sol = clarabel.DefaultSolver(P, c, sparse.csc_matrix(-Gin), h0, cone, settings).solve()
+    n = H.shape[0]
+    P = sparse.csc_matrix(np.triu(H + H.T))
+    A = sparse.vstack([sparse.csr_matrix(V), -sparse.identity(n, format="csr"),
+                       sparse.csr_matrix(-R)]).tocsc()
+    b = np.concatenate([e, np.zeros(n + R.shape[0])])
+    cones = [clarabel.ZeroConeT(V.shape[0])] if V.shape[0] else []
+    cones.append(clarabel.NonnegativeConeT(n + R.shape[0]))
+    sol = clarabel.DefaultSolver(P, np.zeros(n), A, b, cones, settings).solve()
     if str(sol.status) not in ("Solved", "AlmostSolved"):
         return None
-    y = np.asarray(sol.x, dtype=float)
-    return y if np.all(np.isfinite(y)) else None
+    x = np.asarray(sol.x, dtype=float)
+    return x if np.all(np.isfinite(x)) else None
 
 
-def _polished(P, c, Gin, h0, y):
-    """``y`` moved to the exact minimiser with the inequalities active at ``y`` held as
-    equalities (kept only if it stays feasible)."""
-    act = Gin @ y + h0 <= ACTIVE_TOL
-    C, e = Gin[act], -h0[act]
-    m = y.size
-    if C.shape[0]:
-        y0 = np.linalg.lstsq(C, e, rcond=None)[0]
-        if np.max(np.abs(C @ y0 - e)) > ACTIVE_TOL:
-            return y
-        _, sv, Vt = np.linalg.svd(C, full_matrices=True)
-        rank = int(np.sum(sv > max(C.shape) * np.finfo(float).eps * sv[0] * 100.0))
+def _polished(H, V, e, R, x):
+    """``x`` moved to the exact minimiser of ``x'Hx`` with ``V x = e`` and the bounds and
+    cone rows active at ``x`` held as equalities (kept only if it stays feasible)."""
+    free = x > ACTIVE_TOL
+    if not free.any():
+        return x
+    act = R @ x <= ACTIVE_TOL
+    E = np.vstack([V[:, free], R[act][:, free]])
+    rhs = np.concatenate([e, np.zeros(int(act.sum()))])
+    Hf = H[np.ix_(free, free)]
+    if E.shape[0]:
+        xp = np.linalg.lstsq(E, rhs, rcond=None)[0]
+        if np.max(np.abs(E @ xp - rhs)) > ACTIVE_TOL:
+            return x
+        _, sv, Vt = np.linalg.svd(E, full_matrices=True)
+        rank = int(np.sum(sv > max(E.shape) * np.finfo(float).eps * sv[0] * 100.0))
         Z = Vt[rank:].T
     else:
-        y0, Z = np.zeros(m), np.eye(m)
+        xp, Z = np.zeros(int(free.sum())), np.eye(int(free.sum()))
     if Z.shape[1]:
-        t = np.linalg.lstsq(Z.T @ P @ Z, -Z.T @ (P @ y0 + c), rcond=None)[0]
-        y1 = y0 + Z @ t
-    else:
-        y1 = y0
-    if np.all(np.isfinite(y1)) and np.all(Gin @ y1 + h0 >= -ACTIVE_TOL * 1e-3):
-        return y1
-    return y
+        t = np.linalg.solve(Z.T @ Hf @ Z, -Z.T @ (Hf @ xp))
+        xp = xp + Z @ t
+    out = np.zeros_like(x)
+    out[free] = xp
+    if np.all(np.isfinite(out)) and out.min() >= -ACTIVE_TOL * 1e-3 and np.all(
+            R @ out >= -ACTIVE_TOL * 1e-3):
+        return out
+    return x
