@@ -168,3 +168,16 @@ def test_a_bad_force_distribution_is_named_with_its_choices():
         box_sim("even")
     with pytest.raises(SceneError, match=r"force_distribution.*relaxed"):
         make_model("relaxed", ModelSettings(force_distribution="min_norm"))
+
+
+def test_the_frictionless_model_gives_equal_shares_too():
+    sim = box_sim("min_norm")
+    sim = Simulator(sim.scene.replace(contact=dataclasses.replace(sim.scene.contact,
+                                                                  model="frictionless")))
+    problem, sol, _ = settle(sim)
+    assert sol.report.applied == "frictionless"
+    assert sol.report.info["force_distribution"] == "min_norm"
+    np.testing.assert_allclose(sol.f[0::3], BOX_MASS * G * H / 4, rtol=1e-2)
+    a = make_model("frictionless", ModelSettings(fallback=False)).solve(problem)
+    np.testing.assert_allclose(velocity_after(problem, sol.f), velocity_after(problem, a.f),
+                               rtol=0, atol=1e-9)

@@ -47,7 +47,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from contact_lcp.contact.lcp_builder import build_contact_lcp
+from contact_lcp.contact.lcp_builder import build_contact_lcp, build_frictionless_lcp
 from contact_lcp.contact.report import ContactSolution, Outcome
 from contact_lcp.lcp.residual import certify, row_tolerances
 
@@ -72,13 +72,15 @@ ACTIVE_TOL = 1e-7
 VELOCITY_TOL = 1e-11
 
 
-def redistributed(problem, solution, num_directions, edge_angle):
+def redistributed(problem, solution, model, num_directions, edge_angle=None):
     """``solution`` with the minimum-norm impulse of its face (module notes) when it is a
-    certified answer of the pyramid model and the redistribution certifies; its report's
+    certified answer of the ``model`` (name) itself, on pyramids of ``num_directions``
+    edges turned by ``edge_angle`` (0 edges: the frictionless LCP), and the
+    redistribution certifies; its report's
     ``info['force_distribution']`` says what was done (``min_norm``, ``unique``,
     ``skipped: ...``, ``rejected: ...``). The guess stays the pivoting answer's."""
     r = solution.report
-    if r.outcome is not Outcome.SOLVED or r.applied != "pyramid" or problem.num_rows == 0:
+    if r.outcome is not Outcome.SOLVED or r.applied != model or problem.num_rows == 0:
         return solution
     f, note = min_norm_impulse(problem, solution.f, num_directions, edge_angle)
     report = replace(r, info=dict(r.info, force_distribution=note))
@@ -94,7 +96,7 @@ def min_norm_impulse(problem, f, num_directions, edge_angle=None):
     f : (3k + l,) ndarray
         A certified impulse of the pyramid model [N.s].
     num_directions : int
-        ``d``, edges of each pyramid.
+        ``d``, edges of each pyramid (0: the frictionless LCP, normal impulses only).
     edge_angle : (k,) ndarray or None
         First-edge angle of each contact's pyramid [rad] (None: the contact frames').
 
@@ -145,16 +147,23 @@ class _Face:
         self.rows = np.concatenate([(3 * S[:, None] + np.arange(3)).ravel(),
                                     3 * k + np.arange(l)]).astype(np.int64)
         normals = np.concatenate([S, k + np.arange(l)]).astype(np.int64)
-        self.lcp = lcp = build_contact_lcp(
-            problem.G[np.ix_(self.rows, self.rows)], problem.u[self.rows], problem.mu[S],
-            num_directions=d, num_unilateral=l, normal_bias=problem.bias[normals],
-            edge_angle=None if edge_angle is None else np.asarray(edge_angle)[S])
+        G_S, u_S, bias = problem.G[np.ix_(self.rows, self.rows)], problem.u[self.rows], \
+            problem.bias[normals]
+        if d:
+            self.lcp = lcp = build_contact_lcp(
+                G_S, u_S, problem.mu[S], num_directions=d, num_unilateral=l,
+                normal_bias=bias, edge_angle=None if edge_angle is None else
+                np.asarray(edge_angle)[S])
+            cos, sin = lcp.edges
+        else:
+            self.lcp = lcp = build_frictionless_lcp(G_S, u_S, num_contacts=s,
+                                                    num_unilateral=l, normal_bias=bias)
+            cos = sin = np.zeros((s, 0))
         self.J_S, self.K, self.mu = problem.J[self.rows], problem.K, problem.mu[S]
-        cos, sin = lcp.edges
         f_S = f[self.rows]
         vel = problem.u[self.rows] + problem.G[np.ix_(self.rows, self.rows)] @ f_S
         slip = cos * vel[1:3 * s:3, None] + sin * vel[2:3 * s:3, None]  # (s, d)
-        lam = np.maximum(0.0, -slip.min(axis=1, initial=np.inf)) if s else np.zeros(0)
+        lam = np.maximum(0.0, -slip.min(axis=1, initial=0.0)) if s and d else np.zeros(0)
         a = np.concatenate([f_S[0:3 * s:3], f_S[3 * s:]])
         b = _edge_split(f_S[1:3 * s:3], f_S[2:3 * s:3], cos, sin, d)
         self.z = np.concatenate([a, b.ravel(), lam])
@@ -164,7 +173,7 @@ class _Face:
         ns, nb = s + l, s * d
         open_a = w[:ns] <= tol_w[:ns]
         open_b = (w[ns:ns + nb] <= tol_w[ns:ns + nb]).reshape(s, d) & open_a[:s, None]
-        sliding = (lam > tol_z[ns + nb:]) & open_a[:s]
+        sliding = (lam > tol_z[ns + nb:]) & open_a[:s] if d else np.zeros(s, dtype=bool)
         self.var = np.concatenate([np.flatnonzero(open_a),
                                    ns + np.flatnonzero(open_b.ravel())])
         self.x0 = self.z[self.var]
@@ -176,12 +185,13 @@ class _Face:
         F[(3 * np.arange(s) + 1)[:, None], cols] = cos
         F[(3 * np.arange(s) + 2)[:, None], cols] = sin
         self.F = F[:, self.var]
-        # cone rows mu a - sum b, on the contacts whose normal is open
+        # cone rows mu a - sum b, on the contacts whose normal is open (none: frictionless)
         R = np.zeros((s, ns + nb))
         R[np.arange(s), np.arange(s)] = self.mu
         R[np.arange(s)[:, None], cols] = -1.0
-        R = R[:, self.var]
-        self.R_eq, self.R_in = R[sliding], R[open_a[:s] & ~sliding]
+        R = R[:, self.var] if d else np.zeros((s, self.var.size))
+        self.R_eq = R[sliding]
+        self.R_in = R[open_a[:s] & ~sliding] if d else R[:0]
         self.lam, self.s, self.ns = lam, s, ns
 
     def equalities(self):
@@ -219,7 +229,7 @@ class _Face:
         the face's LCP by :func:`contact_lcp.lcp.residual.certify`."""
         z = np.zeros_like(self.z)
         z[self.var] = x
-        z[z.shape[0] - self.s:] = self.lam
+        z[z.shape[0] - self.lam.size:] = self.lam
         err, _, T = certify(self.lcp.M, self.lcp.q, z)
         return bool(err <= T)
 
@@ -230,7 +240,7 @@ def _edge_split(t1, t2, cos, sin, d):
     so written)."""
     s = t1.shape[0]
     b = np.zeros((s, d))
-    if s == 0:
+    if s == 0 or d == 0:
         return b
     step = 2.0 * np.pi / d
     theta = np.arctan2(t2, t1) - np.arctan2(sin[:, 0], cos[:, 0])

@@ -327,7 +327,8 @@ class PyramidModel(ContactModel):
     def solve(self, problem, guess=None):
         solution = self._solve(problem, guess)
         if self.settings.force_distribution == "min_norm":
-            return redistributed(problem, solution, self.settings.friction_directions,
+            return redistributed(problem, solution, self.name,
+                                 self.settings.friction_directions,
                                  self.__dict__.get("_used_angle"))
         return solution
 
