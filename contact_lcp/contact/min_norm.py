@@ -264,8 +264,7 @@ def _clarabel(H, V, e, R):
     settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = QP_TOL
     n = H.shape[0]
     P = sparse.csc_matrix(np.triu(H + H.T))
-    A = sparse.vstack([sparse.csr_matrix(V), -sparse.identity(n, format="csr"),
-                       sparse.csr_matrix(-R)]).tocsc()
+    A = sparse.csc_matrix(np.vstack([V, -np.eye(n), -R]))  # one conversion: small sizes
     b = np.concatenate([e, np.zeros(n + R.shape[0])])
     cones = [clarabel.ZeroConeT(V.shape[0])] if V.shape[0] else []
     cones.append(clarabel.NonnegativeConeT(n + R.shape[0]))
