@@ -13,12 +13,10 @@ import numpy as np
 import pytest
 
 from contact_lcp.contact.base import ModelSettings
-from contact_lcp.contact.lcp_builder import build_contact_lcp
 from contact_lcp.contact.models import make_model
 from contact_lcp.contact.problem import build_problem
 from contact_lcp.dynamics import RobotSpec
 from contact_lcp.exceptions import SceneError
-from contact_lcp.lcp.residual import certify
 from contact_lcp.sim import Simulator, scene_from_dict
 from contact_lcp.sim.legged_frame import legged_frame_urdf
 
@@ -132,14 +130,11 @@ def test_min_norm_keeps_the_velocities_and_certifies(make):
     np.testing.assert_allclose(velocity_after(problem, m.f), velocity_after(problem, a.f),
                                rtol=0, atol=1e-9)
     assert np.linalg.norm(m.f) <= np.linalg.norm(a.f) * (1 + 1e-9)
-    # the applied impulse solves the step's frictional LCP (its own residual test)
-    k = problem.num_contacts
-    lcp = build_contact_lcp(problem.G, problem.u, problem.mu, num_directions=8,
-                            normal_bias=problem.bias, edge_angle=np.zeros(k))
+    # normal complementarity of the applied impulse: no contact pulls or approaches, a
+    # loaded one does not separate (1e-9 m/s)
     assert np.all(m.f[0::3] >= 0.0)
     w_n = (problem.u + problem.G @ m.f)[0::3] + problem.bias
-    tol = certify(lcp.M, lcp.q, np.zeros(lcp.q.shape[0]))[2] + 1e-9
-    assert np.all(w_n >= -tol) and np.all(np.abs(m.f[0::3] * w_n) <= tol * np.abs(m.f[0::3]))
+    assert np.all(w_n >= -1e-9) and np.all(w_n[m.f[0::3] > 0.0] <= 1e-9)
 
 
 def test_a_sliding_box_keeps_its_full_friction_at_every_loaded_corner():

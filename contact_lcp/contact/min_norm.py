@@ -5,9 +5,10 @@ points) the contact LCP has a whole set of solutions: the velocities after the s
 the same for all of them, the impulses are not (Enzenhöfer, Teichmann & Kövecses), and a
 pivoting method returns whichever vertex of that set its path reached, which depends on
 the order of the contacts and on the last step's basis. With
-``contact.force_distribution: min_norm`` the pyramid model applies instead, among the
-LCP solutions on the complementarity face of its certified answer ``f*`` with the same
-velocities, the one of least Euclidean norm ``||f||``. Its kinetic norm
+``contact.force_distribution: min_norm`` the pyramid model (and the frictionless one:
+the same face without edges) applies instead, among the LCP solutions on the
+complementarity face of its certified answer ``f*`` with the same velocities, the one
+of least Euclidean norm ``||f||``. Its kinetic norm
 ``f' G f = ||J' f||^2_K`` is the same for every such ``f`` (``G`` is positive
 semi-definite, so ``G (f - f*) = 0`` exactly when ``J' (f - f*) = 0``: the same
 velocities); the Euclidean norm is the one that then distributes the load evenly and
@@ -34,8 +35,9 @@ Clarabel (an interior-point method: no assumption on which inequalities end acti
 then polished on the active
 set Clarabel found by an exact equality-constrained least-squares solve (so that two
 orderings of the same contacts agree to round-off, not to the QP's tolerance). The
-answer is certified again as a solution of the same LCP with the project's residual test,
-and its velocity change checked; if either fails, the pivoting answer stays (the
+answer is certified again as a solution of the face's LCP with the project's residual
+test, and its velocity change checked (the contacts left out of the face separate faster
+than the touch bound, far above that change, so they stay solved); if either fails, the pivoting answer stays (the
 report's ``info['force_distribution']`` says what happened).
 
 The pivoting answer's basis and friction directions remain the step's warm start: the
@@ -94,7 +96,7 @@ def min_norm_impulse(problem, f, num_directions, edge_angle=None):
     ----------
     problem : ContactProblem
     f : (3k + l,) ndarray
-        A certified impulse of the pyramid model [N.s].
+        A certified impulse of the pyramid (or, ``d = 0``, the frictionless) model [N.s].
     num_directions : int
         ``d``, edges of each pyramid (0: the frictionless LCP, normal impulses only).
     edge_angle : (k,) ndarray or None
