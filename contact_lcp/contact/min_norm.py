@@ -168,11 +168,19 @@ class _Face:
         lam = np.maximum(0.0, -slip.min(axis=1, initial=0.0)) if s and d else np.zeros(0)
         a = np.concatenate([f_S[0:3 * s:3], f_S[3 * s:]])
         b = _edge_split(f_S[1:3 * s:3], f_S[2:3 * s:3], cos, sin, d)
+        ns, nb = s + l, s * d
         self.z = np.concatenate([a, b.ravel(), lam])
         err, w, T = certify(lcp.M, lcp.q, self.z)
-        self.certified = bool(err <= T)
         tol_w, tol_z = row_tolerances(lcp.M, lcp.q, self.z)
-        ns, nb = s + l, s * d
+        inside = w[ns + nb:] > tol_w[ns + nb:]
+        if err > T and np.any(lam[inside] > 0.0):
+            # a slip within the edge rows' tolerance, under friction inside the cone:
+            # the LCP's answer has lam = 0 there (its cone row is slack)
+            lam = np.where(inside, 0.0, lam)
+            self.z = np.concatenate([a, b.ravel(), lam])
+            err, w, T = certify(lcp.M, lcp.q, self.z)
+            tol_w, tol_z = row_tolerances(lcp.M, lcp.q, self.z)
+        self.certified = bool(err <= T)
         open_a = w[:ns] <= tol_w[:ns]
         open_b = (w[ns:ns + nb] <= tol_w[ns:ns + nb]).reshape(s, d) & open_a[:s, None]
         sliding = (lam > tol_z[ns + nb:]) & open_a[:s] if d else np.zeros(s, dtype=bool)
