@@ -216,7 +216,9 @@ class _Face:
         if C.shape[1] == 0:
             return np.zeros((0, 0)), 0
         _, sv, Vt = np.linalg.svd(C, full_matrices=False)
-        rank = int(np.sum(sv > max(C.shape) * np.finfo(float).eps * sv[0] * 100.0))
+        # numpy.linalg.matrix_rank's cut: a direction kept free moves the velocities by at
+        # most its singular value, ~n eps of the largest
+        rank = int(np.sum(sv > max(C.shape) * np.finfo(float).eps * sv[0]))
         return Vt[:rank], C.shape[1] - rank
 
     def least_norm(self, V):
@@ -231,8 +233,7 @@ class _Face:
         x = _clarabel(H, V, V @ x0, self.R_in)
         if x is None:
             return None
-        x = _polished(H, V, V @ x0, self.R_in, x)
-        return np.maximum(x, 0.0) * scale
+        return _on_equalities(_polished(H, V, V @ x0, self.R_in, x), V, V @ x0) * scale
 
     def certifies(self, x):
         """Whether ``x`` (impulses on ``var``), with the sliding speeds ``lam``, solves
@@ -283,6 +284,23 @@ def _clarabel(H, V, e, R):
         return None
     x = np.asarray(sol.x, dtype=float)
     return x if np.all(np.isfinite(x)) else None
+
+
+def _on_equalities(x, V, e, rounds=3):
+    """``x`` moved onto ``V x = e`` (rows of ``V`` orthonormal) and ``x >= 0``: an
+    unpolished QP answer is within the QP's tolerance of the equalities, not on them (the
+    edge impulses that leave ``f`` unchanged are nearly free, so the polish on their
+    active set can leave the bounds); each round projects on the equalities over the
+    positive entries and clips what went negative."""
+    x = np.maximum(x, 0.0)
+    for _ in range(rounds):
+        r = V @ x - e
+        if not r.size or np.max(np.abs(r)) <= np.finfo(float).eps * max(1.0, np.max(x)):
+            break
+        pos = x > 0.0
+        x[pos] -= np.linalg.lstsq(V[:, pos], r, rcond=None)[0]
+        x = np.maximum(x, 0.0)
+    return x
 
 
 def _polished(H, V, e, R, x):
