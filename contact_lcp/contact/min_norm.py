@@ -121,6 +121,12 @@ def min_norm_impulse(problem, f, num_directions, edge_angle=None):
     if S.size > MAX_CONTACTS:
         return f, f"skipped: {S.size} contacts > {MAX_CONTACTS}"
     face = _Face(problem, f, S, d, edge_angle)
+    slight = (f[3 * S] == 0.0) & (w_n[S] < 0.0)
+    if not face.certified and slight.any():
+        # an unloaded contact approaching by a hair (1e-14 m/s), left out of the model's
+        # LCP and accepted within that LCP's tolerance, fails its own row's test here:
+        # it stays out of the face (it keeps no impulse, and its velocity)
+        face = _Face(problem, f, S[~slight], d, edge_angle)
     if not face.certified:
         return f, "skipped: the answer does not certify on the face's LCP"
     V, free = face.equalities()
