@@ -32,13 +32,13 @@ construction (four corners, six velocity coordinates), so they enter as the orth
 rows ``V`` of their row space (an SVD), ``V x = V x*``; the least-norm point is a QP in
 the impulses ``x`` with the sign constraints as its only inequalities, solved by
 Clarabel (an interior-point method: no assumption on which inequalities end active),
-then polished on the active
-set Clarabel found by an exact equality-constrained least-squares solve (so that two
-orderings of the same contacts agree to round-off, not to the QP's tolerance). The
-answer is certified again as a solution of the face's LCP with the project's residual
-test, and its velocity change checked (the contacts left out of the face separate faster
-than the touch bound, far above that change, so they stay solved); if either fails, the pivoting answer stays (the
-report's ``info['force_distribution']`` says what happened).
+then polished on the active set Clarabel found by an exact equality-constrained
+least-squares solve (so that two orderings of the same contacts agree to round-off, not
+to the QP's tolerance) and put back exactly on the equalities. The answer is certified
+again as a solution of the face's LCP with the project's residual test, and its
+velocity change checked (the contacts left out of the face separate faster than the
+touch bound, far above that change, so they stay solved); if either fails, the pivoting
+answer stays (the report's ``info['force_distribution']`` says what happened).
 
 The pivoting answer's basis and friction directions remain the step's warm start: the
 min-norm point is an interior point of the face, its basis singular (four coplanar
@@ -70,7 +70,7 @@ QP_TOL = 1e-10
 #: a variable (scaled) at most this is taken as active by the polish
 ACTIVE_TOL = 1e-7
 #: the velocity change ``||K J' (f - f*)||_inf`` accepted, times ``max(1, ||v_free||_inf)``
-#: [m/s or rad/s]: the exact polish leaves ~1e-16 of it
+#: [m/s or rad/s]: the answer is put on the velocity equalities to round-off (~1e-15)
 VELOCITY_TOL = 1e-11
 
 
