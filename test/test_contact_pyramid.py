@@ -534,7 +534,7 @@ def test_a_failed_warm_solve_that_walked_the_cold_paths_is_not_repeated_cold(mon
 def test_the_step_report_lists_the_sparse_paths_its_solves_walked():
     """``info['lcp_paths']``: every robust sparse path of the step's solves, in order,
     with its outcome and length (how a slow step of the pour spent its pivots)."""
-    from contact_lcp.contact.pyramid import _sparse_paths
+    from contact_lcp.contact.ladder import sparse_paths as _sparse_paths
     from contact_lcp.lcp import LCPResult, LCPStatus
 
     def result(paths, lengths):

@@ -3,6 +3,7 @@
 from dataclasses import dataclass, field
 from typing import ClassVar, Mapping, Optional
 
+from contact_lcp.contact.min_norm import FORCE_DISTRIBUTIONS
 from contact_lcp.exceptions import SceneError
 
 
@@ -29,6 +30,11 @@ class ModelSettings:
     friction_frame : str
         ``"slip"``: the pyramid's first edge follows the slip (or the last friction impulse
         when sticking); ``"fixed"``: it lies along the contact frame's t1 (the seeds' form).
+    force_distribution : str
+        ``"any"``: the certified answer as the solver found it; ``"min_norm"``: the
+        least-norm impulse with the same velocities on its complementarity face
+        (:mod:`contact_lcp.contact.min_norm`; models listing it in their
+        ``FORCE_DISTRIBUTIONS``).
     options : Mapping
         Model-specific options (checked against the model's ``OPTIONS``).
     """
@@ -41,6 +47,7 @@ class ModelSettings:
     fallback: bool = True
     friction_directions: int = 8
     friction_frame: str = "slip"
+    force_distribution: str = "any"
     options: Mapping = field(default_factory=dict)
 
 
@@ -59,12 +66,22 @@ class ContactModel:
     #: extra data the model needs from the step, by key of ``ContactProblem.extras``
     #: (the step's collision stage provides them; none for the pyramid model)
     wants: ClassVar[tuple] = ()
+    #: the ``force_distribution`` values the model implements (declared, not discovered)
+    FORCE_DISTRIBUTIONS: ClassVar[tuple] = ("any",)
 
     def __init__(self, settings: ModelSettings = ModelSettings()):
         unknown = sorted(set(settings.options) - set(self.OPTIONS))
         if unknown:
             raise SceneError(f"contact model {self.name!r}: unknown option(s) {unknown}; "
                              f"valid options: {sorted(self.OPTIONS)}")
+        if settings.force_distribution not in FORCE_DISTRIBUTIONS:
+            raise SceneError(f"contact.force_distribution must be one of "
+                             f"{list(FORCE_DISTRIBUTIONS)}; received "
+                             f"{settings.force_distribution!r}")
+        if settings.force_distribution not in self.FORCE_DISTRIBUTIONS:
+            raise SceneError(f"contact.force_distribution {settings.force_distribution!r} "
+                             f"is not implemented by contact model {self.name!r}, which "
+                             f"allows {list(self.FORCE_DISTRIBUTIONS)}")
         self.settings = settings
         self.options = {**self.OPTIONS, **dict(settings.options)}
 

@@ -5,6 +5,7 @@ import numpy as np
 from contact_lcp.contact.base import ContactModel
 from contact_lcp.contact.ladder import Rungs, lcp_rung
 from contact_lcp.contact.lcp_builder import build_frictionless_lcp
+from contact_lcp.contact.min_norm import redistributed
 from contact_lcp.contact.report import ContactSolution, Outcome, SolveReport
 
 
@@ -36,8 +37,15 @@ class FrictionlessModel(ContactModel):
     attempts), else a safe stop."""
 
     name = "frictionless"
+    FORCE_DISTRIBUTIONS = ("any", "min_norm")
 
     def solve(self, problem, guess=None):
+        solution = self._solve(problem)
+        if self.settings.force_distribution == "min_norm":
+            return redistributed(problem, solution, self.name, 0)
+        return solution
+
+    def _solve(self, problem):
         s = self.settings
         rungs = Rungs()
         lcp, res = solve_frictionless(problem, s.method, s.solver_options)

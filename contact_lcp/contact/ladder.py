@@ -25,7 +25,7 @@ followed by the LCP's attempts when it took more than one (e.g.
 short word (``miss``, ``rejected``: an answer the rung's own test refused).
 """
 
-from contact_lcp.lcp import solve_with_retries
+from contact_lcp.lcp import robust, solve_with_retries
 
 
 def lcp_rung(M, q, method, options):
@@ -68,3 +68,21 @@ class Rungs:
 
     def __len__(self):
         return len(self.ran)
+
+
+def sparse_paths(results, info):
+    """``info['lcp_paths']``: the sparse Lemke paths the step's solves walked, in order, as
+    ``name:outcome:pivots`` (robust's ``paths`` with their lengths; none below n = 1 000)."""
+    walked = [f"{p}:{n}" for r in results if r is not None
+              for p, n in zip(r.info.get("paths", ()), r.info.get("path_lengths", ()))]
+    if walked:
+        info["lcp_paths"] = walked
+
+
+def walked_cold(res):
+    """Whether a failed warm-started robust solve already walked every path that a cold
+    one would: its sparse cold paths ran (``revised:...`` in ``info['paths']``) and no
+    dense stage follows them (n above ``robust.DENSE_MAX_N``). The paths are
+    deterministic, so a cold retry would only repeat the failure."""
+    return (res.z.shape[0] > robust.DENSE_MAX_N
+            and any(p.startswith("revised:") for p in res.info.get("paths", ())))

@@ -56,7 +56,8 @@ import numpy as np
 from contact_lcp.contact.base import ContactModel
 from contact_lcp.contact.frictionless import frictionless_impulse, safe_stop, solve_frictionless
 from contact_lcp.contact.guess import PyramidGuess
-from contact_lcp.contact.ladder import Rungs, lcp_rung
+from contact_lcp.contact.ladder import Rungs, lcp_rung, sparse_paths, walked_cold
+from contact_lcp.contact.min_norm import redistributed
 from contact_lcp.contact.lcp_builder import build_contact_lcp, build_relaxed_lcp
 from contact_lcp.contact.pyramid_warm import (
     ANGLE_SNAP,
@@ -79,7 +80,7 @@ from contact_lcp.contact.pyramid_kernel import (
 from contact_lcp.contact.report import (ContactSolution, Outcome, SolveReport, all_pivots,
                                         tally)
 from contact_lcp.exceptions import SceneError
-from contact_lcp.lcp import LCPStatus, robust
+from contact_lcp.lcp import LCPStatus
 
 #: methods that accept a warm start ``initial_basis``
 WARM_START_METHODS = ("robust",)
@@ -136,6 +137,7 @@ class PyramidModel(ContactModel):
     name = "pyramid"
     OPTIONS = {"fallback_model": "relaxed"}
     GUESS = PyramidGuess
+    FORCE_DISTRIBUTIONS = ("any", "min_norm")
 
     def __init__(self, settings=None):
         from contact_lcp.contact.base import ModelSettings
@@ -174,7 +176,7 @@ class PyramidModel(ContactModel):
         reported with the ladder's ``rungs``. ``res`` solved the LCP of the contacts
         ``keep`` (None: all of them)."""
         pivots, solves, failures = tally(results)
-        _sparse_paths(results, info)
+        sparse_paths(results, info)
         return ContactSolution(f, SolveReport(
             Outcome.SOLVED, res.status, self.name, self.settings.method, True, pivots=pivots,
             solves=solves, failures=failures, warm_started=warm, info=rungs.into(info)),
@@ -323,6 +325,14 @@ class PyramidModel(ContactModel):
         return report
 
     def solve(self, problem, guess=None):
+        solution = self._solve(problem, guess)
+        if self.settings.force_distribution == "min_norm":
+            return redistributed(problem, solution, self.name,
+                                 self.settings.friction_directions,
+                                 self.__dict__.get("_used_angle"))
+        return solution
+
+    def _solve(self, problem, guess):
         s = self.settings
         guess = guess if isinstance(guess, PyramidGuess) else None
         k = problem.num_contacts
@@ -405,7 +415,7 @@ class PyramidModel(ContactModel):
             warm = basis is not None and s.method in WARM_START_METHODS
             rungs.add("frictional_warm" if warm else "frictional", res)
             info["warm_source"] = "frictionless" if warm else "none"
-            if not res.success and warm and not _walked_cold(res):
+            if not res.success and warm and not walked_cold(res):
                 # the warm start can mislead; try cold once
                 lcp, res = self._frictional(problem, angle, None)
                 results.append(rungs.add("frictional_cold", res))
@@ -422,7 +432,7 @@ class PyramidModel(ContactModel):
         if res.success:
             return self._done(problem, results, res, lcp.impulses(res.z), warm, info, rungs)
         pivots, solves, failures = tally(results)
-        _sparse_paths(results, info)
+        sparse_paths(results, info)
         common = dict(pivots=pivots, solves=solves, failures=failures, warm_started=warm,
                       info=info)
         # no basis for the next step; the last answer's friction directions stay
@@ -466,24 +476,6 @@ class PyramidModel(ContactModel):
         if lcp.q.shape[0] > AUTO_QP_SIZE:
             return lcp, solve_relaxed_qp(problem, lcp)
         return lcp, lcp_rung(lcp.M, lcp.q, s.method, s.solver_options)
-
-
-def _sparse_paths(results, info):
-    """``info['lcp_paths']``: the sparse Lemke paths the step's solves walked, in order, as
-    ``name:outcome:pivots`` (robust's ``paths`` with their lengths; none below n = 1 000)."""
-    walked = [f"{p}:{n}" for r in results if r is not None
-              for p, n in zip(r.info.get("paths", ()), r.info.get("path_lengths", ()))]
-    if walked:
-        info["lcp_paths"] = walked
-
-
-def _walked_cold(res):
-    """Whether a failed warm-started robust solve already walked every path that a cold
-    one would: its sparse cold paths ran (``revised:...`` in ``info['paths']``) and no
-    dense stage follows them (n above ``robust.DENSE_MAX_N``). The paths are
-    deterministic, so a cold retry would only repeat the failure."""
-    return (res.z.shape[0] > robust.DENSE_MAX_N
-            and any(p.startswith("revised:") for p in res.info.get("paths", ())))
 
 
 #: :meth:`PyramidModel._first` without a basis to try

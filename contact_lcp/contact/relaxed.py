@@ -76,6 +76,8 @@ class RelaxedModel(PyramidModel):
     name = "relaxed"
     OPTIONS = {"path": "auto", "qp_solver": "clarabel", "qp_tolerance": 1e-12,
                "cross_check": False}
+    #: the relaxed LCP's solutions are not the pyramid LCP's: no min-norm stage (yet)
+    FORCE_DISTRIBUTIONS = ("any",)
 
     def __init__(self, settings=None):
         super().__init__(settings)

@@ -80,6 +80,12 @@ class ContactSettings:
     ``friction_frame``: ``slip`` (default) turns each pyramid so that its first edge
     opposes the slip, making sliding friction independent of the direction; ``fixed``
     keeps the pyramid on the contact frame (the seeds' form, direction-dependent).
+    ``force_distribution``: ``any`` (default) applies the certified impulse the LCP
+    method found; on redundant contact (four coplanar corners, a sole's eight points) it is
+    one of many with the same velocities, and which one depends on the contacts' order.
+    ``min_norm`` applies the least-norm one of them (equal shares on a symmetric support,
+    independent of the order; :mod:`contact_lcp.contact.min_norm`; the pyramid and
+    frictionless models).
     ``friction``: friction coefficient of robot links and bodies without their own.
     ``activation_distance`` [m]: a contact enters the problem when its gap, or its gap
     after the step's free motion or after the first answer's impulses (the step then
@@ -131,6 +137,7 @@ class ContactSettings:
     options: Mapping = field(default_factory=dict)
     friction_directions: int = 8
     friction_frame: str = "slip"
+    force_distribution: str = "any"
     friction: float = 0.8
     reduction_distance: float = 5e-3
     remove_interior: bool = True
@@ -223,7 +230,8 @@ def model_settings(scene):
                          warm_start=s.warm_start,
                          drop_unloaded=s.drop_unloaded, fallback=s.fallback,
                          friction_directions=c.friction_directions,
-                         friction_frame=c.friction_frame, options=dict(c.options))
+                         friction_frame=c.friction_frame,
+                         force_distribution=c.force_distribution, options=dict(c.options))
 
 
 def package_share_dir():

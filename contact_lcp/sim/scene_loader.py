@@ -8,6 +8,7 @@ from pathlib import Path
 
 import yaml
 
+from contact_lcp.contact.min_norm import FORCE_DISTRIBUTIONS
 from contact_lcp.contact.models import model_class, model_names
 from contact_lcp.exceptions import SceneError
 from contact_lcp.sim import scene_file as keys
@@ -157,6 +158,8 @@ def scene_from_dict(data, base_dir=".", path=None):
                               model_class(model).OPTIONS, f"model {model!r}"),
         friction_directions=c.integer("friction_directions", D.friction_directions, minimum=3),
         friction_frame=c.text("friction_frame", D.friction_frame, choices=("slip", "fixed")),
+        force_distribution=c.text("force_distribution", D.force_distribution,
+                                  choices=FORCE_DISTRIBUTIONS),
         friction=c.number("friction", D.friction, nonneg=True),
         reduction_distance=c.number("reduction_distance", D.reduction_distance, nonneg=True),
         remove_interior=c.flag("remove_interior", D.remove_interior),
