@@ -6,14 +6,13 @@ import argparse
 import os
 import sys
 import time
-import zipfile
 
 import numpy as np
 
 from contact_lcp.cli_simulate import check_outputs, check_seconds, cmd_simulate
 from contact_lcp.cli_sweep import add_parser as add_sweep_parser
 from contact_lcp.cli_view import add_parsers as add_viewer_parsers
-from contact_lcp.exceptions import ContactLCPError, SceneError
+from contact_lcp.exceptions import ContactLCPError
 
 #: the seed's Table I comparison: robust, Lemke, and lexicographic Lemke with four Δ
 DEFAULT_COMPARE = ["robust", "lemke", "lexicographic:tie_threshold=0",
@@ -97,18 +96,9 @@ def cmd_plot(args):
     out = args.output or str(args.run).rsplit(".", 1)[0] + ".png"
     args.plot = out
     check_outputs(args, ("plot",))
-    try:
-        loaded = np.load(args.run, allow_pickle=False)
-        if not isinstance(loaded, np.lib.npyio.NpzFile):
-            raise ValueError(f"a single {type(loaded).__name__}, not an .npz of arrays")
-        with loaded as f:
-            data = {k: f[k] for k in f.files}
-    except FileNotFoundError:
-        raise SceneError(f"run {args.run!r} does not exist") from None
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
-        raise SceneError(f"{args.run}: expected a run .npz written by 'contact-lcp simulate "
-                         f"--output' ({e})") from None
-    plot_run(data, out, title=args.run)
+    from contact_lcp.sim.recording import read_run
+
+    plot_run(read_run(args.run), out, title=args.run)
     print(f"plot written to {out}")
     return 0
 

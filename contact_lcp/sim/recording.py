@@ -103,6 +103,23 @@ class RunRecorder:
         write_atomically(path, lambda f: np.savez_compressed(f, **arrays))
 
 
+def read_run(path):
+    """``{name: array}`` of a run written by ``contact-lcp simulate --output``
+    (:meth:`RunRecorder.save`); SceneError naming the file when it is missing or is not
+    an ``.npz`` of arrays. What a caller needs of the arrays it checks itself."""
+    try:
+        loaded = np.load(path, allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):
+            raise ValueError(f"a single {type(loaded).__name__}, not an .npz of arrays")
+        with loaded as f:
+            return {k: f[k] for k in f.files}
+    except FileNotFoundError:
+        raise SceneError(f"run {str(path)!r} does not exist") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+        raise SceneError(f"{path}: expected a run .npz written by 'contact-lcp simulate "
+                         f"--output' ({e})") from None
+
+
 #: prefix of the facet-set arrays in a recording (see :func:`save_problems`)
 FACET_PREFIX = "facet_sets."
 #: the fields of :class:`~contact_lcp.collision.facets.FacetSets`, in order

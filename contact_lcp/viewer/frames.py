@@ -1,12 +1,12 @@
 """One picture of the simulation (:class:`Frame`), read from a live simulator or from a
 recorded run (:class:`RecordedRun`); plain arrays, no viewer library."""
 
-import zipfile
 from dataclasses import dataclass
 
 import numpy as np
 
 from contact_lcp.exceptions import SceneError
+from contact_lcp.sim.recording import read_run
 
 
 @dataclass(frozen=True)
@@ -83,14 +83,7 @@ class RecordedRun:
     """
 
     def __init__(self, path):
-        try:
-            with np.load(path, allow_pickle=False) as f:
-                data = {k: f[k] for k in f.files}
-        except FileNotFoundError:
-            raise SceneError(f"run {str(path)!r} does not exist") from None
-        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
-            raise SceneError(f"{path}: expected a run .npz written by 'contact-lcp simulate "
-                             f"--output' ({e})") from None
+        data = read_run(path)
         lacks = [k for k in REQUIRED if k not in data]
         if lacks:
             raise SceneError(f"{path}: expected a run written by 'contact-lcp simulate "
