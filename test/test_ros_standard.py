@@ -253,6 +253,38 @@ def test_a_box_spawned_while_paused_falls_and_rests_after_300_steps_and_is_delet
     assert "no entity 'box'" in r.result.error_message
 
 
+def test_a_robot_spawned_from_a_file_is_loaded_by_a_child_first_and_bad_uris_get_one_answer(
+        client, tmp_path):
+    request = srv.SpawnEntity.Request(name="arm2", uri=str(ROOT / "mjcf" / "free_box.xml"))
+    request.initial_pose.pose.position.x = -1.0
+    request.initial_pose.pose.position.z = 0.3
+    r = client.call(srv.SpawnEntity, "spawn_entity", request, timeout=SLOW)
+    assert r.result.result == OK, r.result.error_message
+    r = client.call(srv.DeleteEntity, "delete_entity", srv.DeleteEntity.Request(entity="arm2"),
+                    timeout=SLOW)
+    assert r.result.result == OK, r.result.error_message
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not a robot")
+    answers = set()
+    for uri in (str(secret), str(tmp_path / "missing.urdf"), "/etc", "file:///etc/passwd"):
+        r = client.call(srv.SpawnEntity, "spawn_entity",
+                        srv.SpawnEntity.Request(name="x", uri=uri), timeout=SLOW)
+        assert r.result.result == srv.SpawnEntity.Response.RESOURCE_PARSE_ERROR
+        assert "not a robot" not in r.result.error_message
+        answers.add(r.result.error_message.replace(repr(uri), "URI"))
+    assert len(answers) == 1, answers  # the same answer whether the file exists or not
+    bad = tmp_path / "bad.urdf"
+    bad.write_text('<robot name="b"><link name="l"><inertial><mass value="-1"/>'
+                   '<inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial>'
+                   '</link></robot>')
+    r = client.call(srv.SpawnEntity, "spawn_entity",
+                    srv.SpawnEntity.Request(name="b", uri=str(bad)), timeout=SLOW)
+    assert r.result.result == srv.SpawnEntity.Response.RESOURCE_PARSE_ERROR
+    assert "mass" in r.result.error_message
+    names = client.call(srv.GetEntities, "get_entities", srv.GetEntities.Request()).entities
+    assert list(names) == ["humanoid"]
+
+
 def test_stepping_while_playing_is_an_incorrect_state(client):
     playing = SimulationState(state=SimulationState.STATE_PLAYING)
     r = client.call(srv.SetSimulationState, "set_simulation_state",

@@ -17,6 +17,8 @@ with the reason; a service's own codes (``NAME_NOT_UNIQUE``, ``RESOURCE_PARSE_ER
 :data:`WAIT` seconds (plus the steps asked for) and never raises.
 """
 
+import dataclasses
+import os
 import re
 from concurrent.futures import TimeoutError as FutureTimeout
 
@@ -28,6 +30,7 @@ from simulation_interfaces.msg import (EntityCategory, EntityState, Result, Simu
                                        SimulatorFeatures)
 
 from contact_lcp.exceptions import ContactLCPError
+from contact_lcp.ros import urdf_guard
 from contact_lcp.ros.messages import to_time
 from contact_lcp.sim import entities as E
 
@@ -36,6 +39,9 @@ from contact_lcp.sim import entities as E
 WAIT = 300.0
 STEP_WAIT = 0.05  # s per step asked for, on top of WAIT
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: what a spawn's uri may name, and how large
+ROBOT_FILES = (".urdf", ".xacro", ".xml")
+MAX_ROBOT_FILE = 10 << 20
 FEATURES = ("SPAWNING", "DELETING", "ENTITY_CATEGORIES", "SPAWNING_RESOURCE_STRING",
             "ENTITY_STATE_GETTING", "ENTITY_STATE_SETTING", "SIMULATION_RESET",
             "SIMULATION_RESET_TIME", "SIMULATION_RESET_STATE", "SIMULATION_RESET_SPAWNED",
@@ -126,8 +132,6 @@ class SimulationInterfaces:
                                       f"initial_pose must be finite, with a unit quaternion, in "
                                       f"frame '' or 'world'; got frame {frame!r}, {pose.tolist()}")
             return response
-        if np.all(pose[3:] == 0):
-            pose[6] = 1.0
         pose[3:] /= np.linalg.norm(pose[3:])
         try:
             make = self._spawner(request, name, pose)
@@ -136,8 +140,8 @@ class SimulationInterfaces:
             return response
         if make is None:
             response.result = _result(srv.SpawnEntity.Response.NO_RESOURCE,
-                                      "give uri (a URDF or xacro file) or resource_string "
-                                      "(a body's YAML keys or URDF text)")
+                                      "give uri (a URDF, xacro or MJCF file) or resource_string "
+                                      "(a body's YAML keys, or URDF, xacro or MJCF text)")
             return response
         why = self._swap(make)
         if why is not None:
@@ -178,14 +182,23 @@ class SimulationInterfaces:
             return lambda sim: E.with_body(sim, body)
         if not text and not uri:
             return None
-        entry = {"name": name, "urdf": uri or "<resource_string>", "floating_base": True,
+        path = uri[len("file://"):] if uri.startswith("file://") else uri
+        if path and not (path.endswith(ROBOT_FILES) and os.path.isfile(path)
+                         and os.path.getsize(path) <= MAX_ROBOT_FILE):
+            # (one answer whatever the path is: it tells nothing of this machine's files)
+            raise ValueError(f"uri {uri!r}: expected a readable robot file "
+                             f"({', '.join(ROBOT_FILES)}, at most {MAX_ROBOT_FILE >> 20} MiB) "
+                             "on the node's machine")
+        entry = {"name": name, "urdf": path or "<resource_string>", "floating_base": True,
                  "base_pose": pose.tolist()}
-        if uri.startswith("file://"):
-            entry["urdf"] = uri[len("file://"):]
         spec = robot_entry(entry, "spawn_entity")
         if text:
-            import dataclasses
             spec = dataclasses.replace(spec, robot=dataclasses.replace(spec.robot, urdf_string=text))
+        # a peer's robot is loaded in a child process first, as a robot_description is
+        mesh_mode, why = self._run(lambda sim: sim.scene.contact.meshes)
+        why = why or urdf_guard.check_robot(spec.robot, mesh_mode)
+        if why is not None:
+            raise ValueError(why)
         return lambda sim: E.with_robot(sim, spec)
 
     def _delete_entity(self, request, response):

@@ -83,6 +83,31 @@ def _meshes_refused(uris):
             "on the node's machine; at least one is missing, unreadable or not a mesh")
 
 
+def check_robot(spec, mesh_mode, *, command=None, timeout=TIMEOUT):
+    """:func:`check` for one ``RobotSpec`` a peer sent otherwise (simulation_interfaces'
+    spawn_entity): its meshes under the same rule, then a loader child; the reason it
+    must not be loaded here, or None."""
+    uris = mesh_files(spec.urdf_string) if spec.urdf_string else []
+    reason = _meshes_checked(uris)
+    if reason is None:
+        reason = probe({"mesh_mode": mesh_mode, "robots": [dataclasses.asdict(spec)]},
+                       command=command, timeout=timeout)
+        if reason is not None and uris and "cannot load its collision geometry" in reason:
+            reason = _meshes_refused(uris)
+    return reason
+
+
+def _meshes_checked(uris):
+    """:func:`_meshes_refused` when a named mesh is not a mesh file by its ending (or a
+    path that exists and is no regular file), else None."""
+    for uri in uris:
+        path = _local_path(uri)
+        if not uri.lower().endswith(MESH_ENDINGS) or (
+                path is not None and os.path.exists(path) and not os.path.isfile(path)):
+            return _meshes_refused(uris)
+    return None
+
+
 def check(cfg, *, command=None, timeout=TIMEOUT):
     """Why the robots of NodeConfig ``cfg`` must not be loaded in this process, or None
     when a child process loaded them (or there are none).
@@ -95,11 +120,9 @@ def check(cfg, *, command=None, timeout=TIMEOUT):
     if not request or not request["robots"]:
         return None
     uris = mesh_files(cfg.robot_description) if cfg.robot_description else []
-    for uri in uris:
-        path = _local_path(uri)
-        if not uri.lower().endswith(MESH_ENDINGS) or (
-                path is not None and os.path.exists(path) and not os.path.isfile(path)):
-            return _meshes_refused(uris)
+    refused = _meshes_checked(uris)
+    if refused is not None:
+        return refused
     reason = probe(request, command=command, timeout=timeout)
     if reason is not None and uris and "cannot load its collision geometry" in reason:
         return _meshes_refused(uris)
