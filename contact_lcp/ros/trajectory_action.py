@@ -234,7 +234,12 @@ class TrajectoryActions:
             if goal.handle.is_cancel_requested:
                 self._finish(goal, "canceled", Result.SUCCESSFUL, "canceled on request", sim)
                 continue
-            (q, qd), t = self._positions(sim, goal.joints), sim.t
+            try:
+                (q, qd), t = self._positions(sim, goal.joints), sim.t
+            except KeyError:  # its robot was deleted (simulation_interfaces)
+                self._finish(goal, "aborted", Result.INVALID_JOINTS,
+                             f"the robot of {goal.local} is no longer in the scene")
+                continue
             q_ref, v_ref, _ = goal.ref(t)
             err = q_ref - q
             self._post(goal, "feedback", self._feedback(goal, t, q_ref, v_ref, q, qd))
