@@ -5,7 +5,7 @@ files of the compiled functions it calls and inlines. After an edit or a ``git p
 changes ``collision/reduction.py`` alone, ``collision/ground.py``'s cached kernel would keep
 running the old reduction code, silently. So the cache goes to
 ``<cache home>/contact_lcp/numba/<digest>``, the digest of the contents of every ``.py``
-file of the package that uses numba (about 2 ms at import): a change in any of them
+file of the package that imports numba (about 2 ms at import): a change in any of them
 compiles every kernel once (a minute), and clones with the same sources share their
 kernels. The newest few folders are kept.
 
@@ -16,6 +16,7 @@ default (the ``__pycache__`` folders) stays.
 
 import hashlib
 import os
+import re
 import shutil
 import sys
 
@@ -23,9 +24,14 @@ import sys
 KEEP_OTHERS = 2
 
 
+#: a line importing numba: the files that define kernels (a file that only mentions
+#: numba in prose defines none, and its edits must not recompile every kernel)
+_IMPORTS_NUMBA = re.compile(rb"^[ \t]*(?:from numba\b|import numba\b)", re.M)
+
+
 def source_digest(root):
     """Hex digest of the relative paths and contents of the ``.py`` files under ``root``
-    that use numba (the only ones whose changes compiled code can inline)."""
+    that import numba (the only ones whose changes compiled code can inline)."""
     h = hashlib.blake2b(digest_size=10)
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
@@ -34,7 +40,7 @@ def source_digest(root):
                 path = os.path.join(folder, name)
                 with open(path, "rb") as f:
                     text = f.read()
-                if b"numba" in text:
+                if _IMPORTS_NUMBA.search(text):
                     h.update(os.path.relpath(path, root).encode())
                     h.update(text)
     return h.hexdigest()

@@ -217,9 +217,29 @@ def build_parser():
     t3.add_argument("--duration", type=float, help="simulated seconds (default: each scene's)")
     t3.add_argument("--time-step", type=float, help="replace the scenes' time step [s]")
     t3.set_defaults(func=cmd_table3)
+    w = sub.add_parser("warm", help="compile the kernels a scene's run needs now (the set-up "
+                       "commands do it for the default scene), so its first run starts at once")
+    w.add_argument("scenes", nargs="*", help="scene YAML files (default: the bundled "
+                   "config/humanoid_stand.yaml)")
+    w.set_defaults(func=cmd_warm)
     add_sweep_parser(sub)
     add_viewer_parsers(sub)
     return p
+
+
+def cmd_warm(args):
+    """Build each scene and run :func:`~contact_lcp.sim.warm.warm_up` on it."""
+    from contact_lcp.sim import Simulator
+    from contact_lcp.sim.warm import warm_up
+
+    scenes = args.scenes or [os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), "config", "humanoid_stand.yaml")]
+    for scene in scenes:
+        t0 = time.perf_counter()
+        error = warm_up(Simulator.from_file(scene))
+        note = f" (its first step fails: {error})" if error else ""
+        print(f"kernels ready for {scene} in {time.perf_counter() - t0:.1f} s{note}")
+    return 0
 
 
 def main(argv=None):

@@ -92,3 +92,32 @@ def test_simulate_saves_a_state_and_resumes_to_the_same_end(tmp_path, capsys):
     assert a["stats"] == b["stats"]
     assert main(["simulate", "config/box_on_plane.yaml", "--resume", str(half)]) == 2
     assert "saved from another scene" in capsys.readouterr().err
+
+
+def test_warm_compiles_a_scene_ahead_and_leaves_nothing_to_compile(capsys):
+    """``contact-lcp warm SCENE`` (what the set-up commands run on the default scene):
+    after it, a new process steps the scene without compiling anything (kernels loaded
+    from the cache emit no compile event)."""
+    import subprocess
+    import sys
+
+    from contact_lcp.cli import main
+
+    assert main(["warm", "config/box_on_plane.yaml"]) == 0
+    assert "kernels ready for config/box_on_plane.yaml" in capsys.readouterr().out
+    code = ("from numba.core import event\n"
+            "seen = []\n"
+            "class Seen(event.Listener):\n"
+            "    def on_start(self, ev): seen.append(ev.data['dispatcher'])\n"
+            "    def on_end(self, ev): pass\n"
+            "event.register('numba:compile', Seen())\n"
+            "from contact_lcp.sim import Simulator\n"
+            "sim = Simulator.from_file('config/box_on_plane.yaml')\n"
+            "for _ in range(3): sim.step()\n"
+            "print('compiled', len(seen))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().endswith("compiled 0"), out.stdout
+    assert main(["warm", "config/no_such_scene.yaml"]) == 2
+    assert "scene file not found" in capsys.readouterr().err

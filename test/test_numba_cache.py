@@ -30,6 +30,11 @@ def test_digest_follows_any_source_file(tmp_path):
     assert _numba_cache.source_digest(str(tmp_path)) == second
     write(tmp_path, "notes.txt", "not a source either")
     assert _numba_cache.source_digest(str(tmp_path)) == second
+    # a file that names numba in prose defines no kernel: editing it recompiles nothing
+    write(tmp_path, "d.py", '"""Warms numba\'s cache."""\nimport os\n')
+    assert _numba_cache.source_digest(str(tmp_path)) == second
+    write(tmp_path, "e.py", "def f():\n    from numba import njit\n    return njit\n")
+    assert _numba_cache.source_digest(str(tmp_path)) != second  # an indented import counts
 
 
 def test_old_folders_are_pruned(tmp_path):

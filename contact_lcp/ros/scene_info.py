@@ -18,6 +18,7 @@ from contact_lcp.dynamics.formats import is_mjcf
 from contact_lcp.exceptions import SceneError
 from contact_lcp.ros.config import resolve_scene
 from contact_lcp.ros.package_uris import resolve_package_uris
+from contact_lcp.sim.warm import warm_up  # noqa: F401  (the node's, bench_start's)
 
 
 def build_simulator(cfg, *, warm=True):
@@ -43,31 +44,6 @@ def build_simulator(cfg, *, warm=True):
     if warm:
         warm_up(sim)
     return sim
-
-
-def warm_up(sim):
-    """Compile (or load from numba's on-disk cache) what stepping ``sim`` will run.
-
-    Solves a 2x2 LCP with every method (so a later ``solver_method`` change does not
-    stall the physics thread), then takes two steps of ``sim`` (the first solves
-    without a warm start; the second, from the first's guess, runs the contact model's
-    first rung, which compiles its own kernels) and resets it. Returns
-    the step's error message, or ``""``: a scene whose first step fails still loads,
-    and the node reports the failure when it steps (ERROR diagnostic, paused).
-    """
-    from contact_lcp.lcp import METHODS, solve
-
-    M, q = np.array([[2.0, 1.0], [1.0, 2.0]]), np.array([-1.0, -1.0])
-    for method in METHODS:
-        solve(M, q, method=method)
-    try:
-        for _ in range(2):
-            sim.step()
-    except Exception as e:  # reported again (and handled) when the node steps
-        return f"{type(e).__name__}: {e}"
-    finally:
-        sim.reset()
-    return ""
 
 
 def root_link(urdf):
