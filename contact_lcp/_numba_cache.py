@@ -6,8 +6,10 @@ changes ``collision/reduction.py`` alone, ``collision/ground.py``'s cached kerne
 running the old reduction code, silently. So the cache goes to
 ``<cache home>/contact_lcp/numba/<digest>``, the digest of the contents of every ``.py``
 file of the package that imports numba (about 2 ms at import): a change in any of them
-compiles every kernel once (a minute), and clones with the same sources share their
-kernels. The newest few folders are kept.
+compiles every kernel once (a minute). Within a folder numba still keys each kernel on
+its file's path and modification time, so another clone of the same sources compiles
+its own (the set-up commands do it at install: ``contact-lcp warm``). The newest few
+folders are kept.
 
 An explicit ``NUMBA_CACHE_DIR`` wins (one of these folders, inherited from a parent
 process that may run other sources, does not). When no cache home is writable numba's
