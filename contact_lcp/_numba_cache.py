@@ -6,10 +6,11 @@ changes ``collision/reduction.py`` alone, ``collision/ground.py``'s cached kerne
 running the old reduction code, silently. So the cache goes to
 ``<cache home>/contact_lcp/numba/<digest>``, the digest of the contents of every ``.py``
 file of the package that imports numba (about 2 ms at import): a change in any of them
-compiles every kernel once (a minute). Within a folder numba still keys each kernel on
-its file's path and modification time, so another clone of the same sources compiles
-its own (the set-up commands do it at install: ``contact-lcp warm``). The newest few
-folders are kept.
+compiles every kernel once (a minute). numba also keys each kernel on its file's path
+and modification time, so the digest covers the tree's path too: another clone gets a
+folder of its own (the set-up commands fill it at install: ``contact-lcp warm``) instead
+of two trees overwriting each other's kernels in one folder. The newest few folders are
+kept.
 
 An explicit ``NUMBA_CACHE_DIR`` wins (one of these folders, inherited from a parent
 process that may run other sources, does not). When no cache home is writable numba's
@@ -32,9 +33,13 @@ _IMPORTS_NUMBA = re.compile(rb"^[ \t]*(?:from numba\b|import numba\b)", re.M)
 
 
 def source_digest(root):
-    """Hex digest of the relative paths and contents of the ``.py`` files under ``root``
-    that import numba (the only ones whose changes compiled code can inline)."""
+    """Hex digest of ``root``'s path and of the relative paths and contents of the ``.py``
+    files under it that import numba (the only ones whose changes compiled code can
+    inline)."""
     h = hashlib.blake2b(digest_size=10)
+    # the tree's own path too: numba keys each kernel on its file's path and mtime, so two
+    # clones sharing a folder would overwrite each other's entries and recompile in turn
+    h.update(os.path.abspath(root).encode())
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(files):

@@ -37,6 +37,15 @@ def test_digest_follows_any_source_file(tmp_path):
     assert _numba_cache.source_digest(str(tmp_path)) != second  # an indented import counts
 
 
+def test_two_clones_of_the_same_sources_get_folders_of_their_own(tmp_path):
+    # numba keys a kernel on its file's path and mtime: clones sharing a folder would
+    # overwrite each other's entries and recompile in turn
+    for clone in ("a", "b"):
+        write(tmp_path / clone, "k.py", "from numba import njit\n")
+    assert (_numba_cache.source_digest(str(tmp_path / "a"))
+            != _numba_cache.source_digest(str(tmp_path / "b")))
+
+
 def test_old_folders_are_pruned(tmp_path):
     for k in range(5):
         (tmp_path / f"old{k}").mkdir()

@@ -214,6 +214,11 @@ def test_a_box_spawned_while_paused_falls_and_rests_after_300_steps_and_is_delet
     assert r.result.result == OK, r.result.error_message
     r = client.call(srv.StepSimulation, "step_simulation", srv.StepSimulation.Request(steps=1))
     assert r.result.result == OK, r.result.error_message
+    for steps in (0, 2 ** 64 - 1):  # none, or hours of the physics thread: refused at once
+        r = client.call(srv.StepSimulation, "step_simulation",
+                        srv.StepSimulation.Request(steps=steps))
+        assert r.result.result == Result.RESULT_OPERATION_FAILED
+        assert "expected 1 to 100000 per call" in r.result.error_message
 
     request = srv.SpawnEntity.Request(
         name="box", resource_string="{shape: box, size: [0.2, 0.2, 0.2], mass: 1.0}")

@@ -38,6 +38,10 @@ from contact_lcp.sim import entities as E
 #: first steps after it) compiles its contact kernels, up to a minute on a slow machine
 WAIT = 300.0
 STEP_WAIT = 0.05  # s per step asked for, on top of WAIT
+#: steps one step_simulation call may ask for: the physics thread serves nothing else
+#: while it steps them (pause, reset, other services wait), so one request must not hold
+#: it for hours; 100 000 steps are 100 s of sim time at 1 kHz
+MAX_STEPS = 100_000
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: what a spawn's uri may name, and how large
 ROBOT_FILES = (".urdf", ".xacro", ".xml")
@@ -300,8 +304,9 @@ class SimulationInterfaces:
 
     def _step_simulation(self, request, response):
         loop, n = self._node._loop, int(request.steps)
-        if n < 1:
-            response.result = _result(Result.RESULT_OPERATION_FAILED, f"steps: expected >= 1, got {n}")
+        if not 1 <= n <= MAX_STEPS:
+            response.result = _result(Result.RESULT_OPERATION_FAILED,
+                                      f"steps: expected 1 to {MAX_STEPS} per call, got {n}")
             return response
         if not loop.paused:
             response.result = _result(Result.RESULT_INCORRECT_STATE,
