@@ -14,6 +14,7 @@ from contact_lcp.ros import messages
 from contact_lcp.ros.interfaces import missing
 from contact_lcp.ros.scene_info import SceneInfo
 from contact_lcp.sim import entities
+from contact_lcp.sim.views import BaseState
 
 try:
     from tf2_msgs.msg import TFMessage
@@ -94,8 +95,8 @@ class StandardInterfaces:
         transforms = []
         for robot in scene.robots:
             if not robot.floating:
-                pose, _ = entities.pose_and_twist(sim, robot.name)
-                transforms.append(messages.transform(self._loop.time, _Pose(pose),
+                state = BaseState(*entities.pose_and_twist(sim, robot.name))
+                transforms.append(messages.transform(self._loop.time, state,
                                                      robot.base_frame))
         self._pub_tf_static.publish(TFMessage(transforms=transforms))
 
@@ -115,10 +116,3 @@ class StandardInterfaces:
         self._make_command_subscriptions(self._scene)
         if self._actions is not None:
             self._actions.follow(self._scene)
-
-
-class _Pose:
-    """What :func:`messages.transform` reads of a state: its ``pose``."""
-
-    def __init__(self, pose):
-        self.pose = pose

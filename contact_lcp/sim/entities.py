@@ -86,22 +86,24 @@ def set_pose_and_twist(sim, name, pose=None, twist=None):
     sim.world.forward(sim._q, sim._v)
 
 
+def _new_name(sim, name):
+    """SceneError when an entity of ``sim`` is already called ``name``."""
+    taken = [n for n, _ in entities(sim)]
+    if name in taken:
+        raise SceneError(f"an entity named {name!r} exists already; entities: {', '.join(taken)}")
+
+
 def with_body(sim, body):
     """A simulator of ``sim``'s scene plus the free body ``body``
     (:class:`~contact_lcp.dynamics.BodySpec`), in ``sim``'s state."""
-    taken = [n for n, _ in entities(sim)]
-    if body.name in taken:
-        raise SceneError(f"an entity named {body.name!r} exists already; entities: {', '.join(taken)}")
+    _new_name(sim, body.name)
     return _rebuilt(sim, sim.scene.replace(bodies=tuple(sim.scene.bodies) + (body,)))
 
 
 def with_robot(sim, robot):
     """A simulator of ``sim``'s scene plus ``robot``
     (:class:`~contact_lcp.sim.scene.RobotSceneSpec`), in ``sim``'s state."""
-    taken = [n for n, _ in entities(sim)]
-    if robot.robot.name in taken:
-        raise SceneError(f"an entity named {robot.robot.name!r} exists already; entities: "
-                         f"{', '.join(taken)}")
+    _new_name(sim, robot.robot.name)
     return _rebuilt(sim, sim.scene.replace(robots=tuple(sim.scene.robots) + (robot,)))
 
 
