@@ -140,6 +140,7 @@ class _Run:
         self.max_pen = 0.0
         self.t0 = sim.t
         self.wall = 0.0
+        self.first = 0.0  # wall seconds of the first step (it loads the compiled kernels)
 
     def steps(self, steps, stop):
         """Run up to ``steps`` steps; ``(stopped, error)``: ``stopped`` is False, True (a
@@ -162,6 +163,8 @@ class _Run:
                 finally:
                     stop.stepping = False
                 self.done += 1
+                if self.done == 1:
+                    self.first = time.perf_counter() - wall0
                 self.max_pen = max(self.max_pen, info.max_penetration)
                 self.rec.add(sim, info)
                 if len(sim.recorded_problems) > recorded:  # one count per recorded problem
@@ -184,6 +187,14 @@ class _Run:
         bar.close(None if info is None else _status(sim, info, wall0, self.t0))
         return stopped, error
 
+    def _steady(self):
+        """``; after the first step N.NNx``: the rate without the first step, which loads
+        (or compiles) the kernels the scene uses: the rate a longer run tends to."""
+        rest = self.wall - self.first
+        if self.done < 2 or rest <= 0.0:
+            return ""
+        return f"; the first step {self.first:.2f} s, then {(self.sim.t - self.t0) * (self.done - 1) / self.done / rest:.2f}x"
+
     def summary(self, args):
         """The run's one-line summary."""
         sim, s, wall = self.sim, self.sim.stats, self.wall
@@ -194,7 +205,7 @@ class _Run:
                  if self.done else 0.0)
         dt = sim.t - self.t0
         summary = (f"done: {self.done} steps, {dt:.3f} s simulated in {wall:.2f} s "
-                   f"({dt / max(wall, 1e-9):.2f}x real time); model {sim.model.name}, "
+                   f"({dt / max(wall, 1e-9):.2f}x real time{self._steady()}); model {sim.model.name}, "
                    f"{s.solves} solves, {s.pivots_total} pivots, {s.warm_starts} warm starts; "
                    f"failures {s.lcp_failures}, fallbacks {s.fallbacks}, safe stops "
                    f"{s.safe_stops}, uncertified steps {s.uncertified}; max penetration "

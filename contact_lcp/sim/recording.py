@@ -48,8 +48,13 @@ class RunRecorder:
         self.joint_names = list(joint_names)
         self.scene_path = "" if scene_path is None else os.path.abspath(str(scene_path))
         self.rows = {k: [] for k in self.STEP_COLUMNS + ("contact_count",)}
-        self.contacts = {k: [] for k in self.CONTACT_COLUMNS}
-        self.wrenches = {link: [] for link in self.links}
+        self.tables = []  # per step, (k, 11): the CONTACT_COLUMNS side by side
+        self.wrench_rows = []  # per step, (len(links), 6)
+
+    @property
+    def wrenches(self):
+        """``{link: [(6,) wrench of each step]}`` [N, N.m] in W about the link origin."""
+        return {link: [w[i] for w in self.wrench_rows] for i, link in enumerate(self.links)}
 
     def add(self, sim, info):
         """Append the state after a step and its :class:`StepInfo`."""
@@ -57,7 +62,8 @@ class RunRecorder:
         r["t"].append(info.t)
         r["q"].append(sim.q)
         r["v"].append(sim.v)
-        r["contact_force_total"].append(sim.contact_force_total())
+        table, total, wrenches = sim.contact_table(self.links)
+        r["contact_force_total"].append(total)
         r["max_penetration"].append(info.max_penetration)
         r["num_contacts"].append(info.num_contacts)
         r["num_active"].append(info.num_active)
@@ -65,19 +71,15 @@ class RunRecorder:
         r["lcp_pivots"].append(info.pivots)
         r["lcp_method"].append(info.lcp_method)
         r["lcp_rungs"].append(info.lcp_rungs)
-        js = sim.joint_state()
-        r["joint_position"].append(js.position)
-        r["joint_velocity"].append(js.velocity)
-        r["joint_effort"].append(js.effort)
+        position, velocity, effort = sim.joint_arrays()
+        r["joint_position"].append(position)
+        r["joint_velocity"].append(velocity)
+        r["joint_effort"].append(effort)
         r["lcp_failures"].append(info.report.failures)
         r["lcp_fallbacks"].append(info.fallbacks)
-        arrays = sim.contact_arrays()
-        r["contact_count"].append(len(arrays[3]))
-        for k, a in zip(self.CONTACT_COLUMNS, arrays):
-            self.contacts[k].append(a)
-        if self.links:
-            for link, w in sim.link_wrenches(self.links, "world").items():
-                self.wrenches[link].append(w)
+        r["contact_count"].append(len(table))
+        self.tables.append(table)
+        self.wrench_rows.append(wrenches)
 
     def arrays(self):
         """The recorded columns as arrays (strings as fixed-width unicode)."""
@@ -89,12 +91,14 @@ class RunRecorder:
             out[k] = np.asarray(self.rows[k], dtype=float).reshape(len(self.rows["t"]), n)
         out["joint_names"] = np.asarray(self.joint_names, dtype=str)
         out["contact_count"] = np.asarray(self.rows["contact_count"], dtype=np.int64)
-        for k, parts in self.contacts.items():
-            width = (3,) if k in ("contact_point", "contact_normal", "contact_force") else ()
-            out[k] = (np.concatenate(parts) if parts else np.zeros((0,) + width))
+        table = np.concatenate(self.tables) if self.tables else np.zeros((0, 11))
+        for k, cols in zip(self.CONTACT_COLUMNS, (slice(0, 3), slice(3, 6), slice(6, 9), 9, 10)):
+            out[k] = np.ascontiguousarray(table[:, cols])
         out["scene_path"] = np.asarray(self.scene_path, dtype=str)
-        for link, w in self.wrenches.items():
-            out[f"wrench/{link}"] = np.asarray(w).reshape(-1, 6)
+        wrenches = (np.stack(self.wrench_rows) if self.wrench_rows
+                    else np.zeros((0, len(self.links), 6)))
+        for i, link in enumerate(self.links):
+            out[f"wrench/{link}"] = np.ascontiguousarray(wrenches[:, i])
         return out
 
     def save(self, path):

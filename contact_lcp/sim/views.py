@@ -73,13 +73,18 @@ class SimulatorViews:
         Positions [rad or m] as :mod:`contact_lcp.sim.joint_angles` reports them: a
         continuous joint's angle, unwrapped (a wheel that made three turns reads ~6π).
         """
+        return JointState(list(self.joint_names), *self.joint_arrays())
+
+    def joint_arrays(self):
+        """``(position, velocity, effort)`` of :meth:`joint_state` without the names (the
+        run recorder reads them every step)."""
         idx_v = self.__dict__.get("_joint_idx_v")
         if idx_v is None:  # (the world's joints do not change)
             idx_v = (np.concatenate([r.idx_v for r in self.world.robots]).astype(int)
                      if self.world.robots else np.zeros(0, int))
             self._joint_idx_v = idx_v
-        return JointState(list(self.joint_names), self._joint_positions.read(self._q),
-                          self._v[idx_v].copy(), self.applied_torques()[idx_v])
+        return (self._joint_positions.read(self._q), self._v[idx_v],
+                self.applied_torques()[idx_v])
 
     def trajectory_start(self, joints, first):
         """Current positions of ``joints`` (names) to start a trajectory whose first
@@ -134,9 +139,10 @@ class SimulatorViews:
         if rec is None:
             return []
         c = rec.contacts
-        F = np.einsum("kij,kj->ki", c.R_WC, rec.impulse_C) / self.h
+        F = self._contact_forces()
         return [ContactView(c.names[c.body_a[i]], c.names[c.body_b[i]], c.p_W[i].copy(),
-                            c.n_W[i].copy(), F[i], float(c.distance[i])) for i in range(len(c))]
+                            c.n_W[i].copy(), F[i].copy(), float(c.distance[i]))
+                for i in range(len(c))]
 
     def contact_arrays(self):
         """The contacts of the last step as arrays (no per-contact objects: the viewer and
@@ -149,8 +155,41 @@ class SimulatorViews:
             z = np.zeros((0, 3))
             return z, z, z, np.zeros(0), np.zeros(0)
         c = rec.contacts
-        F = np.einsum("kij,kj->ki", c.R_WC, rec.impulse_C) / self.h
-        return c.p_W.copy(), c.n_W.copy(), F, c.distance.copy(), c.mu.copy()
+        return (c.p_W.copy(), c.n_W.copy(), self._contact_forces().copy(), c.distance.copy(),
+                c.mu.copy())
+
+    def contact_table(self, links=()):
+        """The last step's contacts in one pass, as the run recorder stores them every
+        step: ``(table, total, wrenches)`` with ``table`` (k, 11) rows ``[p_W n_W force_W
+        distance mu]`` (the columns of :meth:`contact_arrays`), ``total`` (3,) =
+        :meth:`contact_force_total` and ``wrenches`` (len(links), 6) the rows of
+        :meth:`link_wrenches` ``(links, "world")``."""
+        links = tuple(links)
+        total, wrenches = np.zeros(3), np.zeros((len(links), 6))
+        X = np.empty((len(links), 4, 4))
+        for i, link in enumerate(links):
+            X[i] = self.world.frame_placement(link)
+        rec = self._last
+        if rec is None or len(rec.contacts) == 0:
+            return np.zeros((0, 11)), total, wrenches
+        c = rec.contacts
+        table = np.empty((len(c), 11))
+        _contact_table(c.p_W, c.n_W, c.R_WC, rec.impulse_C, c.distance, c.mu, 1.0 / self.h,
+                       c.body_a, c.body_b, self._robot_surfaces(c.names),
+                       self._link_index(c.names, links), X, table, total, wrenches)
+        return table, total, wrenches
+
+    def _contact_forces(self):
+        """(k, 3) average force on B of each contact of the last step [N] in W, computed
+        once per step: the recorder, the viewer and the publishers all read it (callers
+        copy before handing it out)."""
+        rec = self._last
+        hit = self.__dict__.get("_forces")
+        if hit is None or hit[0] is not rec:
+            F = np.empty((len(rec.contacts), 3))
+            _world_forces(rec.contacts.R_WC, rec.impulse_C, 1.0 / self.h, F)
+            self._forces = hit = (rec, F)
+        return hit[1]
 
     def link_wrench(self, link, frame="world"):
         """Net contact wrench on ``link`` over the last step.
@@ -173,41 +212,43 @@ class SimulatorViews:
         """:meth:`link_wrench` of several links at once: ``{link: (6,) ndarray}``."""
         if frame not in ("world", "local"):
             raise ValueError(f"frame must be 'world' or 'local'; got {frame!r}")
-        out = {}
+        links = tuple(links)
+        out = np.zeros((len(links), 6))
         rec = self._last
-        has = rec is not None and len(rec.contacts) > 0
-        if has:
+        if rec is not None and len(rec.contacts) > 0:
             c = rec.contacts
-            names = c.names
-        for link in links:
-            X = self.world.frame_placement(link)
-            wrench = np.zeros(6)
-            if has:
-                match = self._surface_mask(names, link)
-                _contact_wrench(c.p_W, c.R_WC, rec.impulse_C, 1.0 / self.h, c.body_a, c.body_b,
-                                match, X, frame == "local", wrench)
-            out[link] = wrench
-        return out
+            X = np.empty((len(links), 4, 4))
+            for i, link in enumerate(links):
+                X[i] = self.world.frame_placement(link)
+            _link_wrenches(c.p_W, self._contact_forces(), c.body_a, c.body_b,
+                           self._link_index(c.names, links), X, frame == "local", out)
+        else:
+            for link in links:  # (an unknown link is an error with or without contacts)
+                self.world.frame_placement(link)
+        return dict(zip(links, out))
 
-    def _surface_mask(self, names, link):
-        """(len(names),) bool: which surface names are ``link`` (kept while the contact
-        set's names are the same object, as they are from step to step)."""
-        cache = self.__dict__.setdefault("_surface_masks", {})
-        hit = cache.get(link)
-        if hit is None or hit[0] is not names:
-            mask = np.fromiter((n == link for n in names), dtype=np.bool_, count=len(names))
-            cache[link] = hit = (names, mask)
-        return hit[1]
+    def _link_index(self, names, links):
+        """(len(names),) int: which of ``links`` each surface name is (-1: none); kept
+        while the contact set's names and the links asked for are the same, as they are
+        from step to step."""
+        hit = self.__dict__.get("_link_of")
+        if hit is None or hit[0] is not names or hit[1] != links:
+            where = {link: i for i, link in enumerate(links)}
+            index = np.fromiter((where.get(n, -1) for n in names), dtype=np.int64,
+                                count=len(names))
+            self._link_of = hit = (names, links, index)
+        return hit[2]
 
     def contact_force_total(self):
         """Sum of the contact forces on every robot link [N] in W (last step)."""
         rec = self._last
+        out = np.zeros(3)
         if rec is None or len(rec.contacts) == 0:
-            return np.zeros(3)
+            return out
         c = rec.contacts
-        robot = self._robot_surfaces(c.names)
-        F = np.einsum("kij,kj->ki", c.R_WC, rec.impulse_C) / self.h
-        return F[robot[c.body_b]].sum(axis=0) - F[robot[c.body_a]].sum(axis=0)
+        _signed_total(self._contact_forces(), self._robot_surfaces(c.names), c.body_a,
+                      c.body_b, out)
+        return out
 
     def world_contact_force(self):
         """Sum of the contact forces that the world (the ground and any geometry fixed to
@@ -216,12 +257,11 @@ class SimulatorViews:
         if rec is None or len(rec.contacts) == 0:
             return np.zeros(3)
         c = rec.contacts
-        F = np.einsum("kij,kj->ki", c.R_WC, rec.impulse_C) / self.h
-        return F[c.joint_a == 0].sum(axis=0)
+        return self._contact_forces()[c.joint_a == 0].sum(axis=0)
 
     def _robot_surfaces(self, names):
         """(len(names),) bool: which surface names are robot links (kept while the
-        contact set's names are the same object, as :meth:`_surface_mask`)."""
+        contact set's names are the same object, as :meth:`_link_index`)."""
         hit = self.__dict__.get("_robot_mask")
         if hit is None or hit[0] is not names:
             links = {n for r in self.world.robots for n in r.link_names}
@@ -256,29 +296,73 @@ def check_link(sim, link):
 
 
 @njit(cache=True)
-def _contact_wrench(P, R, impulse_C, inv_h, body_a, body_b, match, X, local, out):
-    """Net contact force and moment about the origin of ``X`` (4, 4) on the surfaces
-    ``match`` (by name index) over the step, in W or (``local``) in the frame of ``X``;
-    written into ``out`` (6,) [N, N.m]. Contact i pushes B with ``R_i impulse_i / h``."""
-    f = np.zeros(3)
-    m = np.zeros(3)
-    for i in range(P.shape[0]):
-        s = (1.0 if match[body_b[i]] else 0.0) - (1.0 if match[body_a[i]] else 0.0)
-        if s == 0.0:
-            continue
-        F = np.zeros(3)
+def _world_forces(R, impulse_C, inv_h, out):
+    """``out[i] = R_i impulse_i / h``: contact i's average force on B [N] in W."""
+    for i in range(R.shape[0]):
         for a in range(3):
-            F[a] = s * inv_h * (R[i, a, 0] * impulse_C[i, 0] + R[i, a, 1] * impulse_C[i, 1]
-                                + R[i, a, 2] * impulse_C[i, 2])
-        r0, r1, r2 = P[i, 0] - X[0, 3], P[i, 1] - X[1, 3], P[i, 2] - X[2, 3]
-        f += F
-        m[0] += r1 * F[2] - r2 * F[1]
-        m[1] += r2 * F[0] - r0 * F[2]
-        m[2] += r0 * F[1] - r1 * F[0]
-    for a in range(3):
-        if local:
-            out[a] = X[0, a] * f[0] + X[1, a] * f[1] + X[2, a] * f[2]
-            out[3 + a] = X[0, a] * m[0] + X[1, a] * m[1] + X[2, a] * m[2]
-        else:
-            out[a] = f[a]
-            out[3 + a] = m[a]
+            out[i, a] = inv_h * (R[i, a, 0] * impulse_C[i, 0] + R[i, a, 1] * impulse_C[i, 1]
+                                 + R[i, a, 2] * impulse_C[i, 2])
+
+
+@njit(cache=True)
+def _signed_total(F, match, body_a, body_b, out):
+    """Sum into ``out`` (3,) of the forces on the surfaces ``match`` (by name index):
+    +F where the surface is B, -F where it is A (a contact between two of them cancels)."""
+    for i in range(F.shape[0]):
+        s = (1.0 if match[body_b[i]] else 0.0) - (1.0 if match[body_a[i]] else 0.0)
+        if s != 0.0:
+            for a in range(3):
+                out[a] += s * F[i, a]
+
+
+@njit(cache=True)
+def _link_wrenches(P, F, body_a, body_b, link_of, X, local, out):
+    """Net contact force and moment about the origin of ``X[l]`` (4, 4) on link ``l``
+    (the surfaces with ``link_of == l``), in W or (``local``) in the frame of ``X[l]``,
+    added into ``out[l]`` (6,) [N, N.m]; contact i pushes B with ``F[i]`` and A with
+    ``-F[i]``."""
+    acc = np.zeros_like(out)
+    for i in range(P.shape[0]):
+        for side in range(2):
+            link = link_of[body_b[i]] if side == 0 else link_of[body_a[i]]
+            if link < 0:
+                continue
+            s = 1.0 if side == 0 else -1.0
+            r0 = P[i, 0] - X[link, 0, 3]
+            r1 = P[i, 1] - X[link, 1, 3]
+            r2 = P[i, 2] - X[link, 2, 3]
+            f0, f1, f2 = s * F[i, 0], s * F[i, 1], s * F[i, 2]
+            acc[link, 0] += f0
+            acc[link, 1] += f1
+            acc[link, 2] += f2
+            acc[link, 3] += r1 * f2 - r2 * f1
+            acc[link, 4] += r2 * f0 - r0 * f2
+            acc[link, 5] += r0 * f1 - r1 * f0
+    for link in range(out.shape[0]):
+        for a in range(3):
+            if local:
+                for b in range(2):
+                    v = acc[link, 3 * b : 3 * b + 3]
+                    out[link, 3 * b + a] += (X[link, 0, a] * v[0] + X[link, 1, a] * v[1]
+                                             + X[link, 2, a] * v[2])
+            else:
+                out[link, a] += acc[link, a]
+                out[link, 3 + a] += acc[link, 3 + a]
+
+
+@njit(cache=True)
+def _contact_table(P, N, R, impulse_C, distance, mu, inv_h, body_a, body_b, robot, link_of, X,
+                   table, total, wrenches):
+    """Fill ``table`` (k, 11) with ``[p_W n_W force_W distance mu]`` per contact, ``total``
+    (3,) with the force on the ``robot`` surfaces and ``wrenches`` (L, 6) with each link's
+    (see ``_link_wrenches``), in W."""
+    F = table[:, 6:9]
+    _world_forces(R, impulse_C, inv_h, F)
+    for i in range(P.shape[0]):
+        for a in range(3):
+            table[i, a] = P[i, a]
+            table[i, 3 + a] = N[i, a]
+        table[i, 9] = distance[i]
+        table[i, 10] = mu[i]
+    _signed_total(F, robot, body_a, body_b, total)
+    _link_wrenches(P, F, body_a, body_b, link_of, X, False, wrenches)
