@@ -17,6 +17,7 @@ from contact_lcp.sim.scene_loader import load_scene, solver_options
 from contact_lcp.sim.stats import SimStats, StepInfo
 from contact_lcp.sim.stepper import Stepper
 from contact_lcp.sim.views import SimulatorViews, check_link
+from contact_lcp.sim.warm import compile_ahead
 
 
 class SimulationError(ContactLCPError, RuntimeError):
@@ -37,6 +38,7 @@ class Simulator(SimulatorViews):
 
         if not scene.robots and not scene.bodies:
             raise SceneError("the scene has neither robots nor bodies: nothing to simulate")
+        compile_ahead()  # on a cold kernel cache: the shared kernels in a second process
         self.scene = scene
         self.h = float(scene.time_step)
         self.world = World(
