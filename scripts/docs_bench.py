@@ -214,7 +214,6 @@ def headline_markdown():
     """The README's one benchmark table: real-time factor per engine and scene, from the
     newest bench_sim CSV (its name and commit in the caption)."""
     path = newest("bench_sim")
-    m = NAME.match(path.name)
     rows = read(path)
     rtf, versions = {}, {}
     for r in rows:
@@ -227,10 +226,41 @@ def headline_markdown():
     for scene, label in SCENES:
         cells = [f"{rtf[e, scene]:.3g}×" if (e, scene) in rtf else "–" for e, _ in ENGINES]
         out.append("| " + " | ".join([label] + cells) + " |")
-    caption = (f"Real-time factor (simulated seconds per wall second; higher is faster), "
-               f"every engine in one process on the same scenes, `benchmarks/bench_sim.py` "
-               f"at commit `{m['rev']}`, [{path.name}](benchmarks/results/{path.name}).")
+    caption = ("Real-time factor (simulated seconds per wall second; higher is faster), "
+               "every engine in one process on the same scenes (`benchmarks/bench_sim.py`; "
+               f"the file name carries the commit and time): "
+               f"[{path.name}](benchmarks/results/{path.name}).")
     return caption + "\n\n" + "\n".join(out) + "\n"
+
+
+README = ROOT / "README.md"
+BEGIN = "<!-- headline benchmark: python scripts/docs_bench.py --readme rewrites it -->"
+END = "<!-- end of headline benchmark -->"
+
+
+def readme_headline():
+    """The headline block as the README has it (None when the markers are missing)."""
+    text = README.read_text(encoding="utf-8")
+    if BEGIN not in text or END not in text:
+        return None
+    return text.split(BEGIN, 1)[1].split(END, 1)[0].strip("\n") + "\n"
+
+
+def write_readme_headline():
+    """Replace the README's headline block by the one of the newest bench_sim CSV."""
+    text = README.read_text(encoding="utf-8")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    README.write_text(head + BEGIN + "\n" + headline_markdown() + END + tail, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:] == ["--readme"]:
+        write_readme_headline()
+    else:
+        sys.exit("usage: python scripts/docs_bench.py --readme")
 
 
 def figures():
