@@ -25,9 +25,9 @@ default). Solve strategy, in order, each answer applied only when certified:
    ``fallback_model: relaxed``) Anitescu & Hart's convex relaxation of the same LCP
    (:mod:`contact_lcp.contact.relaxed`, on the same pyramids), which keeps the friction:
    a sticking contact's conditions are the pyramid's, only a sliding one is pushed off at
-   ``mu`` times its slip speed for that step. (In the 200-sphere pour the frictionless
-   fallback at t = 0.96 s was followed by another failing step; after the relaxed one the
-   next steps solved.) Then (or with ``fallback_model: frictionless``) the certified
+   ``mu`` times its slip speed for that step, so the next steps start from a state with
+   the friction kept (after a frictionless fallback a pile slides, and its next LCPs are
+   as hard). Then (or with ``fallback_model: frictionless``) the certified
    frictionless impulse; else a safe stop (no impulse).
 
 Each LCP above is an LCP rung of :mod:`contact_lcp.contact.ladder`; the report's
