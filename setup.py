@@ -31,6 +31,9 @@ ros_wheels = [
     "catkin-pkg",
 ]
 
+docs = ["mkdocs==1.6.1", "mkdocs-material==9.8.1", "mkdocstrings==1.0.8",
+        "mkdocstrings-python==2.0.11"]
+
 setup(
     name=package_name,
     version="0.1.0",
@@ -71,7 +74,9 @@ setup(
     ],
     extras_require={
         "ros": ros_wheels,
-        "test": ["pytest>=7", "hypothesis>=6", "ray>=2.60"] + ros_wheels,
+        # the documentation site: mkdocs build (mkdocs.yml, docs/), also run by the tests
+        "docs": docs,
+        "test": ["pytest>=7", "hypothesis>=6", "ray>=2.60"] + ros_wheels + docs,
         # contact-lcp sweep (Parquet results too when pyarrow is installed)
         "sweep": ["ray>=2.60", "tqdm>=4.60"],
         # peers of benchmarks/bench_sim.py; drake 1.51 is the last release with a cp311 wheel

@@ -143,7 +143,7 @@ def pivot_cost_table(rows):
 
 def plot_sizes(rows, path):
     """A PNG of each variant's time against n (log-log): filled markers certified, crosses
-    not; the README's per-size figure."""
+    not; the per-size figure of the benchmark results page."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -324,7 +324,7 @@ def test_trace_writes_the_csv_and_plot_of_each_bundled_scene(tmp_path, scene, bo
 @pytest.mark.parametrize("scene,body", [("config/cracked_ramp.yaml", "box"),
                                         ("config/peg_in_hole.yaml", "peg")])
 def test_the_standard_model_shows_the_seeds_failures(scene, body):
-    # The comparison the README records: with one contact per closest-feature pair
+    # The comparison docs/contact-models.md describes: with one contact per closest-feature pair
     # (pyramid model) the ramp's box catches on the crack's far edge and tumbles (past
     # 45 deg), and the peg stays on the rim (its lowest point 40 cm up, the rim at 50 cm)
     # tilted by degrees; with facet sets neither happens (the tests above).

@@ -21,8 +21,8 @@ from contact_lcp.lcp.scaling import MAX_SWEEPS, all_finite, equilibrate, equilib
 # pivoting can decide the verdict flips: 5 of 4500 random (alpha, beta) draws over 1500
 # seeds with this equilibration (robust fails 87 of those 1500 problems at every scale;
 # the 21 of seeds 0-499 fail for lemke, lexicographic and ppm too). A fresh draw each run
-# would fail CI about once in 40 runs; the flip rate is measured, not hidden (README,
-# "LCP solvers").
+# would fail CI about once in 40 runs; the flip rate is measured, not hidden
+# (docs/lcp.md, "Certification").
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
 seeds = st.integers(0, 2**32 - 1)
 exponents = st.floats(-6.0, 6.0)

@@ -1,6 +1,7 @@
 """Parameter rules of the node (contact_lcp/ros/config.py); no ROS needed."""
 
 import math
+import re
 
 import pytest
 
@@ -71,7 +72,8 @@ def test_resolve_scene_relative_to_cwd_then_package_config(tmp_path, monkeypatch
 
 def test_the_params_file_and_docs_list_every_parameter():
     """config/contact_lcp.params.yaml sets every scalar parameter (lists, which ROS
-    cannot type empty, are commented out) and the README describes every one."""
+    cannot type empty, are commented out) and the docs' parameter table (generated from
+    PARAMETERS into docs/ros.md) describes every one."""
     from pathlib import Path
 
     from contact_lcp.sim.scene_file import parse_yaml
@@ -83,6 +85,14 @@ def test_the_params_file_and_docs_list_every_parameter():
     assert set(values) == scalar
     for name, value in values.items():
         assert config.check(name, value) is None, name
-    docs = (root / "README.md").read_text()
-    missing = [p.name for p in config.PARAMETERS if f"| `{p.name}` |" not in docs]
-    assert not missing, f"README.md does not describe {missing}"
+    import sys
+
+    sys.path.insert(0, str(root / "scripts"))
+    from docs_tables import node_parameters_markdown
+
+    page = (root / "docs" / "ros.md").read_text()
+    assert "<!-- gen: node_parameters -->" in page  # where the table is generated
+    table = node_parameters_markdown()
+    missing = [p.name for p in config.PARAMETERS
+               if not re.search(rf"^\| `{p.name}` \|[^\n]*\| \S[^|\n]* \|$", table, re.M)]
+    assert not missing, f"docs/ros.md's parameter table does not describe {missing}"

@@ -1,9 +1,11 @@
-"""The README's ROS section lists every topic and service the node makes, with its type.
+"""The ROS page of the docs (docs/ros.md) lists every topic and service the node makes,
+with its type.
 
 Its tables are read as patterns (``~`` is the node's name, ``<ns>`` an optional robot
 namespace, ``<link>`` one name) and every topic and service the running node has is
 looked up in them; the node's own graph (no discovery needed) is the truth.
-(Parameters: test_ros_config.py checks them against the README.)
+(Parameters: the page's table is generated from contact_lcp/ros/config.py; test_ros_config.py
+and test_docs.py check it.)
 """
 
 import re
@@ -15,13 +17,13 @@ pytest.importorskip("rclpy")
 
 from ros_harness import Harness  # noqa: E402
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "ros.md"
 
 
-def readme_table(heading):
+def docs_table(heading):
     """``[(pattern, type)]`` of the first two columns of the table under ``heading``."""
-    text = README.read_text()
-    section = text.split(f"\n{heading}\n", 1)[1].split("\n### ", 1)[0]
+    text = ROS_PAGE.read_text()
+    section = text.split(f"\n{heading}\n", 1)[1].split("\n## ", 1)[0]
     rows = []
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -51,7 +53,7 @@ def to_regex(name):
 
 
 def documented(rows, name, types):
-    """The README type of ``name`` (first matching row) agrees with ``types``."""
+    """The documented type of ``name`` (first matching row) agrees with ``types``."""
     for pattern, kind in rows:
         if to_regex(pattern).match(name):
             return kind in types or kind.endswith("/*") and any(
@@ -59,10 +61,10 @@ def documented(rows, name, types):
     return False
 
 
-def test_every_topic_and_service_of_the_node_is_in_the_readme_with_its_type():
-    topics, services = readme_table("### Topics"), readme_table("### Services")
-    services += readme_table("### simulation_interfaces")
-    actions = readme_table("### Actions")
+def test_every_topic_and_service_of_the_node_is_in_the_docs_with_its_type():
+    topics, services = docs_table("## Topics"), docs_table("## Services")
+    services += docs_table("## simulation_interfaces")
+    actions = docs_table("## Actions")
     assert len(topics) >= 12 and len(services) >= 16 and actions  # the tables were found
     h = Harness({"scene": "humanoid_stand.yaml", "real_time_factor": 0.0,
                  "marker_rate": 5.0}, start_client=False)
@@ -74,7 +76,7 @@ def test_every_topic_and_service_of_the_node_is_in_the_readme_with_its_type():
                    if name != "/parameter_events" and name != "/rosout"
                    and not documented(topics, name, types)
                    and not action_part(actions, name, types)]
-        assert not missing, f"topics missing from the README, or of another type: {missing}"
+        assert not missing, f"topics missing from docs/ros.md, or of another type: {missing}"
         names = [name for name, _ in graph]
         for expected in ["/joint_states", "/clock", "/odom", "/imu",
                          "/contact_lcp/contact_wrenches/l_foot", "/contact_lcp/commands"]:
@@ -83,6 +85,6 @@ def test_every_topic_and_service_of_the_node_is_in_the_readme_with_its_type():
         missing = [(name, types) for name, types in served
                    if not documented(services, name, types)
                    and not action_part(actions, name, types)]
-        assert not missing, f"services missing from the README, or of another type: {missing}"
+        assert not missing, f"services missing from docs/ros.md, or of another type: {missing}"
     finally:
         h.close()

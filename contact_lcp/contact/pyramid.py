@@ -25,9 +25,9 @@ default). Solve strategy, in order, each answer applied only when certified:
    ``fallback_model: relaxed``) Anitescu & Hart's convex relaxation of the same LCP
    (:mod:`contact_lcp.contact.relaxed`, on the same pyramids), which keeps the friction:
    a sticking contact's conditions are the pyramid's, only a sliding one is pushed off at
-   ``mu`` times its slip speed for that step. (In the 200-sphere pour the frictionless
-   fallback at t = 0.96 s was followed by another failing step; after the relaxed one the
-   next steps solved.) Then (or with ``fallback_model: frictionless``) the certified
+   ``mu`` times its slip speed for that step, so the next steps start from a state with
+   the friction kept (after a frictionless fallback a pile slides, and its next LCPs are
+   as hard). Then (or with ``fallback_model: frictionless``) the certified
    frictionless impulse; else a safe stop (no impulse).
 
 Each LCP above is an LCP rung of :mod:`contact_lcp.contact.ladder`; the report's
@@ -99,27 +99,19 @@ MAP_NEW, MAP_NEW_PER = 2, 8
 #: last basis, followed, then costs more pivots than the two-step solve)
 MAP_NEW_MAX = 4
 #: frictional LCPs of at least this many rows go from a missed last basis straight to the
-#: two-step solve: on the 200-sphere pour (4 000-5 000 rows, ~400 loaded contacts) every
-#: search on the loaded contacts warm-started from the last basis ended on a secondary ray
-#: and ran cold (3 000-29 000 pivots, 3-6 such searches a step as contacts joined: 26 000-
-#: 93 000 pivots a step from t = 0.65 s), where the frictional LCP warm-started on the
-#: frictionless solution's loaded normals mostly solves on its warm path (5 000-47 000
-#: pivots; the same six saved steps, t = 0.65-0.70 s: 349 000 -> 222 000 pivots in all)
+#: two-step solve: on a large redundant pile the warm-started searches on the loaded
+#: contacts end on secondary rays and run cold, while the frictional LCP warm-started on
+#: the frictionless answer's loaded normals mostly solves on its warm path
+#: (benchmarks/bench_large.py measures it)
 LAST_BASIS_MAX_ROWS = 2000
 #: pivots that the frictional solves of one such large LCP (``LAST_BASIS_MAX_ROWS`` rows
 #: or more) may take together, per row (robust's ``pivot_budget``, unless the solver
-#: options set one): the warm path's 50 n, then all the rest for the cold exact-tie path
-#: (robust lets it past 50 n within a budget). Without a budget a step of the 200-sphere
-#: pour whose LCPs (n = 5 170) defeat every sparse path walked them all in robust, again
-#: in the LCP rung's rescaled retry and in the contact-frame retry, about 1 200 n pivots (an
-#: hour) before the fallback. Solved LCPs there take 1-10 n; the hard ones seen, on
-#: the cold exact-tie path after the warm one's 50 n: 44 n (t = 0.84 s), 104 n
-#: (t = 0.96 s), 232 n (t = 1.01 s); the one at t = 1.00 s was not done after 325 n.
-#: A budget of 150 n (6 minutes at 0.45 ms a pivot, n = 5 200) certifies only the first
-#: of these; 300 n (11 minutes at 0.41 ms) the first three. A later run (t = 0.95-1.15 s)
-#: needed 164-294 n in all on its hardest steps, and 354 n at t = 1.15 s (50 n warm, then
-#: 304 n cold; certified alone in 780 s), which 300 n sent to the fallback: 400 n, about
-#: 14 minutes a round at n = 5 200
+#: options set one): the warm path's 50 n, then all the rest for the cold exact-tie path.
+#: Without a budget a step whose LCPs defeat every sparse path walks them all again in
+#: each retry (hours at n = 5 000) before the fallback; with it, a step ends in a certified
+#: fallback within about a quarter of an hour. 400 n is set from the hardest certified
+#: LCPs of the 200-sphere pour (benchmarks/bench_hard_lcps.py, bench_large.py), which
+#: needed up to ~350 n
 LARGE_PIVOTS_PER_ROW = 400
 
 

@@ -309,6 +309,8 @@ def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
         infeasible variable, the most infeasible one (a negative basic variable leaves,
         a negative slack's variable enters) is flipped, at most this many times.
 
+    Notes
+    -----
     The kept contacts and unilateral rows fall into islands (no entry of ``G`` couples
     two islands: bodies that touch neither each other nor a common mechanism); each
     island's LCP is solved and certified on its own, so resting bodies apart cost in

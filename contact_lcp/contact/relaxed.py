@@ -34,9 +34,8 @@ path : ``"auto"`` (default), ``"lcp"`` or ``"qp"``
     (pivoting costs about the cube of the LCP's size, the sparse QP about its number of
     edges).
 qp_solver : ``"clarabel"`` (default and only)
-    The QP backend. Measured on the settled 200-grain Brazil nut (3100-3400 unknowns):
-    clarabel in 17-20 iterations and ~25 ms; proxqp, also tried, called feasible steps
-    infeasible or did not return (:data:`contact_lcp.contact.relaxed_qp.QP_SOLVERS`).
+    The QP backend: clarabel, which solves the large relaxed steps in tens of iterations
+    (:data:`contact_lcp.contact.relaxed_qp.QP_SOLVERS` says why it is the only one).
 qp_tolerance : float
     Tolerance given to the QP solver [m/s] (default 1e-12: at 1e-10 clarabel's answers on
     the Brazil nut came within a factor 2 of the certification's tolerance, at 1e-8 they

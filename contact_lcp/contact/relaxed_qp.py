@@ -33,10 +33,8 @@ from contact_lcp.contact.ladder import lcp_rung
 from contact_lcp.lcp import LCPResult, LCPStatus
 from contact_lcp.lcp.residual import certify
 
-#: QP backends accepted by the ``qp_solver`` option. proxqp (through qpsolvers) was
-#: measured on the same QPs and dropped: it called 2 of 6 feasible Brazil-nut steps
-#: (50 grains) and all three settled 200-grain ones primal infeasible, and did not return
-#: from another within two minutes even with max_iter = 1000.
+#: QP backends accepted by the ``qp_solver`` option. Not proxqp: it reports feasible
+#: Brazil-nut steps as primal infeasible and can run for minutes without an answer.
 QP_SOLVERS = ("clarabel",)
 
 #: ``path: auto`` (the relaxed model's default, and the pyramid model's fallback to the

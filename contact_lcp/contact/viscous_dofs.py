@@ -38,6 +38,8 @@ def viscous_dofs(J, K, u, bias, nr, t, hb):
     hb : (m,) ndarray
         ``h b`` per damped row [N.s^2/m] (``D^-1``).
 
+    Notes
+    -----
     ``ok`` is False when ``K`` does not factor (not positive definite).
     """
     nv = K.shape[0]

@@ -160,9 +160,8 @@ def solve_with_retries(M, q, method="robust", *, attempts=None, tol=None, time_l
 
     A retry's answer must meet both its own tolerance and that of the first solve's
     answer (unless ``tol`` is given): the tolerance grows with ``||z||``, so neither alone
-    will do (on the pour's LCP at t = 1.15 s a first path that ended on a ray at
-    ``||z|| ~ 1e12`` had one of ~1e7 m/s, which a retry's answer violating a friction cone
-    by 0.15 N.s passed). A ``pivot_budget`` option is shared: an attempt after the first
+    will do (a first path that ended on a ray at ``||z|| ~ 1e12`` has a tolerance large
+    enough to pass a retry's answer that violates a friction cone). A ``pivot_budget`` option is shared: an attempt after the first
     gets what those before it left, and none runs once it is spent.
 
     Returns one :class:`LCPResult`: the certified answer, or the first solve's failure.

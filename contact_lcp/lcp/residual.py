@@ -67,8 +67,8 @@ CERT_FACTOR = 1e4
 ROUNDOFF_FACTOR = 10.0
 #: ... but never more than this (equilibrated units, where ``||qs||_inf <= 1``). The
 #: formula grows with ``||zs||``, so an answer with a huge component would carry its own
-#: license: a Lemke path that ended on a ray at ``||z|| ~ 1e12`` had a tolerance of 1e7
-#: m/s on the pour's LCP at t = 1.15 s. A backward-stable answer leaves an error of about
+#: license (a Lemke path ending on a ray at ``||z|| ~ 1e12`` would accept a violated
+#: row). A backward-stable answer leaves an error of about
 #: ``n eps ||Ms|| ||zs||``, below this cap up to ``||zs|| ~ 1e8`` at n = 5 000.
 TOL_CAP = 1e-3
 

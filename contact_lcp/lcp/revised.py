@@ -43,10 +43,10 @@ REFACTOR = 100
 #: columns of B^-1 that the lexicographic ties compare before they turn to the tied rows
 LEX_COLUMNS = 16
 #: leading columns of B^-1 kept up to date at every pivot (O(n) each) once a tie needed
-#: them; a deeper one is a solve with the factors each time. On the pour's LCPs the
-#: exact-tie paths tie at almost every pivot (degenerate rows at 0), and column 0 broke
-#: every tie (29 551 ties in the first 30 000 pivots of benchmarks/data/pour_t084_round3):
-#: keeping 16 columns up to date cost 0.1 ms of 0.55 ms per pivot
+#: them; a deeper one is a solve with the factors each time. On degenerate pile LCPs the
+#: exact-tie paths tie at almost every pivot and column 0 breaks nearly every tie
+#: (benchmarks/data/pour_t084_round3), so keeping all 16 up to date would cost about a
+#: fifth of each pivot for ties that never reach them
 KEPT_COLUMNS = 2
 
 
@@ -143,9 +143,8 @@ def _update_basic(x, d, r):
 
     A leaving row whose value is round-off below zero (the ratio test reads it as a
     degenerate 0) leaves at 0: divided by a small ``d_r`` it would start the entering
-    variable far below zero (the pour at t = 0.68 s, n = 4110: -6e-10 / 2.4e-8 put a
-    basic variable at -0.025 and the path ended on an answer 2000 times outside the
-    tolerance). The answer is recomputed from fresh factors and certified either way."""
+    variable far below zero (-6e-10 / 2.4e-8 puts a basic variable at -0.025, and the
+    path would end on an uncertifiable answer). The answer is recomputed from fresh factors and certified either way."""
     t = x[r] / d[r] if (x[r] > 0.0 or d[r] < 0.0) else 0.0  # (d_r < 0: Step 0)
     for i in range(x.shape[0]):
         x[i] -= d[i] * t

@@ -111,10 +111,10 @@ REVISED_DENSITY = 0.25
 
 
 #: above this size the dense stages (the search, whose nodes cost O(n^2) each, and the
-#: dense Lemke paths) do not run after the sparse paths failed: on the 200-sphere pour
-#: (n = 5 170 at t = 0.84 s) the search's first stage alone would take hours, and the
-#: step sat in it for over 15 minutes; the failure is reported at once instead
-#: (``info['reason']``, the last sparse path's status)
+#: dense Lemke paths) do not run after the sparse paths failed: at n of a few thousand
+#: the search's first stage alone would take hours, so the failure is reported at once
+#: instead (``info['reason']``, the last sparse path's status) and the caller's
+#: fallbacks run
 DENSE_MAX_N = 2000
 
 
@@ -132,23 +132,17 @@ def _revised_paths(M, q, initial_basis, tie_threshold, pivot_tol, singular_tol, 
     last path's status. Outcomes go to ``info['paths']``.
 
     Exact ties first: the tie threshold is absolute in the ratios, and an entering column
-    with entries of 1e8 turns a tie of 1e-9 into a basic variable at -0.05 (the pour at
-    t = 0.68 s, n = 4110: the paths with the threshold ended on a ray and on an answer 6e4
-    times outside the tolerance; exact ties certify it). At t = 0.84 s (n = 5170) the
-    three active-set rounds' LCPs were certified only by exact-tie paths: the first two by
-    the cold one (228 000 and 103 000 pivots) after the warm and cold paths with the
-    threshold had cycled or ended on a ray, the third by the warm one (116 000 pivots)
-    after every path with the threshold, the cold exact-tie path and the min-index path
-    had failed. On ten other warm-started LCPs of the pour (t = 0.64-0.68 s) both warm
-    paths certify, the exact-tie one in at most 0.2 % more pivots.
+    with entries of 1e8 turns a tie of 1e-9 into a basic variable at -0.05; on the large
+    degenerate pile LCPs (``benchmarks/data/``) the paths with the threshold end on rays
+    or uncertified answers where the exact-tie paths certify, and on ordinary warm-started
+    LCPs the exact-tie path costs about the same pivots.
 
     ``budget`` (None: none) bounds the pivots of all the paths together: each path gets
     at most what the earlier ones left, and none starts once it is spent (its status
     MAX_PIVOTS, ``info['paths']`` ending with ``budget:spent``). Within a budget the cold
-    exact-tie path is not held to 50 n: it may take all that is left. At t = 0.96 s of
-    the pour (``benchmarks/data/pour_t096_failed.npz``, n = 5 210) the warm path did not
-    certify in 150 n pivots, and the cold one certified in 539 290 (104 n), where every
-    path ran out at 50 n."""
+    exact-tie path is not held to 50 n: it may take all that is left, since the hardest
+    certifiable pile LCPs (``benchmarks/data/pour_t096_failed.npz``) need over 100 n on it
+    (``benchmarks/bench_hard_lcps.py``)."""
     paths = [("revised-warm", initial_basis, 0.0, "lexicographic")] \
         if initial_basis is not None else []
     paths += [("revised", None, 0.0, "lexicographic")]

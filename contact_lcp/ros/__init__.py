@@ -3,7 +3,7 @@
 Run ``contact_lcp_node`` or ``python -m contact_lcp.ros`` (``--duration S``, then
 ``--ros-args ...``). Parameters are listed in :data:`contact_lcp.ros.config.PARAMETERS`
 (sample: ``config/contact_lcp.params.yaml``); every topic, service and parameter with its
-type is in the README (section "How a ROS 2 user watches it").
+type is on the documentation's ROS page (docs/ros.md).
 
 Namespaces: one robot publishes at the root, several robots each in ``/<robot name>``
 with TF frames prefixed ``<robot name>/`` and URDF joint names (``scene_info.py``).

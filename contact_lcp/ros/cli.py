@@ -13,10 +13,8 @@ import sys
 from contact_lcp.ros.process import die_with_parent
 
 
-def parse_args(argv):
-    """Options of the command line ``argv`` (program name first), ROS arguments removed."""
-    from rclpy.utilities import remove_ros_args
-
+def build_parser():
+    """The command line's options (ROS arguments are removed before parsing)."""
     parser = argparse.ArgumentParser(
         prog="contact_lcp_node",
         description="Simulate a contact_lcp scene and publish it on ROS 2.",
@@ -25,6 +23,14 @@ def parse_args(argv):
     parser.add_argument("--duration", type=float, metavar="S",
                         help="stop after S seconds of sim time (default: run until Ctrl-C)")
     parser.add_argument("--quiet", action="store_true", help="no status lines on stdout")
+    return parser
+
+
+def parse_args(argv):
+    """Options of the command line ``argv`` (program name first), ROS arguments removed."""
+    from rclpy.utilities import remove_ros_args
+
+    parser = build_parser()
     opts = parser.parse_args(remove_ros_args(argv)[1:])
     if opts.duration is not None and not opts.duration > 0:
         parser.error(f"--duration must be > 0, got {opts.duration}")

@@ -50,32 +50,38 @@ PARAMETERS = (
         "Topic (std_msgs/String, transient local) whose URDF replaces the first robot's, "
         "as robot_description does, each time a different one arrives. Empty: off. "
         "Start-up only."),
-    ParameterSpec("time_step", 0.0, float, "Time step h [s]. 0: the scene's.", True),
-    ParameterSpec("solver_method", "", str, "LCP method. Empty: the scene's.", True),
+    ParameterSpec("time_step", 0.0, float, "Time step h [s] in (0, 0.1]. 0: the scene's.", True),
+    ParameterSpec("solver_method", "", str,
+                  "LCP method (robust, lemke, lexicographic, revised, murty, pgs, ppm). "
+                  "Empty: the scene's.", True),
     ParameterSpec(
         "real_time_factor", 1.0, float,
         "Target sim seconds per wall second. <= 0: as fast as possible."),
     ParameterSpec(
         "publish_rate", 100.0, float,
-        "Rate [Hz] of the joint states, in sim time (every 1/rate s of /clock, as "
+        "Rate [Hz] of the joint states, in (0, 1000], in sim time (every 1/rate s of /clock, as "
         "Gazebo's update_rate); on the wall clock while paused."),
     ParameterSpec(
         "clock_rate", 100.0, float,
-        "Rate [Hz] of /clock, in sim time as publish_rate (gazebo_ros publishes it at "
+        "Rate [Hz] of /clock, in (0, 1000], in sim time as publish_rate (gazebo_ros publishes it at "
         "10 Hz by default; each message costs as much as a joint state)."),
     ParameterSpec(
         "sensor_rate", 100.0, float,
-        "Rate [Hz] of the odometry, IMUs, /tf and contact wrenches, in sim time as "
+        "Rate [Hz] of the odometry, IMUs, /tf and contact wrenches, in (0, 1000], in sim time as "
         "publish_rate (lower than publish_rate: they cost more per message)."),
     ParameterSpec(
         "publisher_process", False, bool,
         "Send /clock, joint states, odometry, IMUs and wrenches from a helper process "
         "(contact_lcp_relay), so "
         "that DDS's cost per message (~50 us) is not spent between two steps: for "
-        "publish_rate near 1 kHz. Start-up only."),
+        "publish_rate near 1 kHz. The helper reads a ring of 1024 messages every ms; if it "
+        "falls that far behind it skips the oldest and counts them (relay_dropped on "
+        "/diagnostics); if it dies, the node publishes them itself again within a second. "
+        "Start-up only."),
     ParameterSpec(
         "marker_rate", 10.0, float,
-        "Wall-clock rate [Hz] of ~/contact_markers (heavier than the rest). 0: off."),
+        "Wall-clock rate [Hz] of ~/contact_markers (heavier than the rest), in [0, 100]. "
+        "0: off."),
     ParameterSpec(
         "wrench_links", None, list,
         "Links with a ~/contact_wrenches/<link> topic. Not set: the scene's output.wrench_links."),
@@ -91,7 +97,8 @@ PARAMETERS = (
     ParameterSpec(
         "kd", 0.0, float,
         "Velocity gain [N.m.s/rad] for position/velocity commands. 0: the scene's."),
-    ParameterSpec("paused", False, bool, "Physics paused (also ~/set_paused)."),
+    ParameterSpec("paused", False, bool,
+                  "Physics paused (also ~/set_paused); reads true after a failed step."),
     ParameterSpec(
         "joint_states_topic", "joint_states", str,
         "Topic of each robot's joint states, in its namespace (relative). With ros2_control "

@@ -12,8 +12,8 @@ A package that imports and was not built here (a ROS installation's own) is left
 one built here is rebuilt when its definitions change. Where a tool is missing the build
 is skipped and :func:`missing` tells the node which interface is absent and why.
 
-Run as ``python -m contact_lcp.ros.interfaces [build|status] [--jobs N]`` (the README's
-set-up commands run ``build``).
+Run as ``python -m contact_lcp.ros.interfaces [build|status] [--jobs N]`` (the
+set-up commands in the README run ``build``).
 """
 
 import argparse

@@ -7,7 +7,7 @@ by :mod:`contact_lcp.ros.packed`; here are the values they carry that need compu
 Conventions: stamps are the simulator's monotonic ROS time; world-frame messages use
 frame_id ``world``; poses arrive as [x y z qx qy qz qw] (Pinocchio order), which is also
 geometry_msgs' (x, y, z, w) order of fields, so no reordering is needed; wrenches are
-[fx fy fz tx ty tz] [N, N.m].
+(fx, fy, fz, tx, ty, tz) in N and N.m.
 """
 
 import math

@@ -20,18 +20,15 @@ large body emerges on top. It gives neither sizes nor the shaking; ours are:
 - the large disk starts at the bottom centre, the small ones in a loose grid above it
   and fall into place during the first second.
 
-Result (``benchmarks/bench_brazil_nut.py``): ``brazil_nut.yaml`` has the paper's 200
-grains, at half the size (radii 0.4 to 0.6, so that the bed is as deep as the 50-grain
-one: ~13 above the floor); the nut is first on top at t = 52 s. With 200 grains of the
-full size the bed is ~45 deep and the nut did not move from the floor in 51 s; in
-containers 60 and 80 wide (beds 17 and 13 deep) it rose to 8.1 and 6.5 in 75 s, not to
-the top. With 50 grains (``brazil_nut_50.yaml``) the nut is first on top at t = 46 s;
-with 100 (``brazil_nut_100.yaml``) it rises from 3.0 to 7.1 above the floor in 75 s. The
-paper-sized world (``nv = 606``) is split into several Pinocchio models
-(:mod:`contact_lcp.dynamics.groups`), and its relaxed LCPs (~600 contacts, 3 600
-unknowns) are solved as the velocity QP of :mod:`contact_lcp.contact.relaxed_qp`
-(~0.4 s per step; the pivoting search took 10-30 s). Generate other scenes with
-:func:`scene_yaml`.
+``brazil_nut.yaml`` has the paper's 200 grains at half the size (radii 0.4 to 0.6), so
+that the bed is as deep as the 50-grain one (~13 above the floor): 200 full-size grains
+make a bed ~45 deep, in which the nut stays on the floor. ``brazil_nut_50.yaml`` and
+``brazil_nut_100.yaml`` have fewer, larger grains. The paper-sized world (``nv = 606``) is
+split into several Pinocchio models (:mod:`contact_lcp.dynamics.groups`), and its relaxed
+LCPs (~600 contacts, 3 600 unknowns) are solved as the velocity QP of
+:mod:`contact_lcp.contact.relaxed_qp`, where pivoting is orders of magnitude slower. The
+nut's height over the shake is measured by ``benchmarks/bench_brazil_nut.py`` (results in
+``benchmarks/results/``). Generate other scenes with :func:`scene_yaml`.
 """
 
 

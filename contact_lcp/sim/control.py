@@ -39,6 +39,8 @@ class RobotControl:
     q0 : (nq,) ndarray
         Initial world configuration; the posture held when there is no trajectory.
 
+    Notes
+    -----
     Joint positions are those of :mod:`contact_lcp.sim.joint_angles`: a continuous joint's
     angle, targets on it absolute angles reached the shortest way (error wrapped to
     [-π, π)).

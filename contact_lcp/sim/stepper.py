@@ -290,8 +290,7 @@ class Stepper:
             # every contact that this step's answers so far drive shut, not only the
             # last one's: a contact that one answer closes and the next (with it in the
             # problem) keeps open must stay in, or the rounds alternate between the two
-            # sets and the last one leaves it out (the relaxed 200-sphere pour landing:
-            # 152 and 155 contacts in turn, 1.6 mm of penetration at t = 0.28 s)
+            # sets and the last one leaves out contacts the other needed (penetration)
             answers.append(v_next)
             more = active_contacts(J_found, v_free, answers[0], found.distance, h,
                                    self.activation)

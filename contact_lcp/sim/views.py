@@ -204,7 +204,7 @@ class SimulatorViews:
         Returns
         -------
         (6,) ndarray
-            [fx fy fz tx ty tz] [N, N.m]; zeros when the link had no contact.
+            (fx, fy, fz, tx, ty, tz) in N and N.m; zeros when the link had no contact.
         """
         return self.link_wrenches([link], frame)[link]
 

@@ -1,8 +1,8 @@
 """Look at a viewer page in headless Chromium over the DevTools protocol: screenshots, the
 page's text, button clicks and every URL the page requested (the offline check).
 
-Used by the viewer's tests, ``benchmarks/bench_viewer.py`` and to make the README's
-screenshot. Chromium runs with a fresh profile, no network services of its own and
+Used by the viewer's tests, ``benchmarks/bench_viewer.py`` and to make the
+documentation's screenshot. Chromium runs with a fresh profile, no network services of its own and
 WebGL through SwiftShader (no GPU); the DevTools connection uses the ``websockets``
 package viser depends on.
 """
