@@ -59,8 +59,6 @@ setup(
         "pin>=3.0",
         "pyyaml>=6",
         "matplotlib>=3.7",
-        "qpsolvers>=4.0",
-        "proxsuite>=0.6",
         "clarabel>=0.7",
         "setuptools",
         "xacro>=2.0",  # .xacro robots (the pure-Python xacro of PyPI)
