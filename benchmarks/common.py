@@ -9,6 +9,7 @@ import csv
 import datetime
 import math
 import os
+import platform
 import subprocess
 
 import numpy as np
@@ -58,17 +59,39 @@ def results_path(name, revision, stamp, results_dir=None):
     return os.path.join(results_dir, f"{name}_{stamp}_{revision}.csv")
 
 
+def machine():
+    """The machine a result was measured on: CPU model, cores, memory, OS (the
+    ``machine`` column of every result file, which the benchmark pages quote)."""
+    model = platform.processor() or platform.machine()
+    memory = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+        model = names[0] if names else model
+        with open("/proc/meminfo") as f:
+            kib = int(f.readline().split()[1])
+        memory = f", {kib / 2**20:.0f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    return (f"{model}, {os.cpu_count()} cores{memory}, {platform.system()} "
+            f"{platform.release()}, Python {platform.python_version()}")
+
+
 def write_csv(path, rows, columns, float_format=None):
-    """Write ``rows`` (a list of dicts) with the given column order.
+    """Write ``rows`` (a list of dicts) with the given column order, and a last column
+    ``machine`` (:func:`machine`) in every row.
 
     Floats as ``repr`` (exact) or with ``float_format`` (e.g. ``'%.6g'`` for bulky
     per-run files); missing keys as empty cells. Returns ``path``.
     """
+    columns = list(columns) + ([] if "machine" in columns else ["machine"])
+    here = machine()
     with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(columns), extrasaction="ignore")
+        writer = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
         writer.writeheader()
         for row in rows:
-            writer.writerow({c: _cell(row.get(c), float_format) for c in columns})
+            writer.writerow({c: _cell(row.get(c, here if c == "machine" else None),
+                                      float_format) for c in columns})
     return path
 
 

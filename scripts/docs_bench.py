@@ -162,7 +162,8 @@ def provenance(stamp, rev, dirty, tag, rows):
     load = f"; load average {float(loads[0]):.2f} at the start" if loads else ""
     state = " with uncommitted changes" if dirty else ""
     partial = " (partial run)" if tag == "partial" else ""
-    return (f"Commit `{rev}`{state}, {stamp_text(stamp)}{partial}; machine: {MACHINE}"
+    measured_on = next((r["machine"] for r in rows[:1] if r.get("machine")), MACHINE)
+    return (f"Commit `{rev}`{state}, {stamp_text(stamp)}{partial}; machine: {measured_on}"
             f"{load}.")
 
 
