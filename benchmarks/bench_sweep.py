@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Sweep speed: 32 runs of the incline box, one by one against ``contact_lcp.sweep`` on Ray.
 
-The runs: ``config/incline.yaml`` for its 2 s with the block's friction at 32 values from
-0.2 to 0.8 (it slides below ~0.47 against the ground's 0.5, and sticks above). Three ways:
+The runs: ``config/incline.yaml`` with the block's friction at 32 values from 0.2 to 0.8
+(it slides below ~0.47 against the ground's 0.5, and sticks above), for each duration of
+``--durations`` (default 2 s, the scene's own, and 20 s): a sweep pays a fixed cost (Ray's
+start and stop, each worker's import and kernel load, ~5 s on 2 cores) that a short sweep
+cannot earn back, so the two sizes show where it pays. Three ways:
 
 * **serial** — this process makes the runs one after the other
   (``contact_lcp.sweep.simulate_run``, the function each Ray task runs), after contact_lcp
@@ -26,8 +29,8 @@ it when the machine is otherwise idle: the other processes' load is the sweep's 
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_sweep.py          # ~1 min on 2 cores
-    .venv/bin/python benchmarks/bench_sweep.py --cli    # + 32 simulate processes, ~2 min more
+    .venv/bin/python benchmarks/bench_sweep.py          # ~6 min on 2 cores
+    .venv/bin/python benchmarks/bench_sweep.py --durations 2 --cli   # + 32 simulate processes
 """
 
 import argparse
@@ -55,7 +58,7 @@ from contact_lcp.sweep.results import plot_parameters  # noqa: E402
 from contact_lcp.sweep.worker import METRICS, task  # noqa: E402
 
 SCENE = os.path.join(ROOT, "config", "incline.yaml")
-COLUMNS = ("revision", "date", "mode", "runs", "cpus", "wall_s", "per_run_s", "speedup",
+COLUMNS = ("revision", "date", "mode", "runs", "duration", "cpus", "wall_s", "per_run_s", "speedup",
            "same_rows", "rows", "ok_runs", "load1", "load1_end", "target", "notes")
 #: the numbers of a row that must not depend on where the run was made
 COMPARED = [m for m in METRICS if m not in ("wall_seconds", "message")]
@@ -126,37 +129,28 @@ def same_rows(a, b):
         r["run_id"] in by_id and all(r[k] == by_id[r["run_id"]][k] for k in COMPARED) for r in a)
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--runs", type=int, default=32)
-    ap.add_argument("--duration", type=float, default=2.0, help="simulated seconds per run")
-    ap.add_argument("--num-cpus", type=int, default=os.cpu_count(), help="Ray's CPUs")
-    ap.add_argument("--cli", action="store_true", help="also one simulate process per run")
-    ap.add_argument("--results-dir", default=common.RESULTS_DIR, help="where the CSV goes")
-    args = ap.parse_args(argv)
-    revision = common.git_revision(ROOT)
-    date, stamp = common.utc_stamp()
-    spec = load_spec(sweep_spec(args.runs, args.duration))
+def measure(runs, duration, num_cpus, with_cli, plot):
+    """The rows of one sweep size: serial, sweep, sweep_running (and cli)."""
+    spec = load_spec(sweep_spec(runs, duration))
     load1 = os.getloadavg()[0]
     t_serial, rows_serial = serial(spec)
-    csv_path = common.results_path("bench_sweep", revision, stamp, args.results_dir)
-    t_sweep, rows_sweep = swept(spec, args.num_cpus, csv_path[:-4] + "_friction.png")
-    t_running, rows_running = swept(spec, args.num_cpus, running=True)
+    t_sweep, rows_sweep = swept(spec, num_cpus, plot)
+    t_running, rows_running = swept(spec, num_cpus, running=True)
     same = same_rows(rows_serial, rows_sweep) and same_rows(rows_serial, rows_running)
-    base = {"revision": revision, "date": date, "runs": len(spec.runs), "load1": load1}
+    base = {"runs": len(spec.runs), "duration": duration, "load1": load1}
     out = [
         {**base, "mode": "serial", "cpus": 1, "wall_s": t_serial, "speedup": 1.0,
          "rows": len(rows_serial), "ok_runs": sum(r["status"] == "ok" for r in rows_serial)},
-        {**base, "mode": "sweep", "cpus": args.num_cpus, "wall_s": t_sweep,
+        {**base, "mode": "sweep", "cpus": num_cpus, "wall_s": t_sweep,
          "speedup": t_serial / t_sweep, "same_rows": same, "target": 1.7,
          "rows": len(rows_sweep), "ok_runs": sum(r["status"] == "ok" for r in rows_sweep),
          "notes": "ray.init to the returned table"},
-        {**base, "mode": "sweep_running", "cpus": args.num_cpus, "wall_s": t_running,
+        {**base, "mode": "sweep_running", "cpus": num_cpus, "wall_s": t_running,
          "speedup": t_serial / t_running, "same_rows": same,
          "rows": len(rows_running), "ok_runs": sum(r["status"] == "ok" for r in rows_running),
          "notes": "on a Ray instance started before the clock (fresh workers)"},
     ]
-    if args.cli:
+    if with_cli:
         t_cli = cli(spec)
         out.append({**base, "mode": "cli", "cpus": 1, "wall_s": t_cli,
                     "speedup": t_serial / t_cli,
@@ -164,11 +158,34 @@ def main(argv=None):
     load1_end = os.getloadavg()[0]
     for r in out:
         r.update(per_run_s=r["wall_s"] / len(spec.runs), load1_end=load1_end)
-    print(common.format_table(out, ["mode", "runs", "cpus", "wall_s", "per_run_s", "speedup",
-                                    "same_rows", "rows", "ok_runs", "load1", "load1_end"]))
     for r in rows_serial + rows_sweep + rows_running:
         if r["status"] != "ok":
             print(f"run {r['run_id']}: {r['message']}")
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs", type=int, default=32)
+    ap.add_argument("--durations", default="2,20",
+                    help="simulated seconds per run, comma-separated: one sweep of --runs "
+                         "runs for each (default 2,20)")
+    ap.add_argument("--num-cpus", type=int, default=os.cpu_count(), help="Ray's CPUs")
+    ap.add_argument("--cli", action="store_true", help="also one simulate process per run")
+    ap.add_argument("--results-dir", default=common.RESULTS_DIR, help="where the CSV goes")
+    args = ap.parse_args(argv)
+    revision = common.git_revision(ROOT)
+    date, stamp = common.utc_stamp()
+    csv_path = common.results_path("bench_sweep", revision, stamp, args.results_dir)
+    out = []
+    for i, duration in enumerate(float(d) for d in args.durations.split(",")):
+        plot = csv_path[:-4] + "_friction.png" if i == 0 else None
+        out += measure(args.runs, duration, args.num_cpus, args.cli, plot)
+    for r in out:
+        r.update(revision=revision, date=date)
+    print(common.format_table(out, ["mode", "runs", "duration", "cpus", "wall_s", "per_run_s",
+                                    "speedup", "same_rows", "rows", "ok_runs", "load1",
+                                    "load1_end"]))
     path = common.write_csv(csv_path, out, COLUMNS)
     print(f"wrote {path}")
     return 0
