@@ -58,6 +58,8 @@ SCENES = dict(peer_scenes.SCENE_FILES)
 #: scenes that need the optional example-robot-data wheel
 ROBOT_DATA_SCENES = ("talos", "go1")
 SCALING_POINTS = (8, 16, 32, 64)
+#: scenes whose `contact-lcp simulate --output` rate is measured beside the in-process one
+CLI_SCENES = ("humanoid", "talos")
 #: issue 36's targets: our real-time factor over MuJoCo's on the robots (goal 1) and on
 #: the tower, and the tower's largest drift [mm]
 TARGET_X_MUJOCO = 0.5
@@ -70,7 +72,7 @@ COLUMNS = ("revision", "date", "load1", "load1_end", "section", "name", "engine"
            "time_step", "steps", "step_us", "step_mean_us", "steps_per_s", "rtf") + X_COLUMNS + (
            "load_s", "points", "num_contacts", "num_active", "lcp_size", "lcp_solved", "lcp_method", "pivots",
            "fallbacks", "force_ratio", "max_penetration", "penetration_check", "cone_ratio", "base_height",
-           "drift_mm", "stands", "check", "calls_per_step", "first_rung_share") + tuple(
+           "drift_mm", "stands", "check", "calls_per_step", "first_rung_share", "cli_rtf", "cli_share") + tuple(
                s + "_us" for s in STAGES) + ("other_us", "notes")
 
 
@@ -234,6 +236,29 @@ def plot_scaling(rows, path):
     print(f"wrote {os.path.relpath(path, os.getcwd())}")
 
 
+#: issue 36's target: ``contact-lcp simulate --output`` at >= this share of the rate
+#: measured here on the same scene
+TARGET_CLI_SHARE = 0.85
+
+
+def cli_rate(path, duration):
+    """Real-time factor ``contact-lcp simulate <path> --duration <duration> --output ...``
+    reports after its first step (which loads the kernels): what a user's run gets, with
+    its per-step recording; None when it fails."""
+    import re
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        proc = subprocess.run(
+            [sys.executable, "-m", "contact_lcp.cli", "simulate", path, "--duration", repr(duration),
+             "--output", os.path.join(folder, "run.npz")],
+            capture_output=True, text=True, cwd=ROOT,
+            env=dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")))
+    found = re.search(r"then ([0-9.]+)x\)", proc.stdout + proc.stderr)
+    return float(found.group(1)) if proc.returncode == 0 and found else None
+
+
 def _ratio(a, b):
     return a / b if a and b and np.isfinite(a) and np.isfinite(b) else float("nan")
 
@@ -274,6 +299,9 @@ def targets(row):
         out += [(f"ahead of {p}", verdict(row.get("x_" + p), 1.0)) for p in ("dart", "pybullet")]
         out.append((f"drift <= {TARGET_TOWER_DRIFT_MM:g} mm",
                     "MET" if row.get("drift_mm", np.inf) <= TARGET_TOWER_DRIFT_MM else "NOT MET"))
+    if row.get("cli_rtf") is not None:
+        out.append((f"simulate --output >= {TARGET_CLI_SHARE:g}x this rate ({row['cli_rtf']:.2f}x real time)",
+                    verdict(row.get("cli_share"), TARGET_CLI_SHARE)))
     return out
 
 
@@ -354,6 +382,11 @@ def main(argv=None):
                                                         profile_steps=20 if args.quick else 500, **options))
             except Exception as e:  # report, keep benchmarking the rest
                 ours.append(dict(name=name, status=f"failed: {type(e).__name__}: {e}"))
+    for r in ours:  # the command line on the same scene, right after the in-process rows
+        if r.get("status") == "ok" and r["name"] in CLI_SCENES:
+            print(f"[bench_sim] contact-lcp simulate --output: {r['name']}", file=sys.stderr, flush=True)
+            r["cli_rtf"] = cli_rate(os.path.join(ROOT, SCENES[r["name"]]), duration + settle)
+            r["cli_share"] = _ratio(r["cli_rtf"], r.get("rtf"))
     points = [int(p) for p in names(args.points)]
     if Simulator is None or args.synthetic:
         scaling = bench_scaling_lcp(points, repeats=3 if args.quick else 20)
