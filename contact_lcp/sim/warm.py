@@ -59,8 +59,9 @@ def compile_ahead():
     scene, so a second process (``python -m contact_lcp.sim.warm``) compiles them into
     the same cache, solving a small LCP with every method and stepping a box resting on
     the ground, and this process loads them when its first step gets there. Nothing is
-    started when the cache already holds them, when numba has no cache folder, when
-    another process is compiling them (a lock file in the cache folder) or when
+    started when the cache already holds them, when numba has no cache folder, when no
+    core is idle (1-minute load average above the cores less one), when another process
+    is compiling them (a lock file in the cache folder) or when
     ``CONTACT_LCP_COMPILE_AHEAD=0``. The process is ended when this one exits. Returns
     it, or None.
     """
@@ -75,7 +76,7 @@ def compile_ahead():
         return None
     _checked = True  # once per process: a warm cache stays warm
     cache = os.environ.get("NUMBA_CACHE_DIR", "")
-    if not cache or not os.path.isdir(cache) or _cached(cache):
+    if not cache or not os.path.isdir(cache) or _cached(cache) or not _free_core():
         return None
     lock = os.path.join(cache, "compile_ahead.lock")
     try:
@@ -100,6 +101,17 @@ def compile_ahead():
         return None
     atexit.register(_end, proc, lock)
     return proc
+
+
+def _free_core():
+    """Whether a core is idle for the second process (on a busy machine it would take
+    this one's time, not add its own)."""
+    import os
+
+    try:
+        return os.getloadavg()[0] <= (os.cpu_count() or 1) - 1.0
+    except OSError:
+        return False
 
 
 def _cached(cache):
