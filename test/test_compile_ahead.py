@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from contact_lcp.sim import warm
+from contact_lcp.sim import compile_ahead as warm
 
 
 class FakePopen:

@@ -17,7 +17,7 @@ from contact_lcp.sim.scene_loader import load_scene, solver_options
 from contact_lcp.sim.stats import SimStats, StepInfo
 from contact_lcp.sim.stepper import Stepper
 from contact_lcp.sim.views import SimulatorViews, check_link
-from contact_lcp.sim.warm import compile_ahead
+from contact_lcp.sim.compile_ahead import compile_ahead
 
 
 class SimulationError(ContactLCPError, RuntimeError):
