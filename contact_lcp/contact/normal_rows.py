@@ -10,9 +10,9 @@ report's ``info['loaded_released']`` counts loaded contacts left without rows). 
 with ``HOLD_LOADED`` (no-slip, whose promise is that no loaded contact slips) also gives
 rows to a contact not yet touching that the answer loads: it closes its gap within the
 step (a box tumbling at h = 10 ms loaded an edge 1.8 mm away, which slid at 0.27 m/s).
-Without the release, a no-slip equality acts on contacts that lift off: a sliding box stopped on its
-front edge, pivoting up, had its rotation stopped by its lifting rear corners and was
-thrown upwards (S4's model applied literally, measured in ``test_contact_no_slip.py``).
+Without the release, a no-slip equality acts on contacts that lift off: a sliding box
+stopped on its front edge, pivoting up, had its rotation stopped by its lifting rear
+corners and was thrown upwards (S4's model applied literally, measured in ``test_contact_no_slip.py``).
 
 With the PPM (the default method) a step runs as one compiled call
 (:func:`contact_lcp.contact.normal_kernel.normal_step`: the same reduction, solve,
