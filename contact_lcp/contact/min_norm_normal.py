@@ -87,7 +87,7 @@ def least_norm(problem, f, free_rows, dv=None, lcp=None):
     kept = f.copy()
     kept[rows] = 0.0
     target = dv - problem.K @ (problem.J.T @ kept)
-    R, P = kinetic_factor(problem.K)
+    R, P = kinetic_factor(np.ascontiguousarray(problem.K, dtype=float))
     E = R.T @ problem.J[rows].T  # (r, x): velocity change in the kinetic metric
     U, sv, Vt = np.linalg.svd(E, full_matrices=False)
     rank = int(np.sum(sv > max(E.shape) * np.finfo(float).eps * sv[0])) if sv.size else 0

@@ -48,6 +48,9 @@ from contact_lcp.contact.report import ContactSolution, Outcome
 from contact_lcp.contact.tangential import tangent_rows_of
 
 
+_NO_GROUP = np.zeros(0, dtype=np.int64)
+
+
 class NoSlipModel(NormalRowsModel):
     """Normal LCP with the tangential rows of touching contacts as equalities."""
 
@@ -71,12 +74,20 @@ class NoSlipModel(NormalRowsModel):
         exact = super().solve(problem, guess)
         solved = (exact.report.outcome is Outcome.SOLVED
                   and exact.report.applied == self.name)
-        if solved and self.excess(problem, exact.f) <= 1.0:
+        # (without 'force_distribution' in its info the answer was within the bound)
+        if solved and ("force_distribution" not in exact.report.info
+                       or self.excess(problem, exact.f) <= 1.0):
             return _noting(exact, "exact")
         loose = super().solve(problem, guess, singular_tol=self.loose_tol)
         if solved and loose.report.outcome is not Outcome.SOLVED:
             return _noting(exact, "exact")
-        return _noting(loose, "loose")
+        # the step's work includes the exact attempt's; an exact hold without an answer
+        # (every direction held can leave the normal LCP infeasible) is the reason to
+        # loosen, not a failed solve: info['no_slip_exact'] says why it was set aside
+        e = exact.report
+        why = (f"impulses {self.excess(problem, exact.f):.3g} times the bound" if solved
+               else f"{e.status.value}")
+        return _noting(loose, "loose", pivots=e.pivots, solves=e.solves, why=why)
 
     def reduce(self, problem, contacts, singular_tol=None):
         """Normal-row LCP with every tangential row of ``contacts`` held at ``v+``."""
@@ -100,19 +111,35 @@ class NoSlipModel(NormalRowsModel):
         top = float(f_t.max())
         return top / (self.bound_factor * need) if need > 0.0 else (np.inf if top else 0.0)
 
-    def redistribute(self, problem, solution, lcp):
+    def kernel_args(self, problem):
+        """Arguments of the compiled step (:mod:`contact_lcp.contact.normal_kernel`)."""
+        return False, 0.0, _NO_GROUP, False, self.singular_tol
+
+    def kernel_info(self, count, rows, candidates):
+        """The report's info: contacts held, directions held, candidates' rows left."""
+        return {"no_slip_contacts": count, "tangent_rows": rows,
+                "dependent_rows": candidates - rows}
+
+    def redistribute(self, problem, solution, lcp, held=None):
         """The least-norm impulse of the answer's face (module notes), under ``min_norm``
-        or when its impulses exceed the bound (:meth:`excess`)."""
+        or when its impulses exceed the bound (:meth:`excess`); ``lcp`` the normal-row
+        LCP solved, or None from the compiled step (rebuilt on the ``held`` contacts)."""
         if (self.settings.force_distribution != "min_norm"
                 and self.excess(problem, solution.f) <= 1.0):
             return solution
+        if lcp is None:
+            lcp, _ = self.reduce(problem, held)
         f_n = solution.f[problem.normal_rows]
         return redistributed_normal(problem, solution, self.name, lcp.tangent_rows,
                                     dv=lcp.velocity_change(f_n), lcp=lcp)
 
 
-def _noting(solution, hold):
-    """``solution`` with ``info['no_slip_hold'] = hold``."""
+def _noting(solution, hold, pivots=0, solves=0, why=None):
+    """``solution`` with ``info['no_slip_hold'] = hold`` (and ``no_slip_exact = why``),
+    the pivots and solves of an earlier attempt added."""
     r = solution.report
-    return ContactSolution(solution.f, replace(r, info=dict(r.info, no_slip_hold=hold)),
-                           solution.generalized, solution.guess)
+    info = dict(r.info, no_slip_hold=hold)
+    if why is not None:
+        info["no_slip_exact"] = why
+    report = replace(r, info=info, pivots=r.pivots + pivots, solves=r.solves + solves)
+    return ContactSolution(solution.f, report, solution.generalized, solution.guess)

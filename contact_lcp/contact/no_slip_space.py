@@ -8,8 +8,8 @@ distance ``delta`` between rows, the complement ``G_nn - G_nt G_tt^-1 G_tn`` is 
 difference of terms ``1 / delta^2`` larger than itself and loses that much precision,
 so a bound on ``delta`` has to drop rows, and a dropped row slips.
 
-This module reduces in the velocities instead. With ``K = R R'`` (``R = Q Lambda^1/2``
-from the eigenvalues of ``K``) the coordinates ``xi`` with ``v = R xi`` make the kinetic
+This module reduces in the velocities instead. With ``K = R R'`` (a Cholesky factor, or
+``Q Lambda^1/2`` over the range of a singular ``K``) the coordinates ``xi`` with ``v = R xi`` make the kinetic
 metric the identity, the rows ``T~ = T R`` and ``N~ = N R``. The SVD
 ``T~ = U S V'`` splits them into the directions the rows fix (``V1``: singular value
 above ``singular_tol`` times the largest) and those they leave free (``V2``). The step's
@@ -40,6 +40,9 @@ least-norm impulse of the answer's face (:mod:`contact_lcp.contact.min_norm_norm
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
+
+from contact_lcp.contact.tangential import cholesky_lower
 
 
 @dataclass(frozen=True, eq=False)
@@ -86,44 +89,95 @@ class NullSpaceLCP:
         return f
 
 
+@njit(cache=True)
 def kinetic_factor(K):
-    """``(R, xi_free_map)``: ``R`` (nv, r) with ``R R' = K`` over its range (eigenvalues
-    above ``nv eps`` of the largest) and ``P`` (r, nv) with ``P v = xi`` for ``v = R xi``
-    (``R`` has orthogonal columns: ``P = Lambda^-1/2 Q'``)."""
+    """``(R, P)``: ``R`` (nv, r) with ``R R' = K`` over its range and ``P`` (r, nv) with
+    ``P v = xi`` for ``v = R xi``. ``R`` is the Cholesky factor of ``K`` (``P = R^-1``)
+    when its pivots stay above ``nv eps`` of the largest diagonal entry; else (``K``
+    singular: prescribed joints) ``R = Q Lambda^1/2`` over the eigenvalues above
+    ``nv eps`` of the largest (orthogonal columns: ``P = Lambda^-1/2 Q'``)."""
+    nv = K.shape[0]
+    eps = nv * 2.220446049250313e-16
+    top = 0.0
+    for i in range(nv):
+        top = max(top, K[i, i])
+    ok, L = cholesky_lower(K)
+    if ok:
+        for i in range(nv):
+            if not L[i, i] * L[i, i] > eps * top:
+                ok = False
+    if ok:
+        return L, np.linalg.solve(L, np.eye(nv))
     lam, Q = np.linalg.eigh(0.5 * (K + K.T))
-    cut = K.shape[0] * np.finfo(float).eps * max(float(lam[-1]), 0.0)
-    on = lam > cut
-    root = np.sqrt(lam[on])
-    return Q[:, on] * root, (Q[:, on] / root).T
+    cut = eps * max(lam[nv - 1], 0.0)
+    on = np.flatnonzero(lam > cut)
+    r = on.shape[0]
+    R = np.empty((nv, r))
+    P = np.empty((r, nv))
+    for j in range(r):
+        root = np.sqrt(lam[on[j]])
+        for i in range(nv):
+            R[i, j] = Q[i, on[j]] * root
+            P[j, i] = Q[i, on[j]] / root
+    return R, P
+
+
+@njit(cache=True)
+def null_space(J, K, v_free, bias, nr, t, singular_tol):
+    """The compiled reduction of the module notes: ``(M, q, F_n, f_0, D_n, d_0, rank)``
+    (see :class:`NullSpaceLCP`) for normal rows ``nr`` and held tangential rows ``t`` of
+    the row Jacobian ``J`` (r, nv)."""
+    R, P = kinetic_factor(K)
+    nv, r = R.shape
+    J = np.ascontiguousarray(J)
+    Jn = np.empty((nr.shape[0], nv))
+    for a in range(nr.shape[0]):
+        Jn[a] = J[nr[a]]
+    Jt = np.empty((t.shape[0], nv))
+    for a in range(t.shape[0]):
+        Jt[a] = J[t[a]]
+    xi_free = P @ v_free
+    N = Jn @ R
+    rank = 0
+    if t.shape[0]:
+        U, s, Vt = np.linalg.svd(Jt @ R)  # full matrices
+        if s.shape[0] and s[0] > 0.0:
+            for x in s:
+                if x > singular_tol * s[0]:
+                    rank += 1
+    else:
+        U, s, Vt = np.zeros((0, 0)), np.zeros(0), np.eye(r)
+    U1 = np.ascontiguousarray(U[:, :rank])
+    s1 = s[:rank]
+    V1 = np.ascontiguousarray(Vt[:rank].T)
+    V2 = np.ascontiguousarray(Vt[rank:].T)
+    # the part of v_free the impulses cannot change (prescribed joints: K singular)
+    g = np.zeros(rank)
+    q = bias.copy()
+    if r < nv:
+        v_rest = v_free - R @ xi_free
+        g = -(U1.T @ (Jt @ v_rest)) / s1
+        q += Jn @ v_rest
+    B = N @ V2
+    M = B @ B.T
+    M = 0.5 * (M + M.T)
+    q += B @ (V2.T @ xi_free) + N @ (V1 @ g)
+    scaled = U1 / s1  # U1 S1^-1
+    held = g - V1.T @ xi_free
+    f_0 = scaled @ held
+    F_n = -scaled @ (V1.T @ N.T)
+    # xi+ - xi_free = V1 (g - V1' xi_free) + V2 B' f_n
+    d_0 = R @ (V1 @ held)
+    D_n = R @ (V2 @ B.T)
+    return M, q, F_n, f_0, D_n, d_0, rank
 
 
 def reduce_no_slip(problem, tangent_rows, singular_tol):
     """The :class:`NullSpaceLCP` holding ``tangent_rows`` (t,) at ``v+``; see the notes."""
-    nr = problem.normal_rows
+    nr = np.asarray(problem.normal_rows, dtype=np.int64)
     t = np.asarray(tangent_rows, dtype=np.int64)
-    R, P = kinetic_factor(np.asarray(problem.K, dtype=float))
-    xi_free = P @ problem.v_free
-    v_rest = problem.v_free - R @ xi_free
-    N = problem.J[nr] @ R
-    T = problem.J[t] @ R
-    r = R.shape[1]
-    if t.size:
-        U, s, Vt = np.linalg.svd(T, full_matrices=True)
-        rank = int(np.sum(s > singular_tol * s[0])) if s.size and s[0] > 0.0 else 0
-    else:
-        U, s, Vt, rank = np.zeros((0, 0)), np.zeros(0), np.eye(r), 0
-    U1, s1, V1, V2 = U[:, :rank], s[:rank], Vt[:rank].T, Vt[rank:].T
-    rest = np.max(np.abs(v_rest), initial=0.0) > 0.0
-    g = -(U1.T @ (problem.J[t] @ v_rest)) / s1 if rest else np.zeros(rank)
-    B = N @ V2
-    M = B @ B.T
-    q = problem.bias + B @ (V2.T @ xi_free) + N @ (V1 @ g)
-    if rest:
-        q = q + problem.J[nr] @ v_rest
-    scaled = U1 / s1  # U1 S1^-1
-    f_0 = scaled @ (g - V1.T @ xi_free)
-    F_n = -scaled @ (V1.T @ N.T)
-    # xi+ - xi_free = V1 (g - V1' xi_free) + V2 B' f_n
-    d_0 = R @ (V1 @ (g - V1.T @ xi_free))
-    D_n = R @ (V2 @ B.T)
-    return NullSpaceLCP(0.5 * (M + M.T), q, nr, t, rank, F_n, f_0, D_n, d_0)
+    M, q, F_n, f_0, D_n, d_0, rank = null_space(
+        np.ascontiguousarray(problem.J, dtype=float), np.ascontiguousarray(problem.K, dtype=float),
+        np.asarray(problem.v_free, dtype=float), np.asarray(problem.bias, dtype=float), nr, t,
+        float(singular_tol))
+    return NullSpaceLCP(M, q, nr, t, int(rank), F_n, f_0, D_n, d_0)

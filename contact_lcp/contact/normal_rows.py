@@ -12,7 +12,8 @@ rows to a contact not yet touching that the answer loads: it closes its gap with
 step (a box tumbling at h = 10 ms loaded an edge 1.8 mm away, which slid at 0.27 m/s).
 Without the release, a no-slip equality acts on contacts that lift off: a sliding box
 stopped on its front edge, pivoting up, had its rotation stopped by its lifting rear
-corners and was thrown upwards (S4's model applied literally, measured in ``test_contact_no_slip.py``).
+corners and was thrown upwards (S4's model applied literally, measured in
+``test_contact_no_slip.py``).
 
 With the PPM (the default method) a step runs as one compiled call
 (:func:`contact_lcp.contact.normal_kernel.normal_step`: the same reduction, solve,
@@ -82,12 +83,12 @@ class NormalRowsModel(ContactModel):
         """``(ReducedLCP, info)`` with tangential rows on ``contacts`` ((k,) bool)."""
         raise NotImplementedError
 
-    def redistribute(self, problem, solution, lcp):
+    def redistribute(self, problem, solution, lcp, held=None):
         """The applied answer: under ``force_distribution: min_norm`` the least-norm
         normal impulses with the same velocities
         (:mod:`contact_lcp.contact.min_norm_normal`; the tangential impulses are
-        functions of the velocities here). ``lcp`` is the reduced LCP solved (None from
-        the compiled step)."""
+        functions of the velocities here). ``lcp`` is the reduced LCP solved, or None
+        from the compiled step, which gives ``held`` (k,): the contacts it gave rows."""
         if self.settings.force_distribution != "min_norm":
             return solution
         return redistributed_normal(problem, solution, self.name, _EMPTY)
@@ -113,11 +114,10 @@ class NormalRowsModel(ContactModel):
         n = k + l
         last = guess is not None
         (code, f, basis, warm, pivots, solves, released, loaded_released, count, rows,
-         candidates) = normal_step(
-            problem.G, np.ascontiguousarray(problem.J), problem.K, problem.u, problem.bias,
-            problem.phi, k, l, viscous, coefficient,
-            group, per_pair, problem.h, singular_tol, problem.K.shape[0],
-            self.touch_distance, self.release_speed, MAX_RELEASES, problem.pair,
+         candidates, held) = normal_step(
+            problem.G, np.ascontiguousarray(problem.J), problem.K, problem.u,
+            problem.v_free, problem.bias, problem.phi, k, l, viscous, coefficient,
+            group, per_pair, problem.h, singular_tol, self.touch_distance, self.release_speed, MAX_RELEASES, problem.pair,
             guess.pair if last else _EMPTY, guess.basis if last else _EMPTY,
             max(100, 10 * n), 1e-10, zobrist_keys(n))
         if code != SOLVED:
@@ -128,7 +128,7 @@ class NormalRowsModel(ContactModel):
             Outcome.SOLVED, LCPStatus.SOLVED, self.name, self.method, True, pivots=pivots,
             solves=solves, failures=0, warm_started=warm,
             info=dict(info, rungs=("compiled:solved",))),
-            guess=BasisGuess(problem.pair, basis)), None), None
+            guess=BasisGuess(problem.pair, basis)), None, held), None
 
     def _warm_basis(self, problem, n, guess):
         if (guess is None or self.method not in WARM_START_METHODS
@@ -190,7 +190,8 @@ class NormalRowsModel(ContactModel):
                 lcp.impulses(problem, res.z), SolveReport(
                     Outcome.SOLVED, res.status, self.name, self.method, True, pivots=pivots,
                     solves=solves, failures=failures, warm_started=warm,
-                    info=rungs.into(info)), guess=BasisGuess(problem.pair, basis)), lcp)
+                    info=rungs.into(info)), guess=BasisGuess(problem.pair, basis)), lcp,
+                held)
         fl = None
         if s.fallback:
             _, fl = solve_frictionless(problem, s.method, s.solver_options)
