@@ -17,6 +17,7 @@ from contact_lcp.contact.models import make_model
 from contact_lcp.contact.no_slip_space import reduce_no_slip
 from contact_lcp.contact.problem import build_problem
 from contact_lcp.contact.tangential import tangent_rows_of
+from contact_lcp.exceptions import SceneError
 from contact_lcp.sim import Simulator, load_scene, scene_from_dict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -133,3 +134,9 @@ def test_nearly_dependent_rows_are_held_without_losing_precision(offset):
     np.testing.assert_allclose(v_plus, 0.0, rtol=0, atol=1e-12)  # stopped, no slip
     # bounded by the step's momentum (1 N.s) and weight (0.01 N.s), not 1 / offset
     assert np.max(np.abs(sol.f)) <= 1.0
+
+
+@pytest.mark.parametrize("option", ["loose_tol", "bound_factor"])
+def test_a_bad_hold_option_is_named(option):
+    with pytest.raises(SceneError, match=rf"no_slip.*{option}.*expected a number > 0.*-1"):
+        make_model("no_slip", ModelSettings(options={option: -1.0}))

@@ -8,12 +8,14 @@ complementary. With redundant contacts (a sole with many points, a grasp) the ta
 rows are dependent, or nearly so (a face a few um out of its plane), and ``T K T'`` is
 singular or ill-conditioned: the free impulses are eliminated through the velocities the
 rows leave free (:mod:`contact_lcp.contact.no_slip_space`), which holds every direction
-the rows fix down to ``singular_tol`` without losing precision, leaving a symmetric PSD
-LCP on the normal rows only (``k + l`` unknowns), solved by the scene's method (``ppm``
-suits it). Its answer's impulses are then the least-norm ones on its face
-(:mod:`contact_lcp.contact.min_norm_normal`) whenever ``force_distribution`` is
+the rows fix down to ``singular_tol`` without the Schur complement's loss of precision,
+leaving a symmetric PSD LCP on the normal rows only (``k + l`` unknowns), solved by the
+scene's method (``ppm`` suits it). Its answer's impulses are then the least-norm ones
+on its face (:mod:`contact_lcp.contact.min_norm_normal`) whenever ``force_distribution`` is
 ``min_norm`` or the tangential impulses exceed what the step can need (a vertex of the
-normal answer loading one corner of a nearly flat face: see ``bound_factor``).
+normal answer loading one corner of a nearly flat face: see ``bound_factor``). A
+contact the answer loads gets rows even if it does not touch yet (it closes its gap in
+the step; :mod:`contact_lcp.contact.normal_rows`).
 
 Scene options (``contact.options``)
 -----------------------------------
@@ -30,10 +32,17 @@ singular_tol : float
     largest) need large self-cancelling tangential impulses unless the normal impulses
     balance the face; the least-norm redistribution provides that balance.
 bound_factor : float
-    Under ``force_distribution: any`` the answer is redistributed to the least-norm
-    impulse of its face when a contact's tangential impulse exceeds this many times the
-    step's total normal impulse plus ``max |M (v+ - v_free)|`` (default 10): an answer
-    that a rigid body's momentum and load cannot explain is self-cancelling.
+    The answer is redistributed to the least-norm impulse of its face (under
+    ``force_distribution: any`` too) when a contact's tangential impulse exceeds this
+    many times the step's total normal impulse plus ``max |J' f|`` (the net generalized
+    impulse: what the bodies' momentum and load take; default 1); if it still does, or
+    the exact hold has no certified answer, the step is solved again holding only the
+    directions above ``loose_tol``.
+loose_tol : float
+    ``singular_tol`` of that second solve (default 1e-2: rows within 1 % of the others'
+    span are left free, and may slip by up to 1 % of the speed along them). The
+    report's ``info['no_slip_hold']`` says which hold the step applied (``exact`` or
+    ``loose``), ``info['no_slip_exact']`` why the exact one was set aside.
 """
 
 from dataclasses import replace

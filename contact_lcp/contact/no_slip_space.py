@@ -9,12 +9,12 @@ difference of terms ``1 / delta^2`` larger than itself and loses that much preci
 so a bound on ``delta`` has to drop rows, and a dropped row slips.
 
 This module reduces in the velocities instead. With ``K = R R'`` (a Cholesky factor, or
-``Q Lambda^1/2`` over the range of a singular ``K``) the coordinates ``xi`` with ``v = R xi`` make the kinetic
-metric the identity, the rows ``T~ = T R`` and ``N~ = N R``. The SVD
-``T~ = U S V'`` splits them into the directions the rows fix (``V1``: singular value
-above ``singular_tol`` times the largest) and those they leave free (``V2``). The step's
-velocity is the projection of the free one onto the free directions, moved by the normal
-impulses ``f_n`` through them::
+``Q Lambda^1/2`` over the range of a singular ``K``) the coordinates ``xi`` with
+``v = R xi`` make the kinetic metric the identity, the rows ``T~ = T R`` and
+``N~ = N R``. The SVD ``T~ = U S V'`` splits them into the directions the rows fix
+(``V1``: singular value above ``singular_tol`` times the largest) and those they leave
+free (``V2``). The step's velocity is the projection of the free one onto the free
+directions, moved by the normal impulses ``f_n`` through them::
 
     xi+ = V2 V2' (xi_free + N~' f_n) + V1 g,    g = -S1^-1 U1' T v_rest
 
@@ -23,18 +23,21 @@ joints; zero otherwise), so the normal rows' LCP is
 
     M = B B',  B = N~ V2,    q = bias + N v_rest + N~ V1 g + B V2' xi_free,
 
-symmetric PSD and formed without a subtraction: a direction fixed at ``delta`` costs no
-precision, and every direction above ``singular_tol`` (default 1e-10) is held. What the
-rows leave unheld is a slip of at most ``singular_tol`` times the largest singular value
-times the speed. The tangential impulses are the least-norm ones giving ``xi+``::
+symmetric PSD and formed without a subtraction: a direction fixed at ``delta`` costs
+``eps / delta`` of precision (the accuracy of the SVD's free directions) instead of
+``eps / delta^2``, so every direction above ``singular_tol`` (default 1e-10) can be
+held. What the rows leave unheld is a slip of at most ``singular_tol`` times the largest
+singular value times the speed. The tangential impulses are the least-norm ones giving
+``xi+``::
 
     f_t = U1 S1^-1 (g - V1' xi_free - V1' N~' f_n)
 
 on every tangential row of the held contacts (none dropped: the least-norm ones spread
 over them). Along a weakly fixed direction they are large when the normal impulses
 leave it a moment to balance (a vertex of the normal answer that loads one corner of a
-face a few um out of plane); the model's :meth:`redistribute` step then takes the
-least-norm impulse of the answer's face (:mod:`contact_lcp.contact.min_norm_normal`).
+face a few um out of plane); the no-slip model (:mod:`contact_lcp.contact.no_slip`)
+then takes the least-norm impulse of the answer's face
+(:mod:`contact_lcp.contact.min_norm_normal`), or holds fewer directions.
 """
 
 from dataclasses import dataclass
@@ -43,6 +46,9 @@ import numpy as np
 from numba import njit
 
 from contact_lcp.contact.tangential import cholesky_lower
+
+
+_EPS = float(np.finfo(np.float64).eps)
 
 
 @dataclass(frozen=True, eq=False)
@@ -97,7 +103,7 @@ def kinetic_factor(K):
     singular: prescribed joints) ``R = Q Lambda^1/2`` over the eigenvalues above
     ``nv eps`` of the largest (orthogonal columns: ``P = Lambda^-1/2 Q'``)."""
     nv = K.shape[0]
-    eps = nv * 2.220446049250313e-16
+    eps = nv * _EPS
     top = 0.0
     for i in range(nv):
         top = max(top, K[i, i])
@@ -107,7 +113,7 @@ def kinetic_factor(K):
             if not L[i, i] * L[i, i] > eps * top:
                 ok = False
     if ok:
-        return L, np.linalg.solve(L, np.eye(nv))
+        return L, np.ascontiguousarray(np.linalg.solve(L, np.eye(nv)))
     lam, Q = np.linalg.eigh(0.5 * (K + K.T))
     cut = eps * max(lam[nv - 1], 0.0)
     on = np.flatnonzero(lam > cut)
@@ -177,7 +183,8 @@ def reduce_no_slip(problem, tangent_rows, singular_tol):
     nr = np.asarray(problem.normal_rows, dtype=np.int64)
     t = np.asarray(tangent_rows, dtype=np.int64)
     M, q, F_n, f_0, D_n, d_0, rank = null_space(
-        np.ascontiguousarray(problem.J, dtype=float), np.ascontiguousarray(problem.K, dtype=float),
-        np.asarray(problem.v_free, dtype=float), np.asarray(problem.bias, dtype=float), nr, t,
-        float(singular_tol))
+        np.ascontiguousarray(problem.J, dtype=float),
+        np.ascontiguousarray(problem.K, dtype=float),
+        np.asarray(problem.v_free, dtype=float), np.asarray(problem.bias, dtype=float), nr,
+        t, float(singular_tol))
     return NullSpaceLCP(M, q, nr, t, int(rank), F_n, f_0, D_n, d_0)
