@@ -1,4 +1,4 @@
-"""The no-slip contact model (S4 section VI): tangential rows as equalities, FIND-INDICES."""
+"""The no-slip contact model (S4 section VI): tangential rows as equalities."""
 
 import math
 
@@ -87,7 +87,7 @@ def test_sliding_box_pivots_on_its_front_edge_and_settles_without_gaining_energy
     np.testing.assert_allclose(sim.v, 0.0, atol=1e-6)
 
 
-def test_redundant_tangent_rows_are_dropped_by_find_indices():
+def test_redundant_tangent_rows_hold_their_rank():
     """Four coplanar corners give 8 tangent rows of rank 3 (vx, vy, wz in the plane)."""
     sim = box_scene()
     info = sim.step()

@@ -53,8 +53,8 @@ def test_compiled_step_gives_the_python_sequence_answer(name, options, seed, mon
 
 @pytest.mark.parametrize("name", ["no_slip", "viscous"])
 def test_compiled_step_on_the_grasp_gives_the_python_sequence_answer(name, monkeypatch):
-    """The grasp's recorded steps (36 redundant contacts on 14 dofs: FIND-INDICES keeps 14
-    tangent rows for no-slip; viscous goes through the dofs), each solved by both. With
+    """The grasp's recorded steps (36 redundant contacts on 14 dofs: no-slip holds the
+    directions of its 72 tangent rows; viscous goes through the dofs), each solved by both. With
     redundant contacts the impulses are not unique (the normal-row matrix has rank <= 14)
     but the velocity after the step is (the minimizer of a strictly convex QP): the same
     ``v+ = v_free + K J' f`` to 1e-9 of the velocity change."""

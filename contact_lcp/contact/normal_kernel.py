@@ -1,17 +1,19 @@
 """One compiled call for a step of the normal-row models (viscous, no-slip) with the PPM.
 
 :class:`~contact_lcp.contact.normal_rows.NormalRowsModel` solves a step as: tangential
-rows of the touching contacts (FIND-INDICES for no-slip, damped rows for viscous), the
-Schur complement onto the normal rows (:mod:`contact_lcp.contact.tangential`), the
-modified PPM on the equilibrated LCP (:mod:`contact_lcp.lcp.ppm_kernel`), the residual
-check of :func:`contact_lcp.lcp.residual.certify`, then the release of separating
-contacts and a re-solve (:mod:`contact_lcp.contact.normal_rows`). Written as Python calls around small
+rows of the touching contacts (damped rows for viscous, eliminated by a Schur complement,
+:mod:`contact_lcp.contact.tangential`; no-slip's held rows through the velocities they
+leave free, :mod:`contact_lcp.contact.no_slip_space`), the modified PPM on the
+equilibrated normal-row LCP (:mod:`contact_lcp.lcp.ppm_kernel`), the residual check of
+:func:`contact_lcp.lcp.residual.certify`, then the release of separating contacts and a
+re-solve (:mod:`contact_lcp.contact.normal_rows`). Written as Python calls around small
 kernels, the glue cost several times the arithmetic (a legged step: ~190 us of which
 ~40 us of arithmetic). :func:`normal_step` runs the whole sequence in one call, built
-from the same compiled pieces (:func:`~contact_lcp.contact.find_indices.select_rows`,
-:func:`~contact_lcp.contact.tangential.schur`, the PPM's ``ppm_kernel``, the scaling's
-``_ruiz`` and the residual's ``row_verdict``), so its answer is the one the Python sequence
-computes and is certified by the same per-row test as :func:`contact_lcp.lcp.solve`.
+from the same compiled pieces (:func:`~contact_lcp.contact.tangential.schur`,
+:func:`~contact_lcp.contact.no_slip_space.null_space`, the PPM's ``ppm_kernel``, the
+scaling's ``_ruiz`` and the residual's ``row_verdict``), so its answer is the one the
+Python sequence computes and is certified by the same per-row test as
+:func:`contact_lcp.lcp.solve`.
 
 It covers only the path that succeeds: any solve the PPM does not end, any answer that
 does not certify, a damped block that is not positive definite or a non-finite value
@@ -22,7 +24,7 @@ fallback to the robust search, the frictionless fallback and the safe stop).
 import numpy as np
 from numba import njit
 
-from contact_lcp.contact.find_indices import select_rows
+from contact_lcp.contact.no_slip_space import null_space
 from contact_lcp.contact.tangential import cholesky_lower, schur, tangent_impulse
 from contact_lcp.contact.viscous_dofs import viscous_dofs, viscous_dofs_impulse
 from contact_lcp.lcp.ppm_kernel import ppm_kernel
@@ -109,12 +111,15 @@ def solve_certified(A, c, beta0, max_pivots, singular_tol, keys):
 
 
 @njit(cache=True)
-def _reduce(G, J, K, u, bias, k, l, contacts, viscous, coefficient, group, per_pair, h,
-            singular_tol, max_rank):
-    """Tangential rows of ``contacts`` and the Schur complement onto the normal rows:
-    ``(ok, A, c, t, L, Y, y, dofs, P, Ls, Q, hb, count, candidates)``; ``dofs`` True when
-    the viscous rows were eliminated through the dofs (:func:`viscous_dofs`: ``P, Ls, Q,
-    hb``), else through ``W = L L'`` (``Y, y``); ``count`` the contacts given rows."""
+def _reduce(G, J, K, u, v_free, bias, k, l, contacts, viscous, coefficient, group,
+            per_pair, h, singular_tol):
+    """Tangential rows of ``contacts`` and the normal rows' LCP ``(A, c)``:
+    ``(ok, A, c, t, L, Y, y, dofs, P, Ls, Q, hb, count, rows, candidates)``. Viscous:
+    ``dofs`` True when the rows were eliminated through the dofs (:func:`viscous_dofs`:
+    ``P, Ls, Q, hb``), else through ``W = L L'`` (``Y, y``). No-slip: through the
+    velocities the rows leave free (:func:`~contact_lcp.contact.no_slip_space.null_space`),
+    ``f_t = y + Y f_n`` (``L`` empty). ``count`` the contacts given rows, ``rows`` the
+    directions they hold (no-slip: the rank; viscous: the rows)."""
     nr = np.empty(k + l, dtype=np.int64)
     for i in range(k):
         nr[i] = 3 * i
@@ -155,7 +160,7 @@ def _reduce(G, J, K, u, bias, k, l, contacts, viscous, coefficient, group, per_p
             ok, A, c, P, Ls, Q = viscous_dofs(J, K, u, bias, nr, t, hb)
             if ok:
                 return (True, A, c, t, empty, empty, hb[:0], True, P, Ls, Q, hb,
-                        damped.size, cand.size)
+                        damped.size, t.size, cand.size)
         W = np.empty((m, m))
         for i in range(m):
             for j in range(m):
@@ -164,33 +169,33 @@ def _reduce(G, J, K, u, bias, k, l, contacts, viscous, coefficient, group, per_p
         ok, L = cholesky_lower(W)
         count_on = damped.size
     else:
-        kept, L = select_rows(G, cand, singular_tol, min(max_rank, cand.size))
-        t = cand[kept]
-        ok = True
-        count_on = on.size
+        A, c, F_n, f_0, _, _, rank = null_space(J, K, v_free, bias, nr, cand, singular_tol)
+        return (True, A, c, cand, empty, F_n, f_0, False, empty, empty, empty, hb, on.size,
+                rank, cand.size)
     A, c, Y, y = schur(G, u, bias, nr, t, L)
-    return ok, A, c, t, L, Y, y, False, empty, empty, empty, hb, count_on, cand.size
+    return ok, A, c, t, L, Y, y, False, empty, empty, empty, hb, count_on, t.size, cand.size
 
 
 @njit(cache=True)
-def normal_step(G, J, K, u, bias, phi, k, l, viscous, coefficient, group, per_pair, h,
-                singular_tol, max_rank, touch_distance, release_speed, max_releases,
+def normal_step(G, J, K, u, v_free, bias, phi, k, l, viscous, coefficient, group, per_pair,
+                h, singular_tol, touch_distance, release_speed, max_releases,
                 pair, last_pair, last_basis, max_pivots, ppm_singular_tol, keys):
     """A whole step of a normal-row model with the PPM (see the module notes).
 
     Parameters
     ----------
-    G, J, K, u : (r, r), (r, nv), (nv, nv), (r,) ndarray
-        The problem's Delassus matrix [1/kg], rows, inverse inertia [1/kg] and free row
-        velocities [m/s], ``r = 3k + l``.
+    G, J, K, u, v_free : (r, r), (r, nv), (nv, nv), (r,), (nv,) ndarray
+        The problem's Delassus matrix [1/kg], rows, inverse inertia [1/kg], free row
+        velocities [m/s], ``r = 3k + l``, and free velocity.
     bias, phi : (k + l,) ndarray
         Stabilization [m/s] and gaps [m] of the normal rows.
     k, l : int
         Contacts and unilateral rows.
     viscous : bool
         Viscous model (damped rows, coefficient [N.s/m], ``group`` (k,) pair index per
-        contact, ``per_pair``), else no-slip (FIND-INDICES with ``singular_tol``, at
-        most ``max_rank`` rows).
+        contact, ``per_pair``), else no-slip (every direction of the rows above
+        ``singular_tol`` of the largest held, :mod:`contact_lcp.contact.no_slip_space`;
+        every contact the answer loads is held, touching or not).
     h : float
         Time step [s].
     touch_distance, release_speed, max_releases
@@ -208,11 +213,12 @@ def normal_step(G, J, K, u, bias, phi, k, l, viscous, coefficient, group, per_pa
     -------
     tuple
         ``(code, f, basis, warm, pivots, solves, released, loaded_released, count,
-        tangent_rows, candidates)``: ``f`` (r,) impulses [N.s]; ``basis`` the normal rows
-        loaded in the answer (the next step's ``last_basis``); ``warm`` whether
+        tangent_rows, candidates, held)``: ``f`` (r,) impulses [N.s]; ``basis`` the
+        normal rows loaded in the answer (the next step's ``last_basis``); ``warm`` whether
         ``last_basis`` was used; ``released`` touching contacts left without tangential
         rows, ``loaded_released`` those of them that carry load; ``count`` contacts given
-        rows, ``tangent_rows`` the rows kept of the ``candidates`` offered (last solve).
+        rows, ``tangent_rows`` the directions they hold of the ``candidates`` offered, and
+        ``held`` (k,) which contacts had rows (last solve).
     """
     n = k + l
     warm = last_pair.shape[0] == k and last_basis.shape[0] > 0
@@ -243,11 +249,13 @@ def normal_step(G, J, K, u, bias, phi, k, l, viscous, coefficient, group, per_pa
     dofs = False
     P = Ls = Q = np.zeros((0, 0))
     hb = np.zeros(0)
-    count = ncand = 0
+    count = rows = ncand = 0
+    held = contacts.copy()
     for _ in range(max_releases + 1):
-        ok, A, c, t, L, Y, y, dofs, P, Ls, Q, hb, count, ncand = _reduce(
-            G, J, K, u, bias, k, l, contacts, viscous, coefficient, group, per_pair, h,
-            singular_tol, max_rank)
+        held = contacts.copy()  # the rows of the answer kept last
+        ok, A, c, t, L, Y, y, dofs, P, Ls, Q, hb, count, rows, ncand = _reduce(
+            G, J, K, u, v_free, bias, k, l, held, viscous, coefficient, group, per_pair,
+            h, singular_tol)
         if not ok:
             code = NOT_DEFINITE
             break
@@ -264,8 +272,8 @@ def normal_step(G, J, K, u, bias, phi, k, l, viscous, coefficient, group, per_pa
             if contacts[i] and not loaded and w[i] > release_speed:
                 contacts[i] = False  # lifting off: released
                 changed = True
-            elif touch[i] and not contacts[i] and loaded:
-                contacts[i] = True   # a released contact loaded again
+            elif (touch[i] or not viscous) and not contacts[i] and loaded:
+                contacts[i] = True   # loaded again (no-slip: any loaded contact)
                 changed = True
         if not changed:
             break
@@ -273,9 +281,10 @@ def normal_step(G, J, K, u, bias, phi, k, l, viscous, coefficient, group, per_pa
     released = loaded_released = 0
     if code == SOLVED:
         for i in range(k):
-            if touch[i] and not contacts[i]:
+            if touch[i] and not held[i]:
                 released += 1
-                loaded_released += z[i] > 0.0
+            if (touch[i] or not viscous) and not held[i] and z[i] > 0.0:
+                loaded_released += 1
         for i in range(k):
             f[3 * i] = z[i]
         for i in range(l):
@@ -287,9 +296,13 @@ def normal_step(G, J, K, u, bias, phi, k, l, viscous, coefficient, group, per_pa
             ft = viscous_dofs_impulse(P, Ls, Q, hb, u_t, z)
             for a in range(t.size):
                 f[t[a]] = ft[a]
+        elif t.size and not viscous:
+            ft = y + Y @ z
+            for a in range(t.size):
+                f[t[a]] = ft[a]
         elif t.size:
             ft = tangent_impulse(L, Y, y, z)
             for a in range(t.size):
                 f[t[a]] = ft[a]
-    return (code, f, basis, warm, pivots, solves, released, loaded_released, count, t.size,
-            ncand)
+    return (code, f, basis, warm, pivots, solves, released, loaded_released, count, rows,
+            ncand, held)

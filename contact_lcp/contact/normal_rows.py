@@ -6,10 +6,14 @@ touch yet). A touching contact that the answer leaves unloaded (``f_n = 0``) and
 separating (normal velocity at the end of the step above ``release_speed``) is
 *released*: its tangential rows are removed and the LCP solved again; a released contact
 that the new answer loads gets its rows back (at most ``MAX_RELEASES`` re-solves; the
-report's ``info['loaded_released']`` counts loaded contacts left without rows). Without
-that, a no-slip equality acts on contacts that lift off: a sliding box stopped on its
-front edge, pivoting up, had its rotation stopped by its lifting rear corners and was
-thrown upwards (S4's model applied literally, measured in ``test_contact_no_slip.py``).
+report's ``info['loaded_released']`` counts loaded contacts left without rows). A model
+with ``HOLD_LOADED`` (no-slip, whose promise is that no loaded contact slips) also gives
+rows to a contact not yet touching that the answer loads: it closes its gap within the
+step (a box tumbling at h = 10 ms loaded an edge 1.8 mm away, which slid at 0.27 m/s).
+Without the release, a no-slip equality acts on contacts that lift off: a sliding box
+stopped on its front edge, pivoting up, had its rotation stopped by its lifting rear
+corners and was thrown upwards (S4's model applied literally, measured in
+``test_contact_no_slip.py``).
 
 With the PPM (the default method) a step runs as one compiled call
 (:func:`contact_lcp.contact.normal_kernel.normal_step`: the same reduction, solve,
@@ -26,6 +30,7 @@ import numpy as np
 from contact_lcp.contact.base import ContactModel, ModelSettings
 from contact_lcp.contact.frictionless import frictionless_impulse, safe_stop, solve_frictionless
 from contact_lcp.contact.ladder import Rungs, lcp_rung
+from contact_lcp.contact.min_norm_normal import redistributed_normal
 from contact_lcp.contact.normal_kernel import REASONS, SOLVED, normal_step
 from contact_lcp.contact.guess import BasisGuess
 from contact_lcp.contact.report import ContactSolution, Outcome, SolveReport, tally
@@ -58,6 +63,10 @@ class NormalRowsModel(ContactModel):
 
     OPTIONS = {"touch_distance": 1e-4, "release_speed": 1e-6, "method": "ppm"}
     GUESS = BasisGuess
+    FORCE_DISTRIBUTIONS = ("any", "min_norm")
+    #: whether a loaded contact farther than ``touch_distance`` gets tangential rows too
+    #: (module notes); the compiled step (viscous) gives rows to touching contacts only
+    HOLD_LOADED = False
 
     def __init__(self, settings=ModelSettings()):
         super().__init__(settings)
@@ -70,9 +79,19 @@ class NormalRowsModel(ContactModel):
         self.method = settings.method if method is None else method
         self.method_options = dict(settings.solver_options) if method is None else {}
 
-    def reduce(self, problem, contacts):
+    def reduce(self, problem, contacts, **options):
         """``(ReducedLCP, info)`` with tangential rows on ``contacts`` ((k,) bool)."""
         raise NotImplementedError
+
+    def redistribute(self, problem, solution, lcp, held=None):
+        """The applied answer: under ``force_distribution: min_norm`` the least-norm
+        normal impulses with the same velocities
+        (:mod:`contact_lcp.contact.min_norm_normal`; the tangential impulses are
+        functions of the velocities here). ``lcp`` is the reduced LCP solved, or None
+        from the compiled step, which gives ``held`` (k,): the contacts it gave rows."""
+        if self.settings.force_distribution != "min_norm":
+            return solution
+        return redistributed_normal(problem, solution, self.name, _EMPTY)
 
     def kernel_args(self, problem):
         """``(viscous, coefficient, group, per_pair, singular_tol)`` of
@@ -95,22 +114,21 @@ class NormalRowsModel(ContactModel):
         n = k + l
         last = guess is not None
         (code, f, basis, warm, pivots, solves, released, loaded_released, count, rows,
-         candidates) = normal_step(
-            problem.G, np.ascontiguousarray(problem.J), problem.K, problem.u, problem.bias,
-            problem.phi, k, l, viscous, coefficient,
-            group, per_pair, problem.h, singular_tol, problem.K.shape[0],
-            self.touch_distance, self.release_speed, MAX_RELEASES, problem.pair,
+         candidates, held) = normal_step(
+            problem.G, np.ascontiguousarray(problem.J), problem.K, problem.u,
+            problem.v_free, problem.bias, problem.phi, k, l, viscous, coefficient,
+            group, per_pair, problem.h, singular_tol, self.touch_distance, self.release_speed, MAX_RELEASES, problem.pair,
             guess.pair if last else _EMPTY, guess.basis if last else _EMPTY,
             max(100, 10 * n), 1e-10, zobrist_keys(n))
         if code != SOLVED:
             return None, REASONS[code]
         info = self.kernel_info(count, rows, candidates)
         info.update(lcp_size=n, released=released, loaded_released=loaded_released)
-        return ContactSolution(f, SolveReport(
+        return self.redistribute(problem, ContactSolution(f, SolveReport(
             Outcome.SOLVED, LCPStatus.SOLVED, self.name, self.method, True, pivots=pivots,
             solves=solves, failures=0, warm_started=warm,
             info=dict(info, rungs=("compiled:solved",))),
-            guess=BasisGuess(problem.pair, basis)), None
+            guess=BasisGuess(problem.pair, basis)), None, held), None
 
     def _warm_basis(self, problem, n, guess):
         if (guess is None or self.method not in WARM_START_METHODS
@@ -119,15 +137,17 @@ class NormalRowsModel(ContactModel):
             return None
         return guess.basis
 
-    def solve(self, problem, guess=None):
-        """Certified impulses of one step (see the class notes)."""
+    def solve(self, problem, guess=None, **reduce_options):
+        """Certified impulses of one step (see the class notes); ``reduce_options`` go to
+        :meth:`reduce` (the compiled step, if any, is used only without them)."""
         s = self.settings
         k = problem.num_contacts
         touch = problem.phi[:k] <= self.touch_distance
         contacts = touch.copy()
+        eligible = np.ones(k, dtype=bool) if self.HOLD_LOADED else touch
         n = k + problem.num_limits
         guess = guess if isinstance(guess, BasisGuess) else None
-        done, miss = self._compiled(problem, guess)
+        done, miss = (None, None) if reduce_options else self._compiled(problem, guess)
         if done is not None:
             return done
         rungs = Rungs()
@@ -137,7 +157,8 @@ class NormalRowsModel(ContactModel):
         warm = basis is not None
         results = []
         for _ in range(MAX_RELEASES + 1):
-            lcp, info = self.reduce(problem, contacts)
+            held = contacts.copy()  # the rows of the answer kept last
+            lcp, info = self.reduce(problem, held, **reduce_options)
             opts = dict(self.method_options)
             if basis is not None and self.method in WARM_START_METHODS:
                 opts["initial_basis"] = basis
@@ -148,26 +169,29 @@ class NormalRowsModel(ContactModel):
             basis = np.flatnonzero(res.z > 0.0)
             loaded = res.z[:k] > 0.0
             lifting = contacts & ~loaded & (res.w[:k] > self.release_speed)
-            regained = touch & ~contacts & loaded
+            regained = eligible & ~contacts & loaded
             if not (lifting.any() or regained.any()):
                 break
             contacts = (contacts & ~lifting) | regained
         info["lcp_size"] = n
         if miss is not None:
             info["compiled_miss"] = miss  # why the one-call step was not used
-        info["released"] = int(np.count_nonzero(touch & ~contacts))
+        info["released"] = int(np.count_nonzero(touch & ~held))
         if res.success:
-            # touching, loaded, yet without tangential rows: the release did not settle
-            info["loaded_released"] = int(np.count_nonzero(touch & ~contacts
+            # loaded (touching, or any under HOLD_LOADED), yet without tangential rows in
+            # the answer: the release did not settle
+            info["loaded_released"] = int(np.count_nonzero(eligible & ~held
                                                            & (res.z[:k] > 0.0)))
         if res.success:
             if "fallback" in res.info:
                 info["solver_fallback"] = res.info["fallback"]
             pivots, solves, failures = tally(results)
-            return ContactSolution(lcp.impulses(problem, res.z), SolveReport(
-                Outcome.SOLVED, res.status, self.name, self.method, True, pivots=pivots,
-                solves=solves, failures=failures, warm_started=warm,
-                info=rungs.into(info)), guess=BasisGuess(problem.pair, basis))
+            return self.redistribute(problem, ContactSolution(
+                lcp.impulses(problem, res.z), SolveReport(
+                    Outcome.SOLVED, res.status, self.name, self.method, True, pivots=pivots,
+                    solves=solves, failures=failures, warm_started=warm,
+                    info=rungs.into(info)), guess=BasisGuess(problem.pair, basis)), lcp,
+                held)
         fl = None
         if s.fallback:
             _, fl = solve_frictionless(problem, s.method, s.solver_options)

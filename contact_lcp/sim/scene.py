@@ -84,8 +84,9 @@ class ContactSettings:
     method found; on redundant contact (four coplanar corners, a sole's eight points) it is
     one of many with the same velocities, and which one depends on the contacts' order.
     ``min_norm`` applies the least-norm one of them (equal shares on a symmetric support,
-    independent of the order; :mod:`contact_lcp.contact.min_norm`; the pyramid and
-    frictionless models).
+    independent of the order; :mod:`contact_lcp.contact.min_norm` for the pyramid and
+    frictionless models, :mod:`contact_lcp.contact.min_norm_normal` for viscous and
+    no_slip).
     ``friction``: friction coefficient of robot links and bodies without their own.
     ``activation_distance`` [m]: a contact enters the problem when its gap, or its gap
     after the step's free motion or after the first answer's impulses (the step then
