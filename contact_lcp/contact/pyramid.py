@@ -138,6 +138,7 @@ class PyramidModel(ContactModel):
     OPTIONS = {"fallback_model": "relaxed"}
     GUESS = PyramidGuess
     FORCE_DISTRIBUTIONS = ("any", "min_norm")
+    islands = True
 
     def __init__(self, settings=None):
         from contact_lcp.contact.base import ModelSettings
