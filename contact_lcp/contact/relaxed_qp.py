@@ -180,25 +180,31 @@ def velocity_qp(problem, edges, *, solver="clarabel", tol=1e-12, rows=None):
 
 #: proximal steps of :func:`refine_active_set` per active set (one factorization each)
 REFINE_STEPS = 8
+#: the proximal shift ``delta``, relative to the largest diagonal entry of ``H_AA``:
+#: directions of ``H_AA`` with smaller eigenvalues keep the interior point's values
+#: (pushing them to the equations' exact solution amplified the answer's round-off to
+#: multipliers of -1e2 times the largest at 1e-10 and 1e-8 on two of five pour problems)
+REFINE_SHIFT = 1e-6
 #: active sets :func:`refine_active_set` tries at most
 REFINE_ROUNDS = 6
-#: a row starts closed when its multiplier, in units of the largest, exceeds this many
+#: a row starts closed when its multiplier, in units of the largest, exceeds ``ratio``
 #: times its slack, in units of the largest ``|b|``: rows the interior point left
-#: undecided (both tiny) start open and join if they close. At 1 (the plain comparison)
-#: three of five pour problems put an open row in the set, whose equations then had no
-#: solution (multipliers of -1e3 times the largest); 10 to 1e4 refined all five.
-CLOSED_RATIO = 100.0
+#: undecided start open and join if they close. :func:`solve_relaxed_qp` tries these in
+#: turn. On eight pour problems the plain comparison (1) put an open row in the set of
+#: three, whose equations then had no solution; 1e4 refined all eight (with
+#: ``REFINE_SHIFT``), 100 seven.
+CLOSED_RATIOS = (1e4, 100.0)
 
 
-def refine_active_set(rows, c, k, d):
+def refine_active_set(rows, c, k, d, ratio=CLOSED_RATIOS[0]):
     """Finish an interior-point answer on the active set it points to.
 
     An interior-point answer leaves ``c_i s_i`` of the order of its tolerance on every
     row (``s = A xi + b``, the slack): tiny multipliers on open rows and tiny slacks on
     closed ones, which the per-row certification of a large LCP rejects (the 200-sphere
     pour: rows with ``c ~ 1e-8`` N.s beside ``s ~ 1e-6`` m/s). A row is taken as closed
-    where its multiplier, in units of the largest, exceeds :data:`CLOSED_RATIO` times its
-    slack, in units of the largest ``|b|``; the open rows' multipliers become 0 and the closed rows' are moved
+    where its multiplier, in units of the largest, exceeds ``ratio`` times its slack, in
+    units of the largest ``|b|`` (:data:`CLOSED_RATIOS`); the open rows' multipliers become 0 and the closed rows' are moved
     to ``H_AA c_A = -b_A`` (``H = A diag(kappa) A'``, the Delassus matrix of the edges,
     singular on redundant contact) by proximal steps ``(H_AA + delta I) c+ = delta c - b_A``
     from the interior-point answer: they converge to the solution of the system nearest
@@ -216,6 +222,8 @@ def refine_active_set(rows, c, k, d):
         The interior-point multipliers [N.s].
     k, d : int
         Contacts and edges per contact (the first ``kd`` rows are the contacts' edges).
+    ratio : float
+        How much larger a multiplier than its slack (each in its units) closes a row.
 
     Returns
     -------
@@ -231,7 +239,7 @@ def refine_active_set(rows, c, k, d):
     s = A @ (kappa * (A.T @ c)) + b
     c_unit = max(float(c.max(initial=0.0)), 1e-300)
     s_unit = max(float(np.abs(b).max(initial=0.0)), 1e-300)
-    closed = c / c_unit > CLOSED_RATIO * s / s_unit
+    closed = c / c_unit > ratio * s / s_unit
     x_all = c.copy()
     for _ in range(REFINE_ROUNDS):
         idx = np.flatnonzero(closed)
@@ -239,7 +247,7 @@ def refine_active_set(rows, c, k, d):
         if idx.size:
             A_c = A[idx]
             H = (A_c @ Kd @ A_c.T).tocsc()
-            delta = 1e-10 * max(float(H.diagonal().max()), 1e-300)
+            delta = REFINE_SHIFT * max(float(H.diagonal().max()), 1e-300)
             try:
                 lu = splu((H + delta * sparse.eye(idx.size, format="csc")).tocsc())
             except RuntimeError:  # exactly singular even with the shift
@@ -312,13 +320,15 @@ def solve_relaxed_qp(problem, lcp, *, solver="clarabel", tol=1e-12):
     # the active set the answer points to (certified like any answer), and if that is not
     # enough, one principal pivot on the set found positive (the search goes on from there
     # if that set is wrong; its dense factorization costs seconds at n ~ 4000).
-    refined = refine_active_set(rows, c, lcp.num_contacts, lcp.num_directions) if rows[2].size else None
-    if refined is not None:
+    for ratio in CLOSED_RATIOS if rows[2].size else ():
+        refined = refine_active_set(rows, c, lcp.num_contacts, lcp.num_directions, ratio)
+        if refined is None:
+            continue
         z_r = lcp_unknowns(problem, lcp, refined)
         err_r, w_r, tol_r = _certify(lcp, z_r)
         if err_r <= tol_r:
             return LCPResult(z_r, w_r, LCPStatus.SOLVED, method + "+refine", iters, err_r,
-                             {"tol": tol_r, "qp_error": err})
+                             {"tol": tol_r, "qp_error": err, "closed_ratio": ratio})
     basis = np.flatnonzero(z > 1e-9 * max(float(z.max()), 1e-300))
     polished = lcp_rung(dense_M(lcp), lcp.q, "robust", {"initial_basis": basis})
     info = dict(polished.info, qp_error=err, polished=True)
