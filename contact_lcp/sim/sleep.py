@@ -17,8 +17,8 @@ bodies may wake further islands in turn).
 Robots never sleep (a robot is commanded every step), nor does an island touching a
 robot that can move. Sleep is off by default (``contact.sleep``): a body's state edited
 from outside the step (a new pose or velocity set through the ROS interface) does not
-wake its island, and a state file does not hold the sleep state. The bundled piles
-turn it on.
+wake its island, and a state file does not hold the sleep state (a resumed run starts
+with every body awake).
 """
 
 import math
