@@ -76,3 +76,41 @@ def test_sleep_keys_are_validated(key, value):
         scene_from_dict({"bodies": [{"name": "b", "shape": "sphere", "size": [R],
                                      "mass": 1.0, "pose": [0, 0, R, 0, 0, 0, 1]}],
                          "contact": {key: value}})
+
+
+def _world():
+    """A stand-in world for the Sleep record: free bodies 'a' and 'b' (6 coordinates
+    each, after a robot 'arm' with 2 joints), a robot 'walls' without coordinates, the
+    ground; one geometry each."""
+    from types import SimpleNamespace as NS
+
+    from contact_lcp.dynamics.world import GROUND
+
+    bodies = [NS(name="a", v_slice=slice(2, 8), size=(R,)),
+              NS(name="b", v_slice=slice(8, 14), size=(R,))]
+    robots = [NS(name="arm", v_slice=slice(0, 2)), NS(name="walls", v_slice=slice(14, 14))]
+    return NS(bodies=bodies, robots=robots, geometry_owner=["arm", "walls", "a", "b", GROUND])
+
+
+def _contacts(pairs):
+    from types import SimpleNamespace as NS
+
+    return NS(body_a=np.array([p[0] for p in pairs], dtype=int),
+              body_b=np.array([p[1] for p in pairs], dtype=int))
+
+
+@pytest.mark.parametrize("touching, sleeps", [((1, 2), True), ((0, 2), False)])
+def test_an_island_touching_a_robot_that_can_move_never_sleeps(touching, sleeps):
+    # 'a' rests on the ground (geometry 4) and on the fixed walls or on the commanded
+    # arm; 'b' rests on 'a'. Still for long enough, the pile sleeps beside the walls
+    # but never while the arm touches it.
+    from contact_lcp.sim.sleep import Sleep
+
+    sleep = Sleep(_world(), speed=5e-3, time=0.05, h=0.01)
+    contacts = _contacts([(4, 2), touching, (2, 3)])
+    for _ in range(10):
+        sleep.update(np.zeros(14), contacts)
+    assert sleep.asleep.tolist() == [sleeps, sleeps]
+    if sleeps:  # held still as prescribed coordinates, beside the robot's own
+        idx, v = sleep.prescribe(np.array([0]), np.array([0.3]))
+        assert idx.tolist() == [0] + list(range(2, 14)) and v[0] == 0.3 and not v[1:].any()
