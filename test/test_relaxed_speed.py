@@ -62,3 +62,19 @@ def test_sparse_relaxed_lcp_is_the_dense_one(pile_problems):
         e_s, w_s, t_s = certify_sparse(sp.M, sp.q, z)
         assert (e_s, t_s) == (e_d, t_d)
         np.testing.assert_array_equal(w_s, w_d)
+
+
+def test_no_dense_polish_above_the_size_cap(pile_problems, monkeypatch):
+    # An uncertified QP answer of an LCP larger than MAX_DENSE_SIZE is a failure, not a
+    # dense pivoting search of gigabytes (a 1000-sphere pour's island: n = 17 560).
+    from contact_lcp.contact import relaxed_qp
+    from contact_lcp.lcp import LCPStatus
+
+    problem = pile_problems[-1]
+    lcp = build_relaxed_lcp(problem, num_directions=4, sparse_M=True)
+    monkeypatch.setattr(relaxed_qp, "refine_active_set", lambda *a: None)
+    monkeypatch.setattr(relaxed_qp, "MAX_DENSE_SIZE", lcp.q.size - 1)
+    monkeypatch.setattr(relaxed_qp, "lcp_rung", lambda *a: pytest.fail("dense polish"))
+    res = solve_relaxed_qp(problem, lcp, tol=1e-5)  # loose: not certified as it comes
+    assert not res.success and res.status is LCPStatus.NUMERICAL_FAILURE
+    assert "MAX_DENSE_SIZE" in res.info["reason"]

@@ -56,7 +56,8 @@ from contact_lcp.contact.ladder import Rungs, lcp_rung
 from contact_lcp.contact.lcp_builder import build_relaxed_lcp
 from contact_lcp.contact.pyramid import WARM_START_METHODS, PyramidModel
 from contact_lcp.contact.pyramid_kernel import full_basis
-from contact_lcp.contact.relaxed_qp import AUTO_QP_SIZE, QP_SOLVERS, dense_M, solve_relaxed_qp
+from contact_lcp.contact.relaxed_qp import (AUTO_QP_SIZE, MAX_DENSE_SIZE, QP_SOLVERS, dense_M,
+                                           solve_relaxed_qp)
 from contact_lcp.contact.report import ContactSolution, Outcome, SolveReport, tally
 from contact_lcp.exceptions import SceneError
 
@@ -129,7 +130,8 @@ class RelaxedModel(PyramidModel):
         if not res.success and path == "lcp" and basis is not None:
             res = rungs.add("lcp_cold", self._solve_path(path, problem, lcp, None))
             results.append(res)
-        if o["cross_check"] or not res.success:
+        dense_ok = lcp.q.shape[0] <= MAX_DENSE_SIZE  # (pivoting needs M dense)
+        if (o["cross_check"] or not res.success) and (path == "lcp" or dense_ok):
             alt = rungs.add(other, self._solve_path(other, problem, lcp, None))
             results.append(alt)
             if res.success and alt.success:
