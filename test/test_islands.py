@@ -90,3 +90,13 @@ def test_islands_key_is_validated():
         scene_from_dict({"bodies": [{"name": "b", "shape": "sphere", "size": [0.1],
                                      "mass": 1.0, "pose": [0, 0, 1, 0, 0, 0, 1]}],
                          "contact": {"islands": "sometimes"}})
+
+
+def test_the_last_basis_solves_each_island_of_a_resting_scene():
+    # Two resting stacks: once settled, each island's last basis solves it alone, and
+    # the step counts as solved by the last basis (one rung per island).
+    sim = two_stacks("pyramid")
+    for _ in range(20):
+        r = sim.step().report
+    assert r.info["islands"] == 2 and r.rungs == ("last_basis:solved",) * 2
+    assert r.last_basis_only
