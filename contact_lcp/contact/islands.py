@@ -8,9 +8,12 @@ couples nothing. The rows of an island act on velocities no other island's rows 
 the Delassus matrix ``G`` is block diagonal by islands and the step's LCP is the
 Cartesian product of the islands' LCPs: solving each alone gives a solution of the whole
 one (every island's answer is certified on its own LCP, and the union of certified
-answers is certified on the whole with the islands' tolerances). The velocities are the
-same as the monolithic solve's; impulses too wherever the island's LCP has a unique
-solution (``test/test_islands.py``).
+answers is certified on the whole with the islands' tolerances). Where the whole LCP's
+velocities are unique (the relaxed model's convex QP) they are the monolithic solve's,
+and the impulses too wherever an island's LCP has a unique solution
+(``test/test_islands.py``); where they are not (the pyramid LCP), the islands' solution
+can be another one than the monolithic pivoting reaches, so the pyramid model does not
+declare islands (``auto`` does, and solves its small islands with the pyramid).
 
 What it buys: a pivoting solve costs about the cube of its size, so ``p`` equal islands
 cost ``1 / p^2`` of the whole; a model chooses per island (``contact.model: auto``); and

@@ -79,6 +79,8 @@ class RelaxedModel(PyramidModel):
                "cross_check": False}
     #: the relaxed LCP's solutions are not the pyramid LCP's: no min-norm stage (yet)
     FORCE_DISTRIBUTIONS = ("any",)
+    #: its velocities are unique (a convex QP's): islands solved apart give the same
+    islands = True
 
     def __init__(self, settings=None):
         super().__init__(settings)

@@ -132,9 +132,11 @@ class ContactSettings:
     memory). Points found only because of the look-ahead and left out of the LCP do not
     count.
     ``islands``: solve the contacts of bodies that touch no common moving body as
-    separate problems (:mod:`contact_lcp.contact.islands`; the pyramid and relaxed
-    models; on by default: the same velocities, and a pile's pivoting cost falls with the
-    square of the number of islands). False: one problem per step.
+    separate problems (:mod:`contact_lcp.contact.islands`; the ``relaxed`` and ``auto``
+    models, whose choice is per island; on by default: the relaxed model's velocities are
+    unique, so the same, and a pile's cost falls with its islands). False: one problem
+    per step. The ``pyramid`` model always solves one problem per step (its LCP can have
+    solutions with different velocities, and the islands' could be another one).
     ``sleep``: islands of free bodies whose every body has moved slower than
     ``sleep_speed`` [m/s] (``|v| + r |omega|``, r its largest size entry) for
     ``sleep_time`` [s] sleep: they hold still and leave collision and the contact
