@@ -75,7 +75,9 @@ class ContactSettings:
     ``pyramid`` (default; alias ``stewart_trinkle``), ``frictionless``, ``relaxed``
     (Anitescu & Hart's convex relaxation, S3), ``viscous``, ``no_slip`` (Drumwright, S4),
     ``facet_set`` (Nguyen & Trinkle's vertex against a facet set: non-convex static
-    geometry made of boxes or convex hulls, S5); ``options`` its model-specific options.
+    geometry made of boxes or convex hulls, S5), ``auto`` (``pyramid`` on contact islands
+    of at most 40 contacts, ``relaxed`` on larger ones: :mod:`contact_lcp.contact.auto`);
+    ``options`` its model-specific options.
     ``friction_directions``: sides of the friction pyramid (8, as Yamane & Nakamura).
     ``friction_frame``: ``slip`` (default) turns each pyramid so that its first edge
     opposes the slip, making sliding friction independent of the direction; ``fixed``
