@@ -22,6 +22,15 @@ Above n = 1000 the robust method pivots on sparse LU factors
 cube of the problem (pivots x n^2). The pour's first 0.95 s take ~30 minutes; from then a
 step takes 1.5-11 minutes, so its 2 s take hours (issue 10): ``--state``/``--resume`` split
 them, and ``benchmarks/data/spheres_200_pour.state`` is the pour at t = 1.14 s.
+
+``--model NAME`` solves every scene with that contact model (``auto`` or ``relaxed``
+for the pours: ``pyramid``, the scene's, takes hours), ``--sleep`` turns
+``contact.sleep`` on, and ``pour_1000`` (a scene name) is a generated 1000-sphere pour
+(:func:`pour_scene`). Every row also has the step's contact islands and sleeping bodies,
+and the table ends with each scene's total wall time and failed solves (the issue-37
+targets: the 200-sphere pour's 2 s within 60 s with 0 failures)::
+
+    .venv/bin/python benchmarks/bench_large.py spheres_200.yaml:2.0 pour_1000:2.0 --model auto --sleep
 """
 
 import argparse
@@ -47,7 +56,8 @@ from contact_lcp.sim import Simulator  # noqa: E402
 from contact_lcp.sim.checkpoint import CheckpointError  # noqa: E402
 
 COLUMNS = ("scene", "step", "t", "ms", "contacts", "active", "pivots", "status", "failures",
-           "max_penetration", "groups", "peak_rss_mb", "load_s", "revision", "date")
+           "max_penetration", "groups", "islands", "sleeping", "model", "peak_rss_mb", "load_s",
+           "revision", "date")
 DEFAULT = ("spheres_200.yaml:2.0", "brazil_nut.yaml:2.0")
 
 
@@ -93,7 +103,49 @@ class FailedLCPs:
         return paths
 
 
-def run(spec, revision, date, detail=False, save=None, failed=None, state=None, resume=None):
+def pour_scene(n=1000, radius=0.015, seed=1000):
+    """A pour of ``n`` spheres (r = 1.5 cm, 20 g) into ``urdf/walled_box.urdf`` (0.4 m
+    square): a 10 x 10 column of ``n / 100`` layers 4.5 cm apart from 0.3 m up, each
+    centre shifted by up to 2 mm sideways (numpy ``seed``: neighbours 3.6 cm apart stay
+    clear of each other) so that the column collapses;
+    as ``config/spheres_200.yaml`` at five times the bodies."""
+    from contact_lcp.sim import scene_from_dict
+
+    rng = np.random.default_rng(seed)
+    bodies = []
+    for i in range(n):
+        layer, cell = divmod(i, 100)
+        x, y = (cell // 10 - 4.5) * 0.036, (cell % 10 - 4.5) * 0.036
+        dx, dy = rng.uniform(-0.002, 0.002, 2)
+        bodies.append({"name": f"s{i}", "shape": "sphere", "size": [radius], "mass": 0.02,
+                       "pose": [x + dx, y + dy, 0.3 + 0.045 * layer, 0, 0, 0, 1]})
+    return scene_from_dict({
+        "time_step": 0.01, "duration": 2.0, "gravity": [0, 0, -9.81],
+        "ground": {"height": 0.0, "friction": 0.5},
+        "robots": [{"name": "box", "urdf": "../urdf/walled_box.urdf", "floating_base": False,
+                    "controller": {"type": "effort"}}],
+        "bodies": bodies, "contact": {"max_contacts": 10 * n}, "solver": {"method": "robust"}},
+        base_dir=os.path.join(ROOT, "config"), path="pour_1000")
+
+
+def load(name, model=None, sleep=False):
+    """The simulator of a bundled scene, a path or ``pour_1000``, with ``model`` and
+    ``sleep`` (when given) in its contact settings."""
+    import dataclasses
+
+    from contact_lcp.sim import load_scene
+
+    if name == "pour_1000":
+        scene = pour_scene()
+    else:
+        scene = load_scene(name if os.path.sep in name else os.path.join(ROOT, "config", name))
+    c = scene.contact
+    c = dataclasses.replace(c, model=model or c.model, sleep=bool(sleep) or c.sleep)
+    return Simulator(scene.replace(contact=c))
+
+
+def run(spec, revision, date, detail=False, save=None, failed=None, state=None, resume=None,
+        model=None, sleep=False):
     """Rows (dicts of :data:`COLUMNS`) of one ``name[:seconds]`` scene; ``detail`` also
     prints each step's solve report (its solves and how the solve went); ``save(rows)``,
     when given, is called after every step with the rows so far; ``failed`` (a
@@ -101,10 +153,9 @@ def run(spec, revision, date, detail=False, save=None, failed=None, state=None, 
     ``resume``: a state file (:meth:`Simulator.save_state`) to start from, up to the same
     end time; ``state``: a file the state is written to after every step."""
     name, _, seconds = spec.partition(":")
-    path = name if os.path.sep in name else os.path.join(ROOT, "config", name)
     t0 = time.perf_counter()
-    sim = Simulator.from_file(path)
-    load = time.perf_counter() - t0
+    sim = load(name, model, sleep)
+    load_s = time.perf_counter() - t0
     steps = int(round((float(seconds) if seconds else sim.scene.duration) / sim.h))
     first = 1
     if resume is not None:
@@ -120,11 +171,13 @@ def run(spec, revision, date, detail=False, save=None, failed=None, state=None, 
                      "contacts": info.num_contacts, "active": info.num_active,
                      "pivots": info.pivots, "status": info.lcp_status,
                      "failures": info.report.failures, "max_penetration": info.max_penetration,
-                     "groups": len(sim.world.groups), "peak_rss_mb": peak_rss_mb(),
-                     "load_s": load, "revision": revision, "date": date})
+                     "groups": len(sim.world.groups), "islands": sim.islands,
+                     "sleeping": sim.sleeping_bodies, "model": sim.model.name,
+                     "peak_rss_mb": peak_rss_mb(), "load_s": load_s, "revision": revision,
+                     "date": date})
         print(f"{rows[-1]['scene']} t = {sim.t:.2f} s: {ms:9.1f} ms, {info.num_active:4d} of "
-              f"{info.num_contacts:4d} contacts, {info.pivots:6d} pivots, {info.lcp_status}",
-              flush=True)
+              f"{info.num_contacts:4d} contacts, {info.pivots:6d} pivots, {info.lcp_status}, "
+              f"{sim.islands} islands, {sim.sleeping_bodies} asleep", flush=True)
         if detail and info.report is not None:
             print(f"    {info.report.solves} solves, {info.report.failures} failed: "
                   f"{dict(info.report.info)}", flush=True)
@@ -158,6 +211,21 @@ def summary(rows):
     return out
 
 
+def totals(rows):
+    """Per scene: steps, total wall time [s], failed solves, steps not solved, the most
+    islands of a step and sleeping bodies at the end."""
+    out = []
+    for scene in dict.fromkeys(r["scene"] for r in rows):
+        mine = [r for r in rows if r["scene"] == scene]
+        out.append({"scene": scene, "model": mine[-1]["model"], "steps": len(mine),
+                    "wall_s": sum(r["ms"] for r in mine) / 1e3,
+                    "failures": sum(int(r["failures"]) for r in mine),
+                    "not_solved": sum(r["status"] not in ("SOLVED", "NO_CONTACT") for r in mine),
+                    "max_islands": max(r["islands"] for r in mine),
+                    "sleeping_end": mine[-1]["sleeping"]})
+    return out
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("scenes", nargs="*", default=list(DEFAULT),
@@ -171,6 +239,9 @@ def main(argv=None):
                         help="write the simulator's state to FILE after every step (one scene)")
     parser.add_argument("--resume", metavar="FILE", default=None,
                         help="start from a state FILE written by --state (one scene)")
+    parser.add_argument("--model", default=None,
+                        help="contact model for every scene (default: each scene's own)")
+    parser.add_argument("--sleep", action="store_true", help="turn contact.sleep on")
     args = parser.parse_args(argv)
     if (args.state or args.resume) and len(args.scenes) != 1:
         parser.error(f"--state and --resume need exactly one scene; got {len(args.scenes)}")
@@ -189,16 +260,18 @@ def main(argv=None):
             if args.failed_lcps:
                 with FailedLCPs(args.failed_lcps) as failed:
                     mine = run(spec, revision, date, args.detail, save, failed, args.state,
-                               args.resume)
+                               args.resume, args.model, args.sleep)
             else:
                 mine = run(spec, revision, date, args.detail, save, None, args.state,
-                           args.resume)
+                           args.resume, args.model, args.sleep)
         except CheckpointError as e:  # --resume: not a state file, or another scene's
             parser.error(str(e))
         rows += mine
     table = summary(rows)
     print(common.format_table(table, ("scene", "active", "steps", "median_ms", "median_pivots",
                                       "not_solved")))
+    print(common.format_table(totals(rows), ("scene", "model", "steps", "wall_s", "failures",
+                                             "not_solved", "max_islands", "sleeping_end")))
     print(f"peak resident memory {peak_rss_mb():.0f} MB")
     common.write_csv(path, rows, COLUMNS)
     print(f"wrote {path}")

@@ -211,7 +211,10 @@ class _Run:
                    f"{s.safe_stops}, uncertified steps {s.uncertified}; max penetration "
                    f"{1e3 * self.max_pen:.3f} mm"
                    + (f" (moved out at {s.projections} step(s) by projection)"
-                      if s.projections else ""))
+                      if s.projections else "")
+                   + f"; last step: {sim.islands} contact island(s)"
+                   + (f", {sim.sleeping_bodies} sleeping bodies" if sim.sleep is not None
+                      else ""))
         if mg > 0 and self.done:
             summary += f"; mean vertical contact force {f_avg:.1f} N vs m*g {mg:.1f} N"
         if self.done:

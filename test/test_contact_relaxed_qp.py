@@ -11,7 +11,7 @@ import os
 import numpy as np
 import pytest
 
-from contact_lcp.contact import relaxed
+from contact_lcp.contact import relaxed, relaxed_qp
 from contact_lcp.contact.base import ModelSettings
 from contact_lcp.contact.lcp_builder import build_relaxed_lcp
 from contact_lcp.contact.problem import build_problem
@@ -59,9 +59,9 @@ def test_qp_and_pivoting_agree_on_a_settled_pile(pile_problems):
         assert res_qp.success and res_lcp.success, (res_qp.status, res_qp.error)
         # The interior-point answer leaves z_i ~ 3e-10 N.s on a few separating contacts
         # (w_i ~ 1e-4 m/s) whose rows read only tiny impulses (their own tolerance ~2e-13):
-        # certified under one global tolerance, not row by row, so the polish's pivots
-        # (relaxed_qp) finish it.
-        assert res_qp.method in ("qp:clarabel", "qp:clarabel+polish")
+        # certified under one global tolerance, not row by row, so the solve on the active
+        # set (refine_active_set) or the polish's pivots (relaxed_qp) finish it.
+        assert res_qp.method in ("qp:clarabel", "qp:clarabel+refine", "qp:clarabel+polish")
         # Both answers are certified to res.info["tol"] (~1e-4 m/s at these sizes, in
         # velocity units); the velocities after the step are unique and agree far closer.
         dv = problem.K @ (problem.J.T @ (lcp.impulses(res_qp.z) - lcp.impulses(res_lcp.z)))
@@ -79,10 +79,16 @@ def test_auto_path_switches_at_the_size_threshold(pile_problems, monkeypatch):
         assert sol.report.info["path"] == ("qp" if method.startswith("qp") else "lcp")
 
 
-def test_a_loose_qp_answer_is_polished_into_a_certified_one(pile_problems):
+def test_a_loose_qp_answer_is_polished_into_a_certified_one(pile_problems, monkeypatch):
     problem = pile_problems[-1]
     lcp = build_relaxed_lcp(problem, num_directions=4)
     res = solve_relaxed_qp(problem, lcp, tol=1e-5)  # far looser than the certification
+    # the solve on the QP answer's active set finishes it ...
+    assert res.success and res.method == "qp:clarabel+refine"
+    assert res.info["qp_error"] > res.info["tol"] >= res.error
+    # ... and without it, the pivoting polish does
+    monkeypatch.setattr(relaxed_qp, "refine_active_set", lambda *a: None)
+    res = solve_relaxed_qp(problem, lcp, tol=1e-5)
     assert res.success and res.method == "qp:clarabel+polish" and res.info["polished"]
     assert res.info["qp_error"] > res.info["tol"] >= res.error
 
@@ -104,3 +110,4 @@ def test_unknown_backend_is_an_error(pile_problems):
     problem = pile_problems[-1]
     with pytest.raises(ValueError, match="solver must be one of"):
         solve_relaxed_qp(problem, build_relaxed_lcp(problem, num_directions=4), solver="osqp")
+

@@ -134,6 +134,9 @@ class ContactDetector(GeneralPairs):
         self._body_friction = {b.name: b.friction for b in world.bodies
                                if getattr(b, "friction", None) is not None}
         self._max_contacts_mesh = int(max_contacts_mesh)
+        #: (ngeom,) bool or None: geometries that cannot move this step (sleeping bodies,
+        #: the ground); :meth:`detect` skips pairs of two of them (contact_lcp.sim.sleep)
+        self.still_geometries = None
         self._setup()
 
     # ----------------------------------------------------------------- set-up
@@ -343,6 +346,9 @@ class ContactDetector(GeneralPairs):
         X, centers = self._placements(q, la)
         near = near_pairs(centers, la, self._radii, self._first, self._second,
                           self._is_ground_pair, h, eps0)
+        if self.still_geometries is not None:  # two geometries that cannot move: no pair
+            m = self.still_geometries
+            near = near[~(m[self._first[near]] & m[self._second[near]])]
         # for broad_phase(); placements of geometries in near pairs are all fresh (a
         # geometry not read this step is out of reach of everything, see _placements)
         self._broad = (np.array(q, dtype=float), la, X, near)

@@ -68,6 +68,9 @@ class ContactModel:
     wants: ClassVar[tuple] = ()
     #: the ``force_distribution`` values the model implements (declared, not discovered)
     FORCE_DISTRIBUTIONS: ClassVar[tuple] = ("any",)
+    #: whether the step may solve the problem island by island
+    #: (:mod:`contact_lcp.contact.islands`: the model's guess splits by contact)
+    islands: ClassVar[bool] = False
 
     def __init__(self, settings: ModelSettings = ModelSettings()):
         unknown = sorted(set(settings.options) - set(self.OPTIONS))

@@ -5,6 +5,7 @@ Each model is one module (``pyramid.py``, ``frictionless.py``, ...) with a
 LCP methods in :data:`contact_lcp.lcp.METHODS`.
 """
 
+from contact_lcp.contact.auto import AutoModel
 from contact_lcp.contact.base import ContactModel, ModelSettings
 from contact_lcp.contact.facet_set import FacetSetModel
 from contact_lcp.contact.frictionless import FrictionlessModel
@@ -22,6 +23,7 @@ CONTACT_MODELS = {
     "no_slip": NoSlipModel,
     "facet_set": FacetSetModel,
     "relaxed": RelaxedModel,
+    "auto": AutoModel,
 }
 
 #: other names that are accepted for a model

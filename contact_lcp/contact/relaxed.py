@@ -55,7 +55,8 @@ from contact_lcp.contact.ladder import Rungs, lcp_rung
 from contact_lcp.contact.lcp_builder import build_relaxed_lcp
 from contact_lcp.contact.pyramid import WARM_START_METHODS, PyramidModel
 from contact_lcp.contact.pyramid_kernel import full_basis
-from contact_lcp.contact.relaxed_qp import AUTO_QP_SIZE, QP_SOLVERS, solve_relaxed_qp
+from contact_lcp.contact.relaxed_qp import (AUTO_QP_SIZE, MAX_DENSE_SIZE, QP_SOLVERS, dense_M,
+                                           solve_relaxed_qp)
 from contact_lcp.contact.report import ContactSolution, Outcome, SolveReport, tally
 from contact_lcp.exceptions import SceneError
 
@@ -77,6 +78,8 @@ class RelaxedModel(PyramidModel):
                "cross_check": False}
     #: the relaxed LCP's solutions are not the pyramid LCP's: no min-norm stage (yet)
     FORCE_DISTRIBUTIONS = ("any",)
+    #: its velocities are unique (a convex QP's): islands solved apart give the same
+    islands = True
 
     def __init__(self, settings=None):
         super().__init__(settings)
@@ -99,7 +102,7 @@ class RelaxedModel(PyramidModel):
         opts = dict(s.solver_options)
         if basis is not None and s.method in WARM_START_METHODS:
             opts["initial_basis"] = basis
-        return lcp_rung(lcp.M, lcp.q, s.method, opts)
+        return lcp_rung(dense_M(lcp), lcp.q, s.method, opts)
 
     def _method(self, path):
         return f"qp:{self.options['qp_solver']}" if path == "qp" else self.settings.method
@@ -107,11 +110,14 @@ class RelaxedModel(PyramidModel):
     def solve(self, problem, guess=None):
         s, o = self.settings, self.options
         guess = guess if isinstance(guess, PyramidGuess) else None
-        lcp = build_relaxed_lcp(problem, num_directions=s.friction_directions,
-                                edge_angle=self.edge_angles(problem, guess))
         path = o["path"]
         if path == "auto":
-            path = "qp" if lcp.q.shape[0] > AUTO_QP_SIZE else "lcp"
+            size = problem.num_contacts * (s.friction_directions + 2) + problem.num_limits
+            path = "qp" if size > AUTO_QP_SIZE else "lcp"
+        # the QP path reads M only to certify, which a sparse M makes ~n^2 / nnz cheaper
+        lcp = build_relaxed_lcp(problem, num_directions=s.friction_directions,
+                                edge_angle=self.edge_angles(problem, guess),
+                                sparse_M=path == "qp")
         other = "lcp" if path == "qp" else "qp"
         same = (guess is not None and guess.flags is not None
                 and np.array_equal(guess.pair, problem.pair) and problem.num_limits == 0)
@@ -125,7 +131,8 @@ class RelaxedModel(PyramidModel):
         if not res.success and path == "lcp" and basis is not None:
             res = rungs.add("lcp_cold", self._solve_path(path, problem, lcp, None))
             results.append(res)
-        if o["cross_check"] or not res.success:
+        dense_ok = lcp.q.shape[0] <= MAX_DENSE_SIZE  # (pivoting needs M dense)
+        if (o["cross_check"] or not res.success) and (path == "lcp" or dense_ok):
             alt = rungs.add(other, self._solve_path(other, problem, lcp, None))
             results.append(alt)
             if res.success and alt.success:

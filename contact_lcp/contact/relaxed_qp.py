@@ -32,6 +32,7 @@ from scipy.sparse.csgraph import connected_components
 from contact_lcp.contact.ladder import lcp_rung
 from contact_lcp.lcp import LCPResult, LCPStatus
 from contact_lcp.lcp.residual import certify
+from contact_lcp.lcp.sparse_residual import certify_sparse
 
 #: QP backends accepted by the ``qp_solver`` option. Not proxqp: it reports feasible
 #: Brazil-nut steps as primal infeasible and can run for minutes without an answer.
@@ -41,6 +42,11 @@ QP_SOLVERS = ("clarabel",)
 #: relaxation) solves relaxed LCPs with more unknowns than this on the QP path: pivoting
 #: costs about the cube of the LCP's size, this QP about its number of edges.
 AUTO_QP_SIZE = 300
+
+#: relaxed LCPs larger than this are never pivoted on densely (the QP answer's polish, the
+#: relaxed model's LCP rung after a failed QP): a 1000-sphere pour's island of 1750
+#: contacts (n = 17 560, 2.5 GB dense) took the process above 11 GB in the polish
+MAX_DENSE_SIZE = 8000
 
 #: eigenvalues of a block of K below this fraction of the block's largest are its null
 #: space (prescribed or loop-constrained directions)
@@ -124,7 +130,28 @@ def lcp_unknowns(problem, lcp, c):
     return np.concatenate([a, b.ravel(), lam])
 
 
-def velocity_qp(problem, edges, *, solver="clarabel", tol=1e-12):
+def qp_rows(problem, edges):
+    """The velocity QP's constraint rows in the coordinates ``xi`` (``dv = U xi``).
+
+    Returns
+    -------
+    A : (kd + l, r) scipy.sparse.csc_matrix
+        Edge rows then limit rows, ``A xi + b >= 0``.
+    b : (kd + l,) ndarray
+        Their values at ``xi = 0`` (free motion plus stabilization) [m/s].
+    kappa : (r,) ndarray
+        The eigenvalues of ``K`` [1/kg] (the Hessian is ``diag(1 / kappa)``).
+    """
+    k, l = problem.num_contacts, problem.num_limits
+    U, kappa = velocity_basis(problem.K)
+    S = generator_rows(problem, *edges)
+    A = (S @ sparse.csr_matrix(problem.J) @ U).tocsc()  # edge rows in the coordinates xi
+    bias = np.zeros(3 * k + l)
+    bias[problem.normal_rows] = problem.bias
+    return A, S @ (problem.u + bias), kappa
+
+
+def velocity_qp(problem, edges, *, solver="clarabel", tol=1e-12, rows=None):
     """Solve the velocity QP of the module notes.
 
     Parameters
@@ -136,6 +163,8 @@ def velocity_qp(problem, edges, *, solver="clarabel", tol=1e-12):
         A backend in :data:`QP_SOLVERS`.
     tol : float
         The solver's tolerance [m/s].
+    rows : tuple, optional
+        :func:`qp_rows` of ``(problem, edges)`` when the caller has them.
 
     Returns
     -------
@@ -144,18 +173,117 @@ def velocity_qp(problem, edges, *, solver="clarabel", tol=1e-12):
         Edge and limit-row multipliers [N.s] (clipped at 0).
     iterations : int
     """
-    k, l = problem.num_contacts, problem.num_limits
-    U, kappa = velocity_basis(problem.K)
-    S = generator_rows(problem, *edges)
-    A = (S @ sparse.csr_matrix(problem.J) @ U).tocsc()  # edge rows in the coordinates xi
-    bias = np.zeros(3 * k + l)
-    bias[problem.normal_rows] = problem.bias
-    b = S @ (problem.u + bias)
+    A, b, kappa = qp_rows(problem, edges) if rows is None else rows
     if kappa.size == 0:  # nothing can move: feasible only if nothing closes
         return bool(np.all(b >= -tol)), np.zeros(b.shape[0]), 0
     P = sparse.diags(1.0 / kappa, format="csc")
     found, c, iters = _BACKENDS[solver](P, A, b, tol)
     return found, np.maximum(c, 0.0), iters
+
+
+#: proximal steps of :func:`refine_active_set` per active set (one factorization each)
+REFINE_STEPS = 8
+#: the proximal shift ``delta``, relative to the largest diagonal entry of ``H_AA``:
+#: directions of ``H_AA`` with smaller eigenvalues keep the interior point's values
+#: (pushing them to the equations' exact solution amplified the answer's round-off to
+#: multipliers of -1e2 times the largest at 1e-10 and 1e-8 on two of five pour problems)
+REFINE_SHIFT = 1e-6
+#: active sets :func:`refine_active_set` tries at most
+REFINE_ROUNDS = 6
+#: a row starts closed when its multiplier, in units of the largest, exceeds ``ratio``
+#: times its slack, in units of the largest ``|b|``: rows the interior point left
+#: undecided start open and join if they close. :func:`solve_relaxed_qp` tries these in
+#: turn. On eight pour problems the plain comparison (1) put an open row in the set of
+#: three, whose equations then had no solution; 1e4 refined all eight (with
+#: ``REFINE_SHIFT``), 100 seven.
+CLOSED_RATIOS = (1e4, 100.0)
+
+
+def refine_active_set(rows, c, k, d, ratio=CLOSED_RATIOS[0]):
+    """Finish an interior-point answer on the active set it points to.
+
+    An interior-point answer leaves ``c_i s_i`` of the order of its tolerance on every
+    row (``s = A xi + b``, the slack): tiny multipliers on open rows and tiny slacks on
+    closed ones, which the per-row certification of a large LCP rejects (the 200-sphere
+    pour: rows with ``c ~ 1e-8`` N.s beside ``s ~ 1e-6`` m/s). A row is taken as closed
+    where its multiplier, in units of the largest, exceeds ``ratio`` times its slack, in
+    units of the largest ``|b|`` (:data:`CLOSED_RATIOS`). The open rows' multipliers
+    become 0 and the closed rows' are moved towards ``H_AA c_A = -b_A`` (``H = A
+    diag(kappa) A'``, the Delassus matrix of the edges, singular on redundant contact) by
+    proximal steps ``(H_AA + delta I) c+ = delta c - b_A`` from the interior-point answer
+    (``delta``: :data:`REFINE_SHIFT`), which converge to the solution of the system
+    nearest to it along the directions the shift does not hide. Then, as a primal
+    active-set method does, rows left open that close (a contact just touching, whose
+    load the interior point spread over all its edges) join the set (one edge per
+    contact and round, the most violated: its other edges carry the same load
+    redundantly) and rows whose multiplier turns negative leave it, for at most
+    :data:`REFINE_ROUNDS` sets. The caller certifies the answer like any other.
+
+    Parameters
+    ----------
+    rows : tuple
+        :func:`qp_rows` ``(A, b, kappa)``.
+    c : (kd + l,) ndarray
+        The interior-point multipliers [N.s].
+    k, d : int
+        Contacts and edges per contact (the first ``kd`` rows are the contacts' edges).
+    ratio : float
+        How much larger a multiplier than its slack (each in its units) closes a row.
+
+    Returns
+    -------
+    (kd + l,) ndarray or None
+        Nonnegative multipliers with ``c_i = 0`` on open rows and ``s_i = 0`` on closed
+        ones to the precision of the solve, or None when no set within the rounds gave
+        that (the caller then has other means; every answer is certified anyway).
+    """
+    from scipy.sparse.linalg import splu
+
+    A, b, kappa = rows
+    Kd = sparse.diags(kappa)
+    s = A @ (kappa * (A.T @ c)) + b
+    c_unit = max(float(c.max(initial=0.0)), 1e-300)
+    s_unit = max(float(np.abs(b).max(initial=0.0)), 1e-300)
+    closed = c / c_unit > ratio * s / s_unit
+    x_all = c.copy()
+    for _ in range(REFINE_ROUNDS):
+        idx = np.flatnonzero(closed)
+        out = np.zeros_like(c)
+        if idx.size:
+            A_c = A[idx]
+            H = (A_c @ Kd @ A_c.T).tocsc()
+            delta = REFINE_SHIFT * max(float(H.diagonal().max()), 1e-300)
+            try:
+                lu = splu((H + delta * sparse.eye(idx.size, format="csc")).tocsc())
+            except RuntimeError:  # exactly singular even with the shift
+                return None
+            x = x_all[idx]
+            for _ in range(REFINE_STEPS):
+                x = lu.solve(delta * x - b[idx])
+            if not np.all(np.isfinite(x)):
+                return None
+            out[idx] = x
+        s = A @ (kappa * (A.T @ out)) + b
+        leave = out < -1e-12 * c_unit
+        join = _most_violated(~closed & (s < -1e-12 * s_unit), s, k, d)
+        if not leave.any() and not join.any():
+            return np.maximum(out, 0.0)
+        x_all = np.where(closed, out, c)  # rows that join start from the interior point
+        closed = (closed & ~leave) | join
+    return None
+
+
+def _most_violated(mask, s, k, d):
+    """``mask`` kept only at each of the ``k`` contacts' most negative slack (its ``d``
+    edge rows come first; the limit rows after them are kept as they are)."""
+    out = mask.copy()
+    if k:
+        edges = np.where(mask[:k * d], s[:k * d], np.inf).reshape(k, d)
+        best = np.argmin(edges, axis=1)
+        out[:k * d] = False
+        hit = np.isfinite(edges[np.arange(k), best])
+        out[np.arange(k)[hit] * d + best[hit]] = True
+    return out
 
 
 def solve_relaxed_qp(problem, lcp, *, solver="clarabel", tol=1e-12):
@@ -176,29 +304,61 @@ def solve_relaxed_qp(problem, lcp, *, solver="clarabel", tol=1e-12):
     -------
     LCPResult
         ``z`` in ``lcp``'s layout, method ``"qp:<solver>"``, ``pivots`` the solver's
-        iterations. An answer the certification rejects is polished by the robust pivot
-        search from the set the QP found positive (method ``"qp:<solver>+polish"``).
+        iterations. An answer the certification rejects is finished on its active set
+        (:func:`refine_active_set`, method ``"qp:<solver>+refine"``), and if that is not
+        certified either, polished by the robust pivot search from the set the QP found
+        positive (method ``"qp:<solver>+polish"``; on a dense copy of ``M``: seconds at
+        n ~ 4000). ``lcp.M`` may be sparse (certified by
+        :func:`contact_lcp.lcp.sparse_residual.certify_sparse`).
     """
     if solver not in QP_SOLVERS:
         raise ValueError(f"solver must be one of {QP_SOLVERS}; received {solver!r}")
     method = f"qp:{solver}"
-    found, c, iters = velocity_qp(problem, lcp.edges, solver=solver, tol=tol)
+    rows = qp_rows(problem, lcp.edges)
+    found, c, iters = velocity_qp(problem, lcp.edges, solver=solver, tol=tol, rows=rows)
     if not found or not np.all(np.isfinite(c)):
         z = np.zeros(lcp.q.shape[0])
-        err, w, _ = certify(lcp.M, lcp.q, z)
+        err, w, _ = _certify(lcp, z)
         return LCPResult(z, w, LCPStatus.NUMERICAL_FAILURE, method, iters, err,
                          {"tol": tol, "reason": "QP solver found no solution"})
     z = lcp_unknowns(problem, lcp, c)
-    err, w, tol_lcp = certify(lcp.M, lcp.q, z)
+    err, w, tol_lcp = _certify(lcp, z)
     if err <= tol_lcp:
         return LCPResult(z, w, LCPStatus.SOLVED, method, iters, err, {"tol": tol_lcp})
-    # Accurate to the solver's tolerance but not to the certification's: one principal
-    # pivot on the set found positive (the search goes on from there if that set is wrong).
+    # Accurate to the solver's tolerance but not to the certification's: solve again on
+    # the active set the answer points to (certified like any answer), and if that is not
+    # enough, one principal pivot on the set found positive (the search goes on from there
+    # if that set is wrong; its dense factorization costs seconds at n ~ 4000).
+    for ratio in CLOSED_RATIOS if rows[2].size else ():
+        refined = refine_active_set(rows, c, lcp.num_contacts, lcp.num_directions, ratio)
+        if refined is None:
+            continue
+        z_r = lcp_unknowns(problem, lcp, refined)
+        err_r, w_r, tol_r = _certify(lcp, z_r)
+        if err_r <= tol_r:
+            return LCPResult(z_r, w_r, LCPStatus.SOLVED, method + "+refine", iters, err_r,
+                             {"tol": tol_r, "qp_error": err, "closed_ratio": ratio})
+    if lcp.q.shape[0] > MAX_DENSE_SIZE:
+        return LCPResult(z, w, LCPStatus.NUMERICAL_FAILURE, method, iters, err,
+                         {"tol": tol_lcp, "reason": f"not certified, and n = {lcp.q.shape[0]} "
+                          f"is above MAX_DENSE_SIZE = {MAX_DENSE_SIZE} for the dense polish"})
     basis = np.flatnonzero(z > 1e-9 * max(float(z.max()), 1e-300))
-    polished = lcp_rung(lcp.M, lcp.q, "robust", {"initial_basis": basis})
+    polished = lcp_rung(dense_M(lcp), lcp.q, "robust", {"initial_basis": basis})
     info = dict(polished.info, qp_error=err, polished=True)
     return LCPResult(polished.z, polished.w, polished.status, method + "+polish",
                      iters + polished.pivots, polished.error, info)
+
+
+def dense_M(lcp):
+    """``lcp.M`` as a dense array (pivoting methods need one)."""
+    return lcp.M.toarray() if sparse.issparse(lcp.M) else lcp.M
+
+
+def _certify(lcp, z):
+    """:func:`contact_lcp.lcp.residual.certify` of ``z`` on ``lcp``, dense or sparse."""
+    if sparse.issparse(lcp.M):
+        return certify_sparse(lcp.M, lcp.q, z)
+    return certify(lcp.M, lcp.q, z)
 
 
 def _clarabel(P, A, b, tol):

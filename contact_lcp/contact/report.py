@@ -85,8 +85,9 @@ class SolveReport(ReadOnlyInfo):
     @property
     def last_basis_only(self) -> bool:
         """Whether the last step's basis alone solved this step (the pyramid model's first
-        rung, one compiled solve, in one active-set round): the step's common case."""
-        return self.rungs == ("last_basis:solved",)
+        rung, one compiled solve per contact island, in one active-set round): the step's
+        common case."""
+        return self.rungs == ("last_basis:solved",) * max(int(self.info.get("islands", 1)), 1)
 
     @property
     def label(self) -> str:

@@ -75,7 +75,9 @@ class ContactSettings:
     ``pyramid`` (default; alias ``stewart_trinkle``), ``frictionless``, ``relaxed``
     (Anitescu & Hart's convex relaxation, S3), ``viscous``, ``no_slip`` (Drumwright, S4),
     ``facet_set`` (Nguyen & Trinkle's vertex against a facet set: non-convex static
-    geometry made of boxes or convex hulls, S5); ``options`` its model-specific options.
+    geometry made of boxes or convex hulls, S5), ``auto`` (``pyramid`` on contact islands
+    of at most 40 contacts, ``relaxed`` on larger ones: :mod:`contact_lcp.contact.auto`);
+    ``options`` its model-specific options.
     ``friction_directions``: sides of the friction pyramid (8, as Yamane & Nakamura).
     ``friction_frame``: ``slip`` (default) turns each pyramid so that its first edge
     opposes the slip, making sliding friction independent of the direction; ``fixed``
@@ -132,6 +134,19 @@ class ContactSettings:
     an error naming the pairs (the LCP would be ~10x this size; dense, it would not fit in
     memory). Points found only because of the look-ahead and left out of the LCP do not
     count.
+    ``islands``: solve the contacts of bodies that touch no common moving body as
+    separate problems (:mod:`contact_lcp.contact.islands`; the ``relaxed`` and ``auto``
+    models, whose choice is per island; on by default: the relaxed model's velocities are
+    unique, so the same, and a pile's cost falls with its islands). False: one problem
+    per step. The ``pyramid`` model always solves one problem per step (its LCP can have
+    solutions with different velocities, and the islands' could be another one).
+    ``sleep``: islands of free bodies whose every body has moved slower than
+    ``sleep_speed`` [m/s] (``|v| + r |omega|``, r its largest size entry) for
+    ``sleep_time`` [s] sleep: they hold still and leave collision and the contact
+    problem until a moving body (an awake free body or a robot link) comes within reach
+    (:mod:`contact_lcp.sim.sleep`). Robots never sleep, nor do bodies touching a robot
+    that can move. Off by default (5 mm/s and 0.5 s when on): a pose or velocity set from
+    outside the step does not wake a sleeping body.
     """
 
     model: str = "pyramid"
@@ -154,6 +169,10 @@ class ContactSettings:
     joint_limits: bool = True
     max_initial_penetration: float = 0.02
     max_contacts: int = 1000
+    islands: bool = True
+    sleep: bool = False
+    sleep_speed: float = 5e-3
+    sleep_time: float = 0.5
 
     def activation(self, h):
         """The activation distance [m] (the same for every time step ``h`` [s])."""

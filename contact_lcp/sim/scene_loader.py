@@ -179,6 +179,10 @@ def scene_from_dict(data, base_dir=".", path=None):
         max_initial_penetration=c.number("max_initial_penetration", D.max_initial_penetration,
                                          nonneg=True),
         max_contacts=c.integer("max_contacts", D.max_contacts, minimum=1),
+        islands=c.flag("islands", D.islands),
+        sleep=c.flag("sleep", D.sleep),
+        sleep_speed=c.number("sleep_speed", D.sleep_speed, positive=True),
+        sleep_time=c.number("sleep_time", D.sleep_time, positive=True),
     )
     if contact.stabilization > 1:
         raise SceneError(f"contact.stabilization: expected a gain in [0, 1], got {contact.stabilization}")

@@ -14,6 +14,7 @@ from contact_lcp.sim.control import CommandError, RobotControl
 from contact_lcp.sim.joint_angles import JointPositions
 from contact_lcp.sim.scene import model_settings
 from contact_lcp.sim.scene_loader import load_scene, solver_options
+from contact_lcp.sim.sleep import Sleep
 from contact_lcp.sim.stats import SimStats, StepInfo
 from contact_lcp.sim.stepper import Stepper
 from contact_lcp.sim.views import SimulatorViews, check_link
@@ -62,6 +63,8 @@ class Simulator(SimulatorViews):
             self.loops = LoopClosures(self.world, scene.loops, self.world.q0, gamma=c.stabilization)
         self.stepper = Stepper(self.world, self.detector, self.free_motion, self.model, c, self.h,
                                loops=self.loops)
+        self.sleep = (Sleep(self.world, c.sleep_speed, c.sleep_time, self.h) if c.sleep
+                      else None)
         self.controls = [RobotControl(self.world, info, spec.controller, self.world.q0)
                          for info, spec in zip(self.world.robots, scene.robots)]
         self.joint_names = [n for r in self.world.robots for n in r.joint_names]
@@ -121,6 +124,8 @@ class Simulator(SimulatorViews):
             c.clear_commands()
         self.stats = SimStats()
         self._last = None
+        if self.sleep is not None:
+            self.sleep.reset()
         self.stepper.data.clear()
         self.world.forward(self._q, self._v)
 
@@ -143,6 +148,19 @@ class Simulator(SimulatorViews):
         from contact_lcp.sim.checkpoint import load_state
 
         load_state(self, path)
+
+    @property
+    def islands(self):
+        """Contact islands of the last step (:mod:`contact_lcp.contact.islands`; 1 for a
+        problem solved whole, 0 without contact)."""
+        if self._last is None or not len(self._last.contacts):
+            return 0
+        return int(self._last.report.info.get("islands", 1))
+
+    @property
+    def sleeping_bodies(self):
+        """Free bodies asleep now (:mod:`contact_lcp.sim.sleep`; 0 with sleep off)."""
+        return 0 if self.sleep is None else self.sleep.count
 
     @property
     def q(self):
@@ -172,7 +190,8 @@ class Simulator(SimulatorViews):
         try:
             with budget.opened(limit):
                 q1, v1, rec = self.stepper.step(self._q, self._v, tau, armature=arm,
-                                                prescribed=pres_idx, v_prescribed=pres_v)
+                                                prescribed=pres_idx, v_prescribed=pres_v,
+                                                sleep=self.sleep)
         except InvalidProblem as e:  # NaN or inf met inside the step: the numerics blew up
             self.world.forward(self._q, self._v)
             raise SimulationError(f"{self._not_finite()} ({e})") from e
@@ -180,6 +199,8 @@ class Simulator(SimulatorViews):
             self.world.forward(self._q, self._v)
             raise SimulationError(self._not_finite())
         self.stats.add(rec.report)
+        if self.sleep is not None:
+            self.sleep.update(v1, rec.contacts)
         if rec.projection is not None:  # its LCP counts as the contact solves do
             self.stats.add_projection(rec.projection)
         if self.record_problems and rec.problem is not None:

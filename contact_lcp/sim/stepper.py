@@ -33,6 +33,7 @@ from contact_lcp.collision.broadphase import farther
 from contact_lcp.collision.contact_set import ContactSet
 from contact_lcp.contact.problem import (ContactProblem, active_contacts, assemble,
                                          problem_from_rows)
+from contact_lcp.contact.islands import solve_islands
 from contact_lcp.contact.report import NO_CONTACT, SolveReport
 from contact_lcp.exceptions import InvalidProblem
 from contact_lcp.sim.curvature import CurvatureCheck
@@ -106,6 +107,7 @@ class Stepper:
             from contact_lcp.collision.facets import FacetSetFinder
             self.facets = FacetSetFinder(detector)
         self.max_contacts = contact.max_contacts
+        self.islands = contact.islands
         # penetrations deeper than this are moved out at the step's start (projection.py)
         # (none without drift correction: stabilization 0 keeps penetrations by request)
         self.projection = PenetrationProjection(contact.projection_depth if self.gamma > 0 else None,
@@ -193,19 +195,32 @@ class Stepper:
                   self.limits.rows(q, prescribed, self.limit_activation, v_free, self.h))
         return limits, self.detector.detect(q, lookahead)
 
-    def step(self, q, v, tau, armature=None, prescribed=None, v_prescribed=None):
+    def step(self, q, v, tau, armature=None, prescribed=None, v_prescribed=None, sleep=None):
         """Advance ``(q, v)`` by one step under generalized force ``tau`` (nv,).
 
         ``armature`` (nv,): implicit servo terms; ``prescribed`` (p,) velocity indices
-        that follow ``v_prescribed`` (p,) exactly. Returns ``(q_next, v_next, record)``.
+        that follow ``v_prescribed`` (p,) exactly; ``sleep``: the
+        :class:`~contact_lcp.sim.sleep.Sleep` record (its sleeping bodies are held still
+        and skipped by collision; the islands the step's candidates touch wake first).
+        Returns ``(q_next, v_next, record)``.
         """
         h, world, data = self.h, self.world, self.data
         timings = {}
         t0 = time.perf_counter()
+        awake_prescribed = (prescribed, v_prescribed)
+        if sleep is not None:
+            prescribed, v_prescribed = sleep.prescribe(*awake_prescribed)
+            self.detector.still_geometries = sleep.still_geometries()
         v_free, K, lookahead = self._free(q, v, tau, armature, prescribed, v_prescribed)
         t1 = time.perf_counter()
         timings["dynamics"] = t1 - t0
         limits, found = self._found(q, v_free, lookahead, prescribed)
+        while sleep is not None and sleep.wake(found):
+            # a moving body within reach of a sleeping island: the step again with it awake
+            prescribed, v_prescribed = sleep.prescribe(*awake_prescribed)
+            self.detector.still_geometries = sleep.still_geometries()
+            v_free, K, lookahead = self._free(q, v, tau, armature, prescribed, v_prescribed)
+            limits, found = self._found(q, v_free, lookahead, prescribed)
         projected = None
         if self.projection.needed(found.distance):
             # a penetration the drift term would take many steps to push out: move the
@@ -253,7 +268,8 @@ class Stepper:
                                         None if defect is None else defect[active])
             t3 = time.perf_counter()
             timings["lcp_build"] = timings.get("lcp_build", 0.0) + t3 - t2
-            sol = self.model.solve(problem, data.guess)
+            sol = (solve_islands(self.model, problem, data.guess) if self.islands
+                   else self.model.solve(problem, data.guess))
             data.problem, data.solution, data.guess = problem, sol, sol.guess
             t4 = time.perf_counter()
             timings["solve"] = timings.get("solve", 0.0) + t4 - t3
