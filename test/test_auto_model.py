@@ -41,11 +41,17 @@ def test_each_island_takes_the_model_of_its_size():
 
 
 def test_the_default_limit_keeps_small_islands_on_the_pyramid():
-    sim = stacks([2, 2])
+    # two stacks of 2 and, over the default limit in all, one of 44 contacts: the small
+    # islands are the pyramid's, the large one the relaxation's
+    assert 2 <= MAX_PYRAMID_CONTACTS < 44
+    sim = stacks([2, 2, 44])
     for _ in range(3):
         r = sim.step().report
-    assert set(r.info["island_models"]) == {"pyramid"}
-    assert MAX_PYRAMID_CONTACTS >= 2
+    by_size = dict(zip(r.info["island_sizes"], r.info["island_models"]))
+    assert by_size == {2: "pyramid", 44: "relaxed"}
+    # within the limit in all, the whole problem is the pyramid's (no island labelling)
+    r = stacks([2, 2]).step().report
+    assert "island_models" not in r.info and r.applied == "pyramid"
 
 
 def test_auto_matches_its_models_island_by_island():

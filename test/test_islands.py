@@ -15,10 +15,13 @@ from contact_lcp.sim.scene import model_settings
 R = 0.05
 
 
-def two_stacks(model, islands=True, slide=0.0):
+def two_stacks(model, islands=True, slide=0.0, options=None):
     """Two stacks of two spheres (r = 5 cm, 1 kg) on the ground, 1 m apart; the upper
     sphere of the second stack is pushed sideways at ``slide`` [m/s] so that it rolls off
-    and the stacks' contacts are not mirror images of each other."""
+    and the stacks' contacts are not mirror images of each other. ``auto`` splits them
+    (limit 2 contacts per pyramid island: the whole, 3-4 contacts, is above it)."""
+    if options is None:
+        options = {"max_pyramid_contacts": 2} if model == "auto" else {}
     bodies = []
     for s, x in enumerate((0.0, 1.0)):
         for j in range(2):
@@ -27,18 +30,19 @@ def two_stacks(model, islands=True, slide=0.0):
                            "velocity": [slide * s * j, 0, 0, 0, 0, 0]})
     return Simulator(scene_from_dict({
         "time_step": 0.01, "gravity": [0, 0, -9.81], "ground": {"friction": 0.5},
-        "bodies": bodies, "contact": {"model": model, "islands": islands}}))
+        "bodies": bodies, "contact": {"model": model, "islands": islands,
+                                      "options": options}}))
 
 
-@pytest.mark.parametrize("model", ["auto", "relaxed"])
-def test_two_stacks_give_the_same_forces_split_or_not(model):
-    # The stacks share no moving body: two islands (auto: the pyramid model on each, or
-    # on the whole). Each island's LCP is the monolithic LCP's diagonal block, and a
-    # sphere stack's impulses and velocities are unique, so the split and
-    # the monolithic solve must agree to the certification's tolerance (both answers are
+@pytest.mark.parametrize("model, whole_model", [("auto", "pyramid"), ("relaxed", "relaxed")])
+def test_two_stacks_give_the_same_forces_split_or_not(model, whole_model):
+    # The stacks share no moving body: two islands (auto: the pyramid model on each,
+    # against the pyramid on the whole). Each island's LCP is the monolithic LCP's
+    # diagonal block, and a sphere stack's impulses and velocities are unique, so the
+    # split and the monolithic solve must agree to the certification's tolerance (both answers are
     # certified to ~1e-12 of the impulses here; 1e-9 N.s leaves room for round-off
     # differences between a small and a large factorisation, far below m g h = 0.098 N.s).
-    split, whole = two_stacks(model, True, 0.3), two_stacks(model, False, 0.3)
+    split, whole = two_stacks(model, True, 0.3), two_stacks(whole_model, False, 0.3)
     for _ in range(30):
         a, b = split.step(), whole.step()
         assert a.report.info["islands"] == 2 and split.islands == 2 and whole.islands == 1
@@ -77,13 +81,25 @@ def test_labels_follow_bodies_and_ignore_the_ground():
 
 
 def test_a_model_without_islands_is_solved_whole():
-    sim = two_stacks("auto")
+    sim = two_stacks("auto", options={})
     sim.step()
     problem = sim._last.problem
     model = make_model("viscous", model_settings(sim.scene))
     assert not model.islands and not make_model("pyramid").islands
     sol = solve_islands(model, problem)
     assert "islands" not in sol.report.info
+
+
+def test_auto_solves_a_problem_within_its_pyramid_size_whole_as_the_pyramid_does():
+    # below max_pyramid_contacts every island would take the pyramid: auto solves the
+    # whole problem as the pyramid model does (no labelling: a robot's step costs the
+    # same), bit for bit
+    auto, pyramid = two_stacks("auto", options={}), two_stacks("pyramid")
+    for _ in range(20):
+        a, b = auto.step(), pyramid.step()
+        assert "islands" not in a.report.info and auto.islands == 1
+        np.testing.assert_array_equal(auto._last.impulse_C, pyramid._last.impulse_C)
+    np.testing.assert_array_equal(auto.v, pyramid.v)
 
 
 def test_islands_key_is_validated():

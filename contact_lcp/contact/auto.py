@@ -56,6 +56,13 @@ class AutoModel(ContactModel):
         self.pyramid = PyramidModel(replace(settings, options={}))
         self.relaxed = RelaxedModel(replace(settings, options={}, force_distribution="any"))
 
+    def splits(self, problem):
+        """Whole when every island would take the pyramid anyway: a problem of at most
+        ``max_pyramid_contacts`` contacts is the ``pyramid`` model's, solved as that model
+        solves it (one problem, no island labelling: a robot's step costs what it costs
+        under ``pyramid``)."""
+        return problem.num_contacts > self.max_pyramid_contacts
+
     def model_for(self, problem):
         """The model that solves ``problem`` (one island)."""
         if problem.num_contacts <= self.max_pyramid_contacts:

@@ -72,6 +72,12 @@ class ContactModel:
     #: (:mod:`contact_lcp.contact.islands`: the model's guess splits by contact)
     islands: ClassVar[bool] = False
 
+    def splits(self, problem) -> bool:
+        """Whether this step's ``problem`` is solved island by island (``islands``); a
+        model may solve a problem whole when splitting would change nothing it chooses
+        (``auto`` below its pyramid size)."""
+        return self.islands
+
     def __init__(self, settings: ModelSettings = ModelSettings()):
         unknown = sorted(set(settings.options) - set(self.OPTIONS))
         if unknown:

@@ -176,8 +176,9 @@ def merge_reports(reports, sizes):
 
 
 def solve_islands(model, problem, guess=None):
-    """``model.solve(problem, guess)`` island by island (one island, or a model that
-    does not declare ``islands``: the one call, unchanged).
+    """``model.solve(problem, guess)`` island by island (one island, or a problem the
+    model does not split, :meth:`~contact_lcp.contact.base.ContactModel.splits`: the one
+    call, unchanged).
 
     Returns
     -------
@@ -187,11 +188,12 @@ def solve_islands(model, problem, guess=None):
         step then stops every motion, as for a monolithic safe stop).
     """
     k, l = problem.num_contacts, problem.num_limits
-    count, labels, dof_labels = (island_labels(problem.J, problem.K, k, l) if model.islands
+    split = model.splits(problem)
+    count, labels, dof_labels = (island_labels(problem.J, problem.K, k, l) if split
                                  else (1, None, None))
     if count <= 1:
         sol = model.solve(problem, guess)
-        if not model.islands:
+        if not split:
             return sol
         report = replace(sol.report, info=dict(sol.report.info, islands=count,
                                                island_sizes=(k,),
