@@ -266,7 +266,8 @@ if __name__ == "__main__":
 
 def figures():
     """``{name: png bytes}`` drawn from the CSVs: the contact models' cost (bench_drumwright)
-    and the Brazil nut's rise (bench_brazil_nut, the relaxed model)."""
+    and the Brazil nut's rise (bench_brazil_nut, the relaxed model); and the plot the newest
+    bench_sweep's sweep made (``incline_friction.png``)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -296,6 +297,10 @@ def figures():
     ax.set_title("Brazil nut, relaxed model (S3)", fontsize=8)
     ax.legend(fontsize=6)
     out["brazil_nut.png"] = _png(fig, plt)
+    sweep = newest("bench_sweep")
+    plot = None if sweep is None else sweep.with_name(sweep.stem + "_friction.png")
+    if plot is not None and plot.is_file():  # the sweep's own plot, as the sweep made it
+        out["incline_friction.png"] = plot.read_bytes()
     return out
 
 
