@@ -166,9 +166,7 @@ class SimulatorViews:
         :meth:`link_wrenches` ``(links, "world")``."""
         links = tuple(links)
         total, wrenches = np.zeros(3), np.zeros((len(links), 6))
-        X = np.empty((len(links), 4, 4))
-        for i, link in enumerate(links):
-            X[i] = self.world.frame_placement(link)
+        X = self._link_placements(links)
         rec = self._last
         if rec is None or len(rec.contacts) == 0:
             return np.zeros((0, 11)), total, wrenches
@@ -215,17 +213,19 @@ class SimulatorViews:
         links = tuple(links)
         out = np.zeros((len(links), 6))
         rec = self._last
+        X = self._link_placements(links)  # (an unknown link is an error, contacts or not)
         if rec is not None and len(rec.contacts) > 0:
             c = rec.contacts
-            X = np.empty((len(links), 4, 4))
-            for i, link in enumerate(links):
-                X[i] = self.world.frame_placement(link)
             _link_wrenches(c.p_W, self._contact_forces(), c.body_a, c.body_b,
                            self._link_index(c.names, links), X, frame == "local", out)
-        else:
-            for link in links:  # (an unknown link is an error with or without contacts)
-                self.world.frame_placement(link)
         return dict(zip(links, out))
+
+    def _link_placements(self, links):
+        """(len(links), 4, 4) ``X_WL`` of each link at the current state."""
+        X = np.empty((len(links), 4, 4))
+        for i, link in enumerate(links):
+            X[i] = self.world.frame_placement(link)
+        return X
 
     def _link_index(self, names, links):
         """(len(names),) int: which of ``links`` each surface name is (-1: none); kept
