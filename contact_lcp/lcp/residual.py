@@ -158,9 +158,16 @@ def _row_tolerance(M, d1, d2, a, mag, floor, i):
     spread = 0.0
     for j in range(M.shape[1]):
         spread += abs(M[i, j]) * d2[j] * a[j]
-    if not (a[i] - a[i] == 0.0 and spread - spread == 0.0 and floor - floor == 0.0):
+    return _tolerance(a[i], d1[i], spread, mag[i], floor)
+
+
+@njit(cache=True)
+def _tolerance(a_i, d1_i, spread, mag_i, floor):
+    """A row's ``tol_i`` from its own term, its spread ``sum_j |Ms_ij| a_j``, its
+    magnitude and the floor; ``inf`` where one is not finite."""
+    if not (a_i - a_i == 0.0 and spread - spread == 0.0 and floor - floor == 0.0):
         return np.inf
-    return _with_floor(min(a[i] + d1[i] * spread, TOL_CAP), mag[i], floor)
+    return _with_floor(min(a_i + d1_i * spread, TOL_CAP), mag_i, floor)
 
 
 @njit(cache=True)
@@ -218,10 +225,17 @@ def row_pass(M, q, z, d1, d2, s):
     ``tol_i = 0``, all its terms zero, has an error), ``T = max_i tol_w_i`` (units of
     ``q``) and ``Tz = max_i tol_z_i`` (units of ``z``).
     """
-    n = q.shape[0]
     w, tol = row_tolerance_vector(M, q, z, d1, d2, s)
+    ratio, T, Tz = verdict(w, tol, z, d1, d2, s)
+    return w, ratio, T, Tz
+
+
+@njit(cache=True)
+def verdict(w, tol, z, d1, d2, s):
+    """``(ratio, T, Tz)`` of :func:`row_pass` from ``w = M z + q`` and the rows' ``tol``
+    (whatever way ``M`` is stored)."""
     ratio = T = Tz = 0.0
-    for i in range(n):
+    for i in range(w.shape[0]):
         ti = tol[i]
         res = abs(min(z[i] / (s * d2[i]), d1[i] * w[i] / s))
         if not (ti - ti == 0.0 and res - res == 0.0):  # overflow or NaN in the row
@@ -231,7 +245,7 @@ def row_pass(M, q, z, d1, d2, s):
             ratio = max(ratio, res / ti if ti > 0.0 else np.inf)
         T = max(T, ti * s / d1[i])
         Tz = max(Tz, ti * s * d2[i])
-    return w, ratio, T, Tz
+    return ratio, T, Tz
 
 
 @njit(cache=True)

@@ -82,19 +82,32 @@ def _ruiz(M, q, max_sweeps):
                 a[j] = abs(M[i, j]) * di * d2[j]
                 col[j] = max(col[j], a[j])
             row[i] = _max4(a)
-        done = True
-        for i in range(n):
-            if row[i] > 0.0 and not 0.5 <= row[i] <= 2.0:
-                done = False
-            if col[i] > 0.0 and not 0.5 <= col[i] <= 2.0:
-                done = False
-        if done:
+        if _balanced(row, col):
             break
         sweeps += 1
-        for i in range(n):
-            d1[i] /= _pow2_sqrt(row[i])
-            d2[i] /= _pow2_sqrt(col[i])
+        _rescale(row, col, d1, d2)
     return d1, d2, q_scale(q, d1), sweeps
+
+
+@njit(cache=True)
+def _balanced(row, col):
+    """Whether every nonzero row and column maximum of the scaled ``M`` is in [1/2, 2]
+    (the sweeps stop there)."""
+    for i in range(row.shape[0]):
+        if row[i] > 0.0 and not 0.5 <= row[i] <= 2.0:
+            return False
+        if col[i] > 0.0 and not 0.5 <= col[i] <= 2.0:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _rescale(row, col, d1, d2):
+    """One sweep's update of the factors: each divided by the power of two nearest the
+    square root of its row's (column's) maximum."""
+    for i in range(row.shape[0]):
+        d1[i] /= _pow2_sqrt(row[i])
+        d2[i] /= _pow2_sqrt(col[i])
 
 
 @njit(cache=True)
@@ -105,6 +118,13 @@ def _first_factor(M):
     for i in range(M.shape[0]):
         for j in range(M.shape[1]):
             mx = max(mx, abs(M[i, j]))
+    return _pow2_below(mx)
+
+
+@njit(cache=True)
+def _pow2_below(mx):
+    """``2^-E`` with ``mx 2^-E`` in [1, 2) for the largest ``|M_ij|`` ``mx`` (1 when it
+    is zero or not finite)."""
     if mx == 0.0 or not np.isfinite(mx):
         return 1.0
     return math.ldexp(1.0, 1 - math.frexp(mx)[1])

@@ -12,15 +12,15 @@ of ``n^2``: the relaxed model's large LCPs (``n ~ 4500`` on the settled 200-sphe
 hold a few per cent of nonzeros, and a dense certification there cost ~0.3 s a solve.
 """
 
-import math
 
 import numpy as np
 from numba import njit
 from scipy import sparse
 
-from contact_lcp.lcp.residual import (CERT_FACTOR, ROUNDOFF_FACTOR, TOL_CAP, _with_floor,
-                                      reported_error)
-from contact_lcp.lcp.scaling import MAX_SWEEPS, Scaling, _pow2_sqrt, q_scale
+from contact_lcp.lcp.residual import (CERT_FACTOR, ROUNDOFF_FACTOR, _tolerance, reported_error,
+                                      verdict)
+from contact_lcp.lcp.scaling import (MAX_SWEEPS, Scaling, _balanced, _pow2_below, _rescale,
+                                     q_scale)
 
 _EPS = float(np.finfo(float).eps)
 
@@ -30,9 +30,7 @@ def _first_factor_csr(data):
     mx = 0.0
     for x in data:
         mx = max(mx, abs(x))
-    if mx == 0.0 or not np.isfinite(mx):
-        return 1.0
-    return math.ldexp(1.0, 1 - math.frexp(mx)[1])
+    return _pow2_below(mx)
 
 
 @njit(cache=True)
@@ -55,18 +53,10 @@ def _ruiz_csr(indptr, indices, data, q, max_sweeps):
                 col[j] = max(col[j], a)
                 r = max(r, a)
             row[i] = r
-        done = True
-        for i in range(n):
-            if row[i] > 0.0 and not 0.5 <= row[i] <= 2.0:
-                done = False
-            if col[i] > 0.0 and not 0.5 <= col[i] <= 2.0:
-                done = False
-        if done:
+        if _balanced(row, col):
             break
         sweeps += 1
-        for i in range(n):
-            d1[i] /= _pow2_sqrt(row[i])
-            d2[i] /= _pow2_sqrt(col[i])
+        _rescale(row, col, d1, d2)
     return d1, d2, q_scale(q, d1), sweeps
 
 
@@ -103,24 +93,13 @@ def _row_pass_csr(indptr, indices, data, q, z, d1, d2, s):
         norm_M = max(norm_M, d1[i] * rows)
         norm_q = max(norm_q, d1[i] * qi)
     floor = ROUNDOFF_FACTOR * n * _EPS * (norm_M * norm_z + norm_q)
-    ratio = T = Tz = 0.0
+    tol = np.empty(n)
     for i in range(n):
         spread = 0.0
         for p in range(indptr[i], indptr[i + 1]):
-            j = indices[p]
-            spread += abs(data[p]) * d2[j] * a[j]
-        if not (a[i] - a[i] == 0.0 and spread - spread == 0.0 and floor - floor == 0.0):
-            ti = np.inf
-        else:
-            ti = _with_floor(min(a[i] + d1[i] * spread, TOL_CAP), mag[i], floor)
-        res = abs(min(z[i] / (s * d2[i]), d1[i] * w[i] / s))
-        if not (ti - ti == 0.0 and res - res == 0.0):
-            ratio = np.inf
-            continue
-        if res > 0.0:
-            ratio = max(ratio, res / ti if ti > 0.0 else np.inf)
-        T = max(T, ti * s / d1[i])
-        Tz = max(Tz, ti * s * d2[i])
+            spread += abs(data[p]) * d2[indices[p]] * a[indices[p]]
+        tol[i] = _tolerance(a[i], d1[i], spread, mag[i], floor)
+    ratio, T, Tz = verdict(w, tol, z, d1, d2, s)
     return w, ratio, T, Tz
 
 
