@@ -121,7 +121,8 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
                  singular_tol, max_flips, f):
     """:func:`warm_pyramid` on one island: the contacts ``keep`` and the unilateral rows
     ``lim`` (indices after the contacts). Fills their impulses into ``f`` when it solves.
-    Returns ``(code, z, w, err, tol, pivots)`` in the island's LCP layout."""
+    Returns ``(code, z, w, err, tol, pivots, basic)`` in the island's LCP layout
+    (``basic``: the variables of the basis that solved it, degenerate ones at 0 too)."""
     k = mu.shape[0]
     m = keep.shape[0]
     l = lim.shape[0]
@@ -221,11 +222,11 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
         if flips == max_flips:
             for a in range(nb):  # where the pivots got to: a start for the search
                 z[K[a]] = 1.0
-            return (2 if pos >= 0 else 3), z, z, np.inf, 0.0, nb + flips
+            return (2 if pos >= 0 else 3), z, z, np.inf, 0.0, nb + flips, in_k
         if pos >= 0:  # z_wi leaves: deflate X by its row and column
             piv = X[pos, pos]
             if not abs(piv) > 0.0:
-                return 1, z, z, np.inf, 0.0, nb + flips
+                return 1, z, z, np.inf, 0.0, nb + flips, in_k
             for r in range(nb):
                 for c in range(nb):
                     if r != pos and c != pos:
@@ -241,7 +242,7 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
             nb = last
         else:  # z_wi enters: border X with its row and column
             if not _border(X, Ms, K, np.int64(nb), np.int64(wi), u, v, singular_tol):
-                return 1, z, z, np.inf, 0.0, nb + flips
+                return 1, z, z, np.inf, 0.0, nb + flips, in_k
             K[nb] = wi
             in_k[wi] = True
             nb += 1
@@ -253,12 +254,12 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
                 A[a, b] = Ms[K[a], K[b]]
         if not np.all(np.isfinite(X[:nb, :nb])) or \
                 _norm1(A[:, :]) * _norm1(X[:nb, :nb]) > 1.0 / singular_tol:  # both 'A' layout
-            return 1, z, z, np.inf, 0.0, nb + flips
+            return 1, z, z, np.inf, 0.0, nb + flips, in_k
     for i in range(n):
         z[i] = zs[i] * s * d2[i]
     w, ok, err, tol = row_verdict(M, q, z, d1, d2, s)  # solve()'s per-row verdict
     if not ok:
-        return 4, z, w, err, tol, nb + flips
+        return 4, z, w, err, tol, nb + flips, in_k
     # impulses in Delassus coordinates
     for a in range(m):
         i = keep[a]
@@ -273,7 +274,7 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
         f[3 * i + 2] = t2
     for j in range(l):
         f[3 * k + lim[j]] = z[m + j]
-    return 0, z, w, err, tol, nb + flips
+    return 0, z, w, err, tol, nb + flips, in_k
 
 
 @njit(cache=True)
@@ -335,6 +336,11 @@ def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
         Certification error and tolerance of the reduced LCP [m/s].
     pivots : int
         Size of the first basis block plus the flips.
+    basic : (n,) bool ndarray
+        The basis that solved it, its degenerate variables (basic at 0) included: the
+        next step's basis (``z > 0`` would leave them out, and a sticking contact at its
+        friction limit would then miss on every other step, its basis switching between
+        the one that solves and the one ``z > 0`` gives).
     """
     k = mu.shape[0]
     m = keep.shape[0]
@@ -343,18 +349,19 @@ def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
     f = np.zeros(3 * k + l)
     z = np.zeros(n)
     w = np.zeros(n)
+    basic = np.zeros(n, dtype=np.bool_)
     label = _islands(G, keep, l, k)
     worst, err, tol, pivots, failed = -1.0, 0.0, 0.0, 0, 0
     for isl in range(label.max() + 1 if label.shape[0] else 0):
         members = np.flatnonzero(label == isl)
         ck = keep[members[members < m]]
         cl = members[members >= m] - m
-        code, zi, wi, ei, ti, pi = _warm_island(G, u, mu, bias, d, angle, ck, cl, basic_a,
+        code, zi, wi, ei, ti, pi, bi = _warm_island(G, u, mu, bias, d, angle, ck, cl, basic_a,
                                                  basic_b, basic_lam, singular_tol,
                                                  max_flips, f)
         pivots += pi
         if code and code not in (2, 3):
-            return code, f, z, w, ei, ti, pivots
+            return code, f, z, w, ei, ti, pivots, basic
         if code and not failed:
             failed = code  # go on: the other islands' bases complete the search's start
         ratio = ei / ti if ti > 0.0 else 0.0
@@ -366,15 +373,17 @@ def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
         pos = members[members < m]
         for a in range(mi):
             A = pos[a]
-            z[A], w[A] = zi[a], wi[a]
+            z[A], w[A], basic[A] = zi[a], wi[a], bi[a]
             z[nn + m * d + A], w[nn + m * d + A] = zi[ni + mi * d + a], wi[ni + mi * d + a]
+            basic[nn + m * d + A] = bi[ni + mi * d + a]
             for e in range(d):
                 z[nn + A * d + e] = zi[ni + a * d + e]
                 w[nn + A * d + e] = wi[ni + a * d + e]
+                basic[nn + A * d + e] = bi[ni + a * d + e]
         for j in range(li):
-            z[m + cl[j]], w[m + cl[j]] = zi[mi + j], wi[mi + j]
+            z[m + cl[j]], w[m + cl[j]], basic[m + cl[j]] = zi[mi + j], wi[mi + j], bi[mi + j]
     if failed:  # z: the solved islands' answers and the others' last bases (> 0)
-        return failed, f, z, w, np.inf, 0.0, pivots
+        return failed, f, z, w, np.inf, 0.0, pivots, basic
     # every dropped contact must not approach under the impulse
     kept = np.zeros(k, dtype=np.bool_)
     for a in range(m):
@@ -386,8 +395,8 @@ def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
         for c in range(f.shape[0]):
             acc += G[3 * i, c] * f[c]
         if acc < -tol:
-            return 5, f, z, w, err, tol, pivots
-    return 0, f, z, w, err, tol, pivots
+            return 5, f, z, w, err, tol, pivots, basic
+    return 0, f, z, w, err, tol, pivots, basic
 
 
 @njit(cache=True)

@@ -204,10 +204,11 @@ def first_rung(G, u, mu, bias, R, P, pair, J_limits, slip, period, d, last_pair,
     if keep.shape[0] + l == 0:
         return (NO_LOADED_CONTACT, np.zeros(0), np.zeros(0), 0, 0, none_a, none_b, none_a,
                 np.zeros((0, 3)), angle)
-    code, f, z, _, _, _, nb = warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b,
-                                           basic_lam, singular_tol, max_flips)
+    code, f, z, _, _, _, nb, basic = warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a,
+                                                  basic_b, basic_lam, singular_tol, max_flips)
     if code:
         return code, f, z, nb, keep.shape[0], none_a, none_b, none_a, np.zeros((0, 3)), angle
-    a, b, lam = basis_flags(z, k, l, d, keep)
+    a, _, _ = basis_flags(z, k, l, d, keep)
+    _, b, lam = basis_flags(basic.astype(np.float64), k, l, d, keep)
     return (0, f, z, nb, keep.shape[0], a, b, lam,
             friction_directions(f, R, mu, angle, inside), angle)
