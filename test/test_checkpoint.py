@@ -152,9 +152,20 @@ def test_the_bundled_pour_state_resumes_the_pour_where_its_run_stopped():
     by the run of benchmarks/results/bench_large_20261125T022033Z_dd7110f_partial.csv, for
     ``bench_large.py spheres_200.yaml:2.0 --resume``. It loads into the bundled scene, and
     what it records is that run's: no failed solve, fallback or safe stop up to there,
-    525 contacts with no penetration, the spheres inside the 0.4 m box."""
+    525 contacts with no penetration, the spheres inside the 0.4 m box. That run solved
+    the pour with the pyramid model and no sleep (the scene's defaults then), so the state
+    loads into the scene with those settings; its own (``auto``, sleep) refuse it."""
+    import dataclasses
+
+    from contact_lcp.sim import load_scene
+
     root = os.path.dirname(CONFIG)
-    sim = Simulator.from_file(_scene("spheres_200.yaml"))
+    with pytest.raises(CheckpointError):
+        Simulator.from_file(_scene("spheres_200.yaml")).load_state(
+            os.path.join(root, "benchmarks", "data", "spheres_200_pour.state"))
+    scene = load_scene(_scene("spheres_200.yaml"))
+    sim = Simulator(scene.replace(contact=dataclasses.replace(scene.contact, model="pyramid",
+                                                              sleep=False)))
     sim.load_state(os.path.join(root, "benchmarks", "data", "spheres_200_pour.state"))
     s = sim.stats
     assert sim.t == pytest.approx(1.14) and s.steps == 114
