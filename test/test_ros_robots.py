@@ -70,7 +70,10 @@ def pair():
     h = Harness({"scene": str(ROOT / "test" / "data" / "two_humanoids.yaml"),
                  "real_time_factor": 0.0, "marker_rate": 0.0, "publish_rate": 100.0})
     try:
-        h.record(Clock, "/clock")
+        # /clock comes at 100 Hz of sim time, about 1 kHz of wall time at real_time_factor
+        # 0: a history of 50 overflowed when this process's executor fell behind on a busy
+        # machine, and the clock a joint state carries was then missing from the record
+        h.record(Clock, "/clock", 10000)
         for name in ROBOTS:
             h.record(JointState, f"/{name}/joint_states")
             h.record(Odometry, f"/{name}/odom")
