@@ -2,6 +2,9 @@
 contact_lcp.contact.sparse_problem): the same rows, free motion and answers as the dense
 step, on a 36-sphere pile whose island is large enough for the relaxed model's QP."""
 
+import os
+import sys
+
 import numpy as np
 import pytest
 from scipy import sparse
@@ -145,3 +148,56 @@ def test_sleeping_spheres_of_a_sparse_step_are_held_still(monkeypatch):
             assert np.all(sim.stepper.data.K[:, body.v_slice].toarray() == 0.0)
             held += 1
     assert sim.sleeping_bodies == 36 and held >= 36
+
+
+# --------------------------------------------------------------- the pour's peers
+BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
+
+
+def pour_peer_modules():
+    sys.path.insert(0, BENCH)
+    return (pytest.importorskip("peer_scenes"), pytest.importorskip("peer_checks"),
+            pytest.importorskip("bench_large"))
+
+
+def test_the_peers_pour_is_read_from_our_scene():
+    peer_scenes, peer_checks, bench_large = pour_peer_modules()
+    sim = bench_large.load("spheres_21.yaml")
+    pour = peer_scenes.pour_from_simulator(sim, "spheres_21")
+    assert len(pour.spheres) == len(sim.world.bodies) == 21
+    assert len(pour.walls) == 4  # urdf/walled_box.urdf: four 2 cm walls, 0.3 m high
+    sizes = sorted(tuple(np.round(s, 6)) for s, _ in pour.walls)
+    assert sizes == sorted([(0.02, 0.44, 0.3)] * 2 + [(0.4, 0.02, 0.3)] * 2)
+    for s, b in zip(pour.spheres, sim.world.bodies):
+        assert s.radius == b.size[0] and s.mass == b.mass
+        np.testing.assert_array_equal(s.pose, sim.q[b.q_slice])
+    assert peer_checks.pour_penetration(pour, [s.pose[:3] for s in pour.spheres]) < 1e-9
+
+
+def test_pour_penetration_from_positions():
+    peer_scenes, peer_checks, _ = pour_peer_modules()
+    ball = peer_scenes.Sphere("a", 0.01, 0.1, np.r_[0, 0, 0.01, 0, 0, 0, 1.0])
+    wall = (np.array([0.02, 0.4, 0.3]), np.r_[0.2, 0, 0.15, 0, 0, 0, 1.0])
+    pour = peer_scenes.PourScene("t", (ball, ball), (wall,), 0.5, 0.8, 0.01, 9.81, 0.2)
+    depth = peer_checks.pour_penetration
+    assert depth(pour, [[0, 0, 0.05], [0.5, 0, 0.05]]) == 0.0  # apart, above the ground
+    assert depth(pour, [[0, 0, 0.05], [0.019, 0, 0.05]]) == pytest.approx(1e-3)  # each other
+    assert depth(pour, [[0, 0, 0.008], [0.5, 0, 0.05]]) == pytest.approx(2e-3)  # the ground
+    assert depth(pour, [[0.183, 0, 0.1], [0.5, 0, 0.05]]) == pytest.approx(3e-3)  # the wall
+    assert depth(pour, [[0.2, 0, 0.1], [0.5, 0, 0.05]]) == pytest.approx(0.02)  # centre in it
+    assert peer_checks.pile_height(pour, [[0, 0, 0.05], [0.5, 0, 0.07]]) == pytest.approx(0.08)
+
+
+def test_mujoco_builds_the_same_pour():
+    mujoco = pytest.importorskip("mujoco")
+    peer_scenes, _, bench_large = pour_peer_modules()
+    import peers_mujoco
+
+    sim = bench_large.load("spheres_21.yaml")
+    pour = peer_scenes.pour_from_simulator(sim, "spheres_21")
+    m, d = peers_mujoco.build_pour(mujoco, pour)
+    assert m.nbody == 22 and m.ngeom == 1 + 4 + 21 and m.opt.timestep == sim.h
+    np.testing.assert_allclose(m.body_mass[1:], [s.mass for s in pour.spheres])
+    res = peers_mujoco.run_pour(pour, 3)
+    assert res["status"] == "ran" and res["steps"] == 3 and res["wall_s"] > 0.0
+    assert res["pile_height"] < max(s.pose[2] + s.radius for s in pour.spheres)  # falling
