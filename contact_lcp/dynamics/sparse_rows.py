@@ -13,11 +13,12 @@ from numba import njit
 from scipy import sparse
 
 #: worlds split into several trees (:mod:`contact_lcp.dynamics.groups`) with at least
-#: this many velocity coordinates keep ``K`` and the contact rows sparse in a step whose
-#: model solves islands alone. Below it the dense path is kept (the 200-sphere pour and
-#: the Brazil nut, nv = 1200, run exactly as before); at nv = 6000 the dense arrays cost
-#: ~15 s of a step's 80 (the 1000-sphere pour, profiled at t = 0.37 s).
-SPARSE_MIN_NV = 2400
+#: this many velocity coordinates (100 free bodies) keep ``K`` and the contact rows sparse
+#: in a step whose model solves islands alone; smaller worlds (a robot, a tower, a few
+#: bodies) keep the dense path, whose compiled products are fastest there. Measured
+#: (nice 19, under load): the 1000-sphere pour's step at t = 0.37 s spent ~15 s of 80 on
+#: its dense arrays; the 200-grain Brazil nut (nv = 605) steps in 79 ms instead of 181.
+SPARSE_MIN_NV = 600
 
 
 def wanted(world, islands):
