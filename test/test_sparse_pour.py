@@ -201,3 +201,14 @@ def test_mujoco_builds_the_same_pour():
     res = peers_mujoco.run_pour(pour, 3)
     assert res["status"] == "ran" and res["steps"] == 3 and res["wall_s"] > 0.0
     assert res["pile_height"] < max(s.pose[2] + s.radius for s in pour.spheres)  # falling
+
+
+def test_a_sparse_problem_is_recorded_dense(monkeypatch):
+    from contact_lcp.contact.problem import ContactProblem
+
+    sim = pile(True, monkeypatch)
+    sim.step()
+    problem = sim.stepper.data.problem
+    back = ContactProblem.from_arrays(problem.arrays())
+    for name in ("J", "K", "G"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(problem, name).toarray())
