@@ -31,6 +31,15 @@ and the table ends with each scene's total wall time and failed solves (the issu
 targets: the 200-sphere pour's 2 s within 60 s with 0 failures)::
 
     .venv/bin/python benchmarks/bench_large.py spheres_200.yaml:2.0 pour_1000:2.0 --model auto --sleep
+
+``--peers mujoco`` also runs each pour (spheres in the walled box) in MuJoCo for the same
+number of steps, built from our simulator of the scene (:func:`peer_scenes.pour_from_simulator`),
+and prints and writes (``bench_large_peers_<date>_<revision>.csv``) both engines' wall
+time, the deepest contact each reports, the deepest overlap our own check finds from the
+sphere positions after every step (:func:`peer_checks.pour_penetration`) and the final
+pile height::
+
+    .venv/bin/python benchmarks/bench_large.py spheres_200.yaml:2.0 pour_1000:2.0 --model auto --sleep --peers mujoco
 """
 
 import argparse
