@@ -31,6 +31,15 @@ and the table ends with each scene's total wall time and failed solves (the issu
 targets: the 200-sphere pour's 2 s within 60 s with 0 failures)::
 
     .venv/bin/python benchmarks/bench_large.py spheres_200.yaml:2.0 pour_1000:2.0 --model auto --sleep
+
+``--peers mujoco`` also runs each pour (spheres in the walled box) in MuJoCo for the same
+number of steps, built from our simulator of the scene (:func:`peer_scenes.pour_from_simulator`),
+and prints and writes (``bench_large_peers_<date>_<revision>.csv``) both engines' wall
+time, the deepest contact each reports, the deepest overlap our own check finds from the
+sphere positions after every step (:func:`peer_checks.pour_penetration`) and the final
+pile height::
+
+    .venv/bin/python benchmarks/bench_large.py spheres_200.yaml:2.0 pour_1000:2.0 --model auto --sleep --peers mujoco
 """
 
 import argparse
@@ -54,6 +63,7 @@ from scipy import sparse  # noqa: E402
 from contact_lcp.contact import pyramid  # noqa: E402
 from contact_lcp.sim import Simulator  # noqa: E402
 from contact_lcp.sim.checkpoint import CheckpointError  # noqa: E402
+from peer_scenes import NotAPour  # noqa: E402
 
 COLUMNS = ("scene", "step", "t", "ms", "contacts", "active", "pivots", "status", "failures",
            "max_penetration", "groups", "islands", "sleeping", "model", "peak_rss_mb", "load_s",
@@ -144,18 +154,72 @@ def load(name, model=None, sleep=False):
     return Simulator(scene.replace(contact=c))
 
 
+#: peer engines ``--peers`` runs on the pours (a module of benchmarks/ with ``run_pour``)
+PEERS = {"mujoco": "peers_mujoco"}
+PEER_COLUMNS = ("scene", "engine", "version", "status", "steps", "wall_s",
+                "engine_penetration", "our_penetration", "pile_height", "notes",
+                "revision", "date")
+
+
+class PourCheck:
+    """Our own look at a pour from its positions (:mod:`peer_checks`, as for the peers):
+    the deepest overlap over the steps and the pile's final height."""
+
+    def __init__(self, sim, name):
+        import peer_scenes
+
+        self.scene = peer_scenes.pour_from_simulator(sim, name)
+        self.slices = [b.q_slice for b in sim.world.bodies]
+        self.deepest, self.height = 0.0, 0.0
+
+    def centres(self, q):
+        return np.array([q[s][:3] for s in self.slices])
+
+    def after_step(self, sim):
+        from peer_checks import pile_height, pour_penetration
+
+        c = self.centres(sim.q)
+        self.deepest = max(self.deepest, pour_penetration(self.scene, c))
+        self.height = pile_height(self.scene, c)
+
+
+def compare_peers(check, rows, peers, revision, date):
+    """Rows of :data:`PEER_COLUMNS`: ours (from ``rows`` and ``check``) then each peer's
+    run of the same pour for the same number of steps."""
+    import importlib
+
+    scene = rows[-1]["scene"]
+    out = [{"scene": scene, "engine": "contact_lcp", "version": revision, "status": "ran",
+            "steps": len(rows), "wall_s": sum(r["ms"] for r in rows) / 1e3,
+            "engine_penetration": max(r["max_penetration"] for r in rows),
+            "our_penetration": check.deepest, "pile_height": check.height,
+            "notes": f"model {rows[-1]['model']}", "revision": revision, "date": date}]
+    for name in peers:
+        res = importlib.import_module(PEERS[name]).run_pour(check.scene, len(rows))
+        out.append({c: res.get(c, "") for c in PEER_COLUMNS} | {
+            "scene": scene, "revision": revision, "date": date})
+        print(f"{scene}: {name} {res.get('status')} in {res.get('wall_s', float('nan')):.1f} s",
+              flush=True)
+    return out
+
+
 def run(spec, revision, date, detail=False, save=None, failed=None, state=None, resume=None,
-        model=None, sleep=False):
+        model=None, sleep=False, check=None):
     """Rows (dicts of :data:`COLUMNS`) of one ``name[:seconds]`` scene; ``detail`` also
     prints each step's solve report (its solves and how the solve went); ``save(rows)``,
     when given, is called after every step with the rows so far; ``failed`` (a
     :class:`FailedLCPs`), when given, writes the LCPs each step failed to certify.
     ``resume``: a state file (:meth:`Simulator.save_state`) to start from, up to the same
-    end time; ``state``: a file the state is written to after every step."""
+    end time; ``state``: a file the state is written to after every step. ``check``: a
+    list that gets this pour's :class:`PourCheck` (which looks at every step, untimed)."""
     name, _, seconds = spec.partition(":")
     t0 = time.perf_counter()
     sim = load(name, model, sleep)
     load_s = time.perf_counter() - t0
+    pour = None
+    if check is not None:
+        pour = PourCheck(sim, os.path.basename(name))
+        check.append(pour)
     steps = int(round((float(seconds) if seconds else sim.scene.duration) / sim.h))
     first = 1
     if resume is not None:
@@ -181,6 +245,8 @@ def run(spec, revision, date, detail=False, save=None, failed=None, state=None, 
         if detail and info.report is not None:
             print(f"    {info.report.solves} solves, {info.report.failures} failed: "
                   f"{dict(info.report.info)}", flush=True)
+        if pour is not None:
+            pour.after_step(sim)
         if save is not None:
             save(rows)
         if failed is not None:
@@ -242,7 +308,11 @@ def main(argv=None):
     parser.add_argument("--model", default=None,
                         help="contact model for every scene (default: each scene's own)")
     parser.add_argument("--sleep", action="store_true", help="turn contact.sleep on")
+    parser.add_argument("--peers", nargs="+", default=[], choices=sorted(PEERS),
+                        help="also run each pour in these engines for the same steps")
     args = parser.parse_args(argv)
+    if args.peers and args.resume:
+        parser.error("--peers runs a pour from its start; it cannot follow --resume")
     if (args.state or args.resume) and len(args.scenes) != 1:
         parser.error(f"--state and --resume need exactly one scene; got {len(args.scenes)}")
     if args.failed_lcps:
@@ -250,23 +320,28 @@ def main(argv=None):
     revision = common.git_revision(ROOT)
     date, stamp = common.utc_stamp()
     path = common.results_path("bench_large", revision, stamp, args.results_dir)
-    rows = []
+    rows, compared = [], []
 
     def save(mine):  # the CSV is rewritten after every step: a run of hours that is
         common.write_csv(path, rows + mine, COLUMNS)  # stopped keeps what it measured
 
     for spec in args.scenes:
+        check = [] if args.peers else None
         try:
             if args.failed_lcps:
                 with FailedLCPs(args.failed_lcps) as failed:
                     mine = run(spec, revision, date, args.detail, save, failed, args.state,
-                               args.resume, args.model, args.sleep)
+                               args.resume, args.model, args.sleep, check)
             else:
                 mine = run(spec, revision, date, args.detail, save, None, args.state,
-                           args.resume, args.model, args.sleep)
+                           args.resume, args.model, args.sleep, check)
         except CheckpointError as e:  # --resume: not a state file, or another scene's
             parser.error(str(e))
+        except NotAPour as e:  # --peers on a scene that is not a pour of spheres
+            parser.error(str(e))
         rows += mine
+        if args.peers and mine:
+            compared += compare_peers(check[0], mine, args.peers, revision, date)
     table = summary(rows)
     print(common.format_table(table, ("scene", "active", "steps", "median_ms", "median_pivots",
                                       "not_solved")))
@@ -275,6 +350,13 @@ def main(argv=None):
     print(f"peak resident memory {peak_rss_mb():.0f} MB")
     common.write_csv(path, rows, COLUMNS)
     print(f"wrote {path}")
+    if compared:
+        print(common.format_table(compared, ("scene", "engine", "steps", "wall_s",
+                                             "engine_penetration", "our_penetration",
+                                             "pile_height", "status")))
+        peer_path = common.results_path("bench_large_peers", revision, stamp, args.results_dir)
+        common.write_csv(peer_path, compared, PEER_COLUMNS)
+        print(f"wrote {peer_path}")
     return 0
 
 

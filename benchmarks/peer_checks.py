@@ -123,3 +123,34 @@ def verdict(force_ratio, engine_depth, our_depth, cone, mu):
     if np.isfinite(cone) and cone > mu * (1 + CONE_TOL):
         bad.append(f"|Ft|/Fn up to {cone:.3g} > mu = {mu:g}")
     return "ok" if not bad else "; ".join(bad)
+
+
+def pour_penetration(scene, centres):
+    """The deepest overlap [m] of a :class:`peer_scenes.PourScene`'s spheres at
+    ``centres`` (n, 3) [m] with each other, the ground (z = 0) and the walls, from the
+    positions alone (exact for spheres and boxes); 0 when nothing overlaps."""
+    from scipy.spatial import cKDTree
+
+    centres = np.asarray(centres, dtype=float)
+    r = np.array([s.radius for s in scene.spheres])
+    deepest = float(np.max(r - centres[:, 2], initial=0.0))
+    pairs = cKDTree(centres).query_pairs(2.0 * r.max(), output_type="ndarray")
+    if pairs.size:
+        i, j = pairs[:, 0], pairs[:, 1]
+        gap = np.linalg.norm(centres[i] - centres[j], axis=1) - r[i] - r[j]
+        deepest = max(deepest, float(np.max(-gap, initial=0.0)))
+    for size, pose in scene.walls:
+        R = quat_to_R(pose[3:])
+        local = (centres - pose[:3]) @ R  # centres in the box frame
+        half = 0.5 * np.asarray(size)
+        outside = np.linalg.norm(np.maximum(np.abs(local) - half, 0.0), axis=1)
+        inside = np.min(half - np.abs(local), axis=1)  # > 0: the centre is in the box
+        depth = np.where(inside > 0.0, r + inside, r - outside)
+        deepest = max(deepest, float(np.max(depth, initial=0.0)))
+    return deepest
+
+
+def pile_height(scene, centres):
+    """The top of the highest sphere at ``centres`` (n, 3) [m] above the ground [m]."""
+    r = np.array([s.radius for s in scene.spheres])
+    return float(np.max(np.asarray(centres)[:, 2] + r))

@@ -242,3 +242,74 @@ def quat_to_R(q):
         [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
         [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
     ])
+
+
+class NotAPour(ValueError):
+    """A scene :func:`pour_from_simulator` cannot give the peers (not spheres in boxes)."""
+
+
+@dataclass(frozen=True)
+class Sphere:
+    """A free sphere: radius [m], mass [kg], initial pose ``[x y z qx qy qz qw]``."""
+
+    name: str
+    radius: float
+    mass: float
+    pose: np.ndarray
+
+
+@dataclass(frozen=True)
+class PourScene:
+    """Free spheres poured into fixed boxes (the walls of ``urdf/walled_box.urdf``) on
+    the ground, read from OUR simulator of the scene (``bench_large.py``): the spheres'
+    radii, masses and poses from its world and state, every wall as a box ``(size (3,),
+    pose (7,))`` from its collision model's placements, the ground's friction ``friction``
+    and the spheres' ``body_friction``."""
+
+    name: str
+    spheres: tuple
+    walls: tuple
+    friction: float
+    body_friction: float
+    h: float
+    gravity: float
+    mass: float
+    kind: str = "pour"
+    notes: list = field(default_factory=list)
+
+
+def pour_from_simulator(sim, name):
+    """:class:`PourScene` of a :class:`contact_lcp.sim.Simulator` whose free bodies are
+    all spheres and whose robots' collision shapes are boxes that do not move (at the
+    simulator's current state)."""
+    import pinocchio
+
+    world, q = sim.world, sim.q
+    spheres = []
+    for b in world.bodies:
+        if b.shape != "sphere":
+            raise NotAPour(f"{name}: a pour has spheres only; body {b.name} is a {b.shape}")
+        spheres.append(Sphere(b.name, float(b.size[0]), float(b.mass), np.array(q[b.q_slice])))
+    bodies = {b.name for b in world.bodies}
+    walls = []
+    for gobj, owner, X in zip(world.collision_model.geometryObjects, world.geometry_owner,
+                              world.geometry_placements()):
+        if owner in bodies or owner == "ground":
+            continue
+        shape = gobj.geometry
+        if type(shape).__name__ != "Box":
+            raise NotAPour(f"{name}: walls must be boxes; {gobj.name} is a {type(shape).__name__}")
+        quat = pinocchio.Quaternion(X[:3, :3]).coeffs()  # [x y z w]
+        walls.append((2.0 * np.asarray(shape.halfSide, dtype=float), np.r_[X[:3, 3], quat]))
+    scene = sim.scene
+    if scene.ground is None:
+        raise NotAPour(f"{name}: a pour needs the ground")
+    body_mu = {b.friction for b in world.bodies}
+    if len(body_mu) != 1:
+        raise NotAPour(f"{name}: the spheres' frictions differ ({sorted(map(str, body_mu))})")
+    (mu_b,) = body_mu
+    return PourScene(name=name, spheres=tuple(spheres), walls=tuple(walls),
+                     friction=float(scene.ground.friction),
+                     body_friction=float(scene.contact.friction if mu_b is None else mu_b),
+                     h=float(sim.h), gravity=float(-scene.gravity[2]),
+                     mass=sum(s.mass for s in spheres))

@@ -112,6 +112,68 @@ def build_tower(mujoco, scene):
                    "soft contacts (default solref); box-box and box-floor by MuJoCo's box collider")
 
 
+def build_pour(mujoco, scene):
+    """A :class:`peer_scenes.PourScene` as an ``MjModel``/``MjData``: the floor, the
+    walls as static boxes, each sphere on a free joint. Pair frictions as ours
+    (``combine_friction``): spheres and walls carry the spheres' friction, the floor the
+    sphere-ground pair's, with a higher priority so that MuJoCo takes it for those pairs."""
+    from contact_lcp.collision import combine_friction
+
+    spec = mujoco.MjSpec()
+    spec.option.timestep = scene.h
+    spec.option.gravity = [0.0, 0.0, -scene.gravity]
+    spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    mu_g = combine_friction(scene.friction, scene.body_friction)
+    _floor(mujoco, spec, mu_g)
+    spec.geoms[0].contype, spec.geoms[0].priority = 1, 1
+    for k, (size, pose) in enumerate(scene.walls):
+        spec.worldbody.add_geom(name=f"wall{k}", type=mujoco.mjtGeom.mjGEOM_BOX, size=size / 2,
+                                pos=pose[:3], quat=_w_first(pose[3:]),
+                                friction=[scene.body_friction, 0.005, 1e-4])
+    for s in scene.spheres:
+        body = spec.worldbody.add_body(name=s.name, pos=s.pose[:3], quat=_w_first(s.pose[3:]))
+        body.add_freejoint()
+        body.add_geom(type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[s.radius, 0, 0], mass=s.mass,
+                      friction=[scene.body_friction, 0.005, 1e-4])
+    m = spec.compile()
+    d = mujoco.MjData(m)
+    mujoco.mj_forward(m, d)
+    return m, d
+
+
+def run_pour(scene, steps):
+    """``steps`` steps of a :class:`peer_scenes.PourScene` in MuJoCo: a dict with the
+    wall time of the steps [s], the deepest penetration the engine reported (``-dist`` of
+    its contacts) and the one :func:`peer_checks.pour_penetration` finds from its sphere
+    positions after every step [m], the final pile height [m] and notes (``status``
+    ``'not installed'`` without the wheel)."""
+    import time
+
+    from peer_checks import pile_height, pour_penetration
+
+    try:
+        mujoco = importlib.import_module("mujoco")
+    except ImportError:
+        return {"engine": NAME, "status": "not installed"}
+    m, d = build_pour(mujoco, scene)
+    adr = np.array([m.jnt_qposadr[j] for j in range(m.njnt)
+                    if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE])
+    centres = adr[:, None] + np.arange(3)
+    wall, engine_depth, our_depth, ncon = 0.0, 0.0, 0.0, 0
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        mujoco.mj_step(m, d)
+        wall += time.perf_counter() - t0
+        if d.ncon:
+            engine_depth = max(engine_depth, float(-d.contact.dist[:d.ncon].min()))
+        ncon = max(ncon, int(d.ncon))
+        our_depth = max(our_depth, pour_penetration(scene, d.qpos[centres]))
+    return {"engine": NAME, "version": mujoco.__version__, "status": "ran", "steps": steps,
+            "wall_s": wall, "engine_penetration": engine_depth, "our_penetration": our_depth,
+            "pile_height": pile_height(scene, d.qpos[centres]), "max_contacts": ncon,
+            "notes": "implicitfast, Newton, pyramidal cone, soft contacts (default solref)"}
+
+
 def run(scene, **options):
     """Measure ``scene`` (a :mod:`peer_scenes` scene) in MuJoCo; a :class:`PeerRun`."""
     try:

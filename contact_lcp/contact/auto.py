@@ -65,9 +65,13 @@ class AutoModel(ContactModel):
 
     def model_for(self, problem):
         """The model that solves ``problem`` (one island)."""
-        if problem.num_contacts <= self.max_pyramid_contacts:
-            return self.pyramid
-        return self.relaxed
+        return self._model_of(problem.num_contacts)
+
+    def _model_of(self, num_contacts):
+        return self.pyramid if num_contacts <= self.max_pyramid_contacts else self.relaxed
+
+    def takes_sparse(self, num_contacts, num_limits):
+        return self._model_of(num_contacts).takes_sparse(num_contacts, num_limits)
 
     def solve(self, problem, guess=None):
         return self.model_for(problem).solve(problem, guess)

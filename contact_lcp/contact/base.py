@@ -78,6 +78,12 @@ class ContactModel:
         (``auto`` below its pyramid size)."""
         return self.islands
 
+    def takes_sparse(self, num_contacts, num_limits) -> bool:
+        """Whether :meth:`solve` takes an island of this size with ``J``, ``K`` and ``G``
+        stored sparse (:mod:`contact_lcp.contact.sparse_problem`; otherwise the islands
+        of a sparse step are handed over dense)."""
+        return False
+
     def __init__(self, settings: ModelSettings = ModelSettings()):
         unknown = sorted(set(settings.options) - set(self.OPTIONS))
         if unknown:

@@ -33,17 +33,23 @@ from scipy.sparse.csgraph import connected_components
 from contact_lcp.contact.guess import PyramidGuess
 from contact_lcp.contact.problem import ContactProblem
 from contact_lcp.contact.report import ContactSolution, Outcome, SolveReport
+from contact_lcp.contact.sparse_problem import limit_rows
 
 
 def dof_blocks(K):
     """(nv,) the block of ``K``'s sparsity pattern each velocity coordinate belongs to
     (a tree of the world, or a single coordinate where the mass matrix is diagonal, as
     a sphere's), -1 for coordinates that do not move (zero rows of ``K``)."""
-    dyn = np.flatnonzero(np.any(K != 0.0, axis=1))
     label = np.full(K.shape[0], -1, dtype=np.int64)
+    if sparse.issparse(K):  # (CSR without stored zeros: sparse_rows.block_diagonal_csr)
+        K = sparse.csr_matrix(K)
+        dyn = np.flatnonzero(np.diff(K.indptr) > 0)
+        pattern = K[dyn][:, dyn]
+    else:
+        dyn = np.flatnonzero(np.any(K != 0.0, axis=1))
+        pattern = sparse.csr_matrix(K[np.ix_(dyn, dyn)] != 0.0)
     if dyn.size:
-        _, lab = connected_components(sparse.csr_matrix(K[np.ix_(dyn, dyn)] != 0.0),
-                                      directed=False)
+        _, lab = connected_components(pattern, directed=False)
         label[dyn] = lab
     return label
 
@@ -66,7 +72,7 @@ def island_labels(J, K, k, l):
     if units == 0:
         return 0, np.zeros(0, dtype=np.int64), np.full(K.shape[0], -1, dtype=np.int64)
     unit_of_row = np.concatenate([np.repeat(np.arange(k), 3), k + np.arange(l)])
-    r, c = np.nonzero(J)
+    r, c = J.nonzero() if sparse.issparse(J) else np.nonzero(J)
     keep = block[c] >= 0
     r, c = unit_of_row[r[keep]], block[c[keep]]
     nb = int(block.max()) + 1 if block.size else 0
@@ -84,18 +90,26 @@ def island_labels(J, K, k, l):
     return names.size, labels.astype(np.int64), dof_labels
 
 
-def sub_problem(problem, contacts, limits, dofs):
+def sub_problem(problem, contacts, limits, dofs, dense=True):
     """The :class:`ContactProblem` of the contacts ``contacts`` (c,) and limit rows
     ``limits`` (m,) of ``problem``, in that order, in the velocity coordinates ``dofs``
     (the blocks of ``K`` those rows move: its rows read no other). Returns ``(sub,
-    rows)``, ``rows`` the problem's rows it holds."""
+    rows)``, ``rows`` the problem's rows it holds. A sparse ``problem``'s island keeps its
+    ``J``, ``K`` and ``G`` sparse unless ``dense``."""
     k = problem.num_contacts
     rows = np.concatenate([(3 * contacts[:, None] + np.arange(3)).ravel(), 3 * k + limits])
     normals = np.concatenate([contacts, k + limits])
+    if sparse.issparse(problem.G):
+        J, K, G = (problem.J[rows][:, dofs], problem.K[dofs][:, dofs],
+                   problem.G[rows][:, rows])
+        if dense:
+            J, K, G = J.toarray(), K.toarray(), G.toarray()
+    else:
+        J, K, G = (problem.J[np.ix_(rows, dofs)], problem.K[np.ix_(dofs, dofs)],
+                   problem.G[np.ix_(rows, rows)])
     return ContactProblem(
         problem.h, problem.R_WC[contacts], problem.p_W[contacts], problem.phi[normals],
-        problem.mu[contacts], problem.J[np.ix_(rows, dofs)], problem.K[np.ix_(dofs, dofs)],
-        problem.G[np.ix_(rows, rows)], problem.v[dofs], problem.v_free[dofs],
+        problem.mu[contacts], J, K, G, problem.v[dofs], problem.v_free[dofs],
         problem.u[rows], problem.bias[normals], int(limits.size), problem.pair[contacts],
         problem.extras), rows
 
@@ -109,7 +123,7 @@ def split_guess(guess, problem, parts):
         return [guess] * len(parts)
     k = problem.num_contacts
     same = (np.array_equal(guess.pair, problem.pair) and guess.limits.shape[0]
-            == problem.num_limits and np.array_equal(guess.limits, problem.J[3 * k:]))
+            == problem.num_limits and np.array_equal(guess.limits, limit_rows(problem)))
     if not same:
         return [guess] * len(parts)
     out = []
@@ -188,10 +202,11 @@ def solve_islands(model, problem, guess=None):
         step then stops every motion, as for a monolithic safe stop).
     """
     k, l = problem.num_contacts, problem.num_limits
-    split = model.splits(problem)
+    is_sparse = sparse.issparse(problem.G)  # (then always by island: each dense or not)
+    split = is_sparse or model.splits(problem)
     count, labels, dof_labels = (island_labels(problem.J, problem.K, k, l) if split
                                  else (1, None, None))
-    if count <= 1:
+    if count <= 1 and not is_sparse:
         sol = model.solve(problem, guess)
         if not split:
             return sol
@@ -206,7 +221,8 @@ def solve_islands(model, problem, guess=None):
     generalized = np.zeros(problem.J.shape[1])
     solutions = []
     for (contacts, limits, dofs), g in zip(parts, guesses):
-        sub, rows = sub_problem(problem, contacts, limits, dofs)
+        sub, rows = sub_problem(problem, contacts, limits, dofs,
+                                dense=not model.takes_sparse(contacts.size, limits.size))
         sol = model.solve(sub, g)
         solutions.append(sol)
         f[rows] = sol.f

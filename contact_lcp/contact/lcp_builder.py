@@ -161,7 +161,9 @@ def _assemble(G, u, mu, bias, k, l, d, cos, sin):
 
 
 def _check(G, u, k, l, normal_bias):
-    G = np.asarray(G, dtype=float)
+    from scipy import sparse  # (a sparse problem's G stays sparse: _relaxed_sparse)
+
+    G = G if sparse.issparse(G) else np.asarray(G, dtype=float)
     u = np.asarray(u, dtype=float)
     m = 3 * k + l
     if G.shape != (m, m):
@@ -177,7 +179,7 @@ def _check(G, u, k, l, normal_bias):
     # one sum is finite iff every entry is (or it overflowed): only then look entry-wise
     if not np.isfinite(G.sum() + u.sum() + bias.sum()):
         for name, x in (("G", G), ("u", u), ("normal_bias", bias)):
-            if not np.all(np.isfinite(x)):
+            if not np.all(np.isfinite(x.data if sparse.issparse(x) else x)):
                 raise InvalidProblem(f"{name} must be finite; it contains NaN or inf")
     normal_rows = np.concatenate([np.arange(0, 3 * k, 3), np.arange(3 * k, m)]).astype(int)
     return G, u, bias, normal_rows

@@ -62,6 +62,12 @@ class ContactProblem:
         Model-specific data a model asked the step for (see
         :attr:`~contact_lcp.contact.base.ContactModel.wants`), e.g. facet sets (not in
         :meth:`arrays`; :func:`contact_lcp.sim.recording.save_problems` records them).
+
+    A step of a large world of free bodies stores ``J``, ``K`` and ``G`` as
+    ``scipy.sparse`` CSR matrices (:mod:`contact_lcp.contact.sparse_problem`); such a
+    problem is solved island by island, and each model receives its islands dense unless
+    it declares that it takes them sparse
+    (:meth:`~contact_lcp.contact.base.ContactModel.takes_sparse`).
     """
 
     h: float
@@ -97,8 +103,9 @@ class ContactProblem:
         return np.concatenate([np.arange(0, 3 * k, 3), np.arange(3 * k, self.num_rows)])
 
     def arrays(self) -> dict:
-        """The problem as a dict of arrays (for ``np.savez``); see :meth:`from_arrays`."""
-        return {name: np.asarray(getattr(self, name)) for name in _FIELDS}
+        """The problem as a dict of arrays (for ``np.savez``; sparse ``J``, ``K``, ``G``
+        written dense); see :meth:`from_arrays`."""
+        return {name: _dense(getattr(self, name)) for name in _FIELDS}
 
     @staticmethod
     def from_arrays(data) -> "ContactProblem":
@@ -107,6 +114,11 @@ class ContactProblem:
         values["h"] = float(values["h"])
         values["num_limits"] = int(values["num_limits"])
         return ContactProblem(**values)
+
+
+def _dense(x):
+    """``x`` as an ndarray (a ``scipy.sparse`` matrix expanded)."""
+    return x.toarray() if hasattr(x, "toarray") else np.asarray(x)
 
 
 _FIELDS = ("h", "R_WC", "p_W", "phi", "mu", "J", "K", "G", "v", "v_free", "u", "bias",

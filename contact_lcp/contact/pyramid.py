@@ -79,6 +79,7 @@ from contact_lcp.contact.pyramid_kernel import (
 )
 from contact_lcp.contact.report import (ContactSolution, Outcome, SolveReport, all_pivots,
                                         tally)
+from contact_lcp.contact.sparse_problem import limit_rows
 from contact_lcp.exceptions import SceneError
 from contact_lcp.lcp import LCPStatus
 
@@ -194,7 +195,7 @@ class PyramidModel(ContactModel):
         keep = np.arange(k) if keep is None else np.asarray(keep, dtype=np.int64)
         directions = friction_directions(f, problem.R_WC, problem.mu, self._angle(problem),
                                          keep_inside(self._period()))
-        return PyramidGuess(problem.pair, problem.p_W, directions, problem.J[3 * k:],
+        return PyramidGuess(problem.pair, problem.p_W, directions, limit_rows(problem),
                             *basis_flags(z, k, l, d, keep))
 
     # --------------------------------------------------------------------- solve

@@ -58,6 +58,7 @@ from contact_lcp.contact.pyramid_kernel import full_basis
 from contact_lcp.contact.relaxed_qp import (AUTO_QP_SIZE, MAX_DENSE_SIZE, QP_SOLVERS, dense_M,
                                            solve_relaxed_qp)
 from contact_lcp.contact.report import ContactSolution, Outcome, SolveReport, tally
+from contact_lcp.contact.sparse_problem import densified
 from contact_lcp.exceptions import SceneError
 
 PATHS = ("auto", "lcp", "qp")
@@ -94,6 +95,18 @@ class RelaxedModel(PyramidModel):
             raise SceneError("contact model 'relaxed': option qp_tolerance must be > 0; "
                              f"received {o['qp_tolerance']!r}")
 
+    def _path(self, num_contacts, num_limits):
+        """The path (``lcp`` or ``qp``) option ``path`` takes for a problem of this size."""
+        path = self.options["path"]
+        if path == "auto":
+            size = num_contacts * (self.settings.friction_directions + 2) + num_limits
+            path = "qp" if size > AUTO_QP_SIZE else "lcp"
+        return path
+
+    def takes_sparse(self, num_contacts, num_limits):
+        """The QP path reads ``J``, ``K`` and ``G`` sparse; pivoting needs them dense."""
+        return self._path(num_contacts, num_limits) == "qp"
+
     def _solve_path(self, path, problem, lcp, basis):
         s, o = self.settings, self.options
         if path == "qp":
@@ -110,10 +123,9 @@ class RelaxedModel(PyramidModel):
     def solve(self, problem, guess=None):
         s, o = self.settings, self.options
         guess = guess if isinstance(guess, PyramidGuess) else None
-        path = o["path"]
-        if path == "auto":
-            size = problem.num_contacts * (s.friction_directions + 2) + problem.num_limits
-            path = "qp" if size > AUTO_QP_SIZE else "lcp"
+        path = self._path(problem.num_contacts, problem.num_limits)
+        if path == "lcp":
+            problem = densified(problem)
         # the QP path reads M only to certify, which a sparse M makes ~n^2 / nnz cheaper
         lcp = build_relaxed_lcp(problem, num_directions=s.friction_directions,
                                 edge_angle=self.edge_angles(problem, guess),
@@ -150,6 +162,7 @@ class RelaxedModel(PyramidModel):
                                    guess=self._remember(problem, res.z, f))
         left = None if guess is None else guess.without_basis()
         if s.fallback:
+            problem = densified(problem)  # (the frictionless LCP is pivoted on)
             _, fl = solve_frictionless(problem, s.method, s.solver_options)
             rungs.add("frictionless", fl)
             pivots, solves, failures = tally(results + [fl])

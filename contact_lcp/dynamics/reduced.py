@@ -34,6 +34,7 @@ from scipy.linalg import cho_factor, cho_solve
 
 from contact_lcp.dynamics.free_flyer import FreeFlyers, _free_velocities
 from contact_lcp.dynamics.groups import block_diagonal
+from contact_lcp.dynamics.sparse_rows import block_diagonal_csr
 from contact_lcp.dynamics.world import same_vector
 
 
@@ -43,9 +44,12 @@ class FreeMotion:
     Parameters
     ----------
     world : contact_lcp.dynamics.World
+    sparse : bool
+        Return ``K`` as a ``scipy.sparse`` CSR matrix, block diagonal over the world's
+        groups (:mod:`contact_lcp.dynamics.sparse_rows`; a world of several groups only).
     """
 
-    def __init__(self, world):
+    def __init__(self, world, sparse=False):
         self.model = pin.Model(world.model)
         self.armature0 = np.array(self.model.armature, dtype=float)
         self._armature = None  # the armature last set on the models
@@ -63,6 +67,7 @@ class FreeMotion:
                 m = pin.Model(g.model)
                 self._parts.append((m, m.createData(), g.qs, g.vs))
             self._nv = self.model.nv
+        self.sparse = bool(sparse) and self.data is None
 
     def gravity(self, q):
         """Gravity torques ``g(q)`` (nv,) [N.m or N] of the whole world."""
@@ -115,6 +120,8 @@ class FreeMotion:
         arm = self.armature0 if armature is None else self.armature0 + armature
         if self._armature is None or not same_vector(arm, self._armature):
             self._set_armature(arm)  # (only when it changes: one copy per model)
+        if self.sparse:
+            return self._sparse(q, v, tau, h, armature, prescribed, v_prescribed)
         if prescribed is None or len(prescribed) == 0:
             # the ABA acceleration from the inverse already at hand (an RNEA is half an
             # ABA), and the free-flyers' correction, in one compiled call
@@ -146,6 +153,50 @@ class FreeMotion:
         self.flyers.free_velocity(q, v, tau, h, v_free, self.gravity_W, prescribed=is_P,
                                   armature=armature)
         return v_free, K
+
+
+    def _sparse(self, q, v, tau, h, armature, prescribed, v_prescribed):
+        """:meth:`__call__` group by group, ``K`` block diagonal as CSR: the same
+        equations on each group's block (``M`` is block diagonal over the groups)."""
+        nv = v.shape[0]
+        is_P = np.zeros(nv, dtype=bool)
+        v_P = np.zeros(nv)  # the prescribed velocities, at their indices
+        if prescribed is not None and len(prescribed):
+            P_all = np.asarray(prescribed, dtype=int)
+            is_P[P_all] = True
+            v_P[P_all] = v_prescribed
+        v_free = v.copy()
+        blocks, slices = [], []
+        for m, d, qs, vs in self._parts:
+            q_g, v_g, P = q[qs], v[vs], np.flatnonzero(is_P[vs])
+            b = pin.nonLinearEffects(m, d, q_g, v_g)
+            if P.size == 0:  # the whole group moves: its M^-1 (upper triangle) mirrored
+                K_g = np.array(pin.computeMinverse(m, d, q_g))
+                K_g = np.triu(K_g) + np.triu(K_g, 1).T
+                v_free[vs] = v_g + h * (K_g @ (tau[vs] - b))
+            else:  # (M + A)_DD dv_D = h (tau_D - b_D - M_DP a_P), as __call__
+                K_g = np.zeros((v_g.size, v_g.size))
+                D = np.flatnonzero(~is_P[vs])
+                if D.size:
+                    M = pin.crba(m, d, q_g)
+                    M = np.triu(M) + np.triu(M, 1).T
+                    a_P = (v_P[vs][P] - v_g[P]) / h
+                    L = cho_factor(M[np.ix_(D, D)])
+                    rhs = tau[vs][D] - b[D] - M[np.ix_(D, P)] @ a_P
+                    v_free[vs.start + D] = v_g[D] + h * cho_solve(L, rhs)
+                    K_g[np.ix_(D, D)] = cho_solve(L, np.eye(D.size))
+                v_free[vs.start + P] = v_P[vs][P]
+            blocks.append(K_g)
+            slices.append(vs)
+        fl = self.flyers
+        if is_P.any():
+            fl.free_velocity(q, v, tau, h, v_free, self.gravity_W, prescribed=is_P,
+                             armature=armature)
+        else:
+            _free_velocities(q, v, tau, h, v_free, self.gravity_W, fl._iq, fl._iv, fl._single,
+                             fl._c, fl._mass, fl._I, fl._no_prescribed,
+                             fl._no_armature if armature is None else armature)
+        return v_free, block_diagonal_csr(blocks, slices, nv)
 
 
 @njit(cache=True)

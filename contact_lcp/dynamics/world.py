@@ -28,6 +28,7 @@ from contact_lcp.dynamics.placements import tree_placements
 from contact_lcp.dynamics.loading import (load_body, load_robot, names_of, prefix_names,
                                           robot_info)
 from contact_lcp.dynamics.specs import BodyInfo, check_pose
+from contact_lcp.dynamics.sparse_rows import support_columns
 from contact_lcp.exceptions import FrameNotFound, InvalidProblem, SceneError
 
 GROUND = "ground"
@@ -216,6 +217,7 @@ class World:
             for a in model.supports[j]:
                 if a:
                     self._support[j, model.idx_vs[a]:model.idx_vs[a] + model.nvs[a]] = True
+        self.support_columns = support_columns(self._support)  # (CSR: sparse_rows.py)
 
     @staticmethod
     def _prefix_clashing(robot_parts, parts):

@@ -27,6 +27,7 @@ is left, ``target`` (the push-out of one step), the drift term removes in the st
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 
 from contact_lcp.lcp import solve_with_retries
 
@@ -80,10 +81,13 @@ class PenetrationProjection:
             idx_v, sign, gap = limit_rows
             J_l = np.zeros((idx_v.size, J_n.shape[1]))
             J_l[np.arange(idx_v.size), idx_v] = sign
-            J_n = np.vstack([J_n, J_l])
+            J_n = (sparse.vstack([J_n, J_l], format="csr") if sparse.issparse(J_n)
+                   else np.vstack([J_n, J_l]))
             phi = np.concatenate([phi, gap])
         KJ = K @ J_n.T
         G = J_n @ KJ
+        if sparse.issparse(G):  # (the sparse path's CSR rows and K; pivoting needs G dense)
+            G = G.toarray()
         before = float(max(0.0, -phi.min()))
         res = solve_with_retries(G, phi + self.target, self.method)
         if not res.success:

@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from contact_lcp.contact.models import make_model, model_class
+from contact_lcp.dynamics import sparse_rows
 from contact_lcp.dynamics.reduced import FreeMotion
 from contact_lcp.dynamics.world import all_finite
 from contact_lcp.exceptions import ContactLCPError, InvalidProblem, SceneError
@@ -54,15 +55,17 @@ class Simulator(SimulatorViews):
             max_points_per_pair=c.max_points_per_pair,
             ground_friction=0.0 if scene.ground is None else scene.ground.friction,
             default_friction=c.friction)
-        self.free_motion = FreeMotion(self.world)
         self.model = make_model(c.model, model_settings(scene))
+        # many small trees, islands solved alone: K and the contact rows stay sparse
+        sparse = sparse_rows.wanted(self.world, c.islands and self.model.islands)
+        self.free_motion = FreeMotion(self.world, sparse=sparse)
         self.loops = None
         if scene.loops:
             from contact_lcp.dynamics.loops import LoopClosures
 
             self.loops = LoopClosures(self.world, scene.loops, self.world.q0, gamma=c.stabilization)
         self.stepper = Stepper(self.world, self.detector, self.free_motion, self.model, c, self.h,
-                               loops=self.loops)
+                               loops=self.loops, sparse=sparse)
         self.sleep = (Sleep(self.world, c.sleep_speed, c.sleep_time, self.h) if c.sleep
                       else None)
         self.controls = [RobotControl(self.world, info, spec.controller, self.world.q0)

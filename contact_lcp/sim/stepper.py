@@ -34,6 +34,8 @@ from contact_lcp.collision.contact_set import ContactSet
 from contact_lcp.contact.problem import (ContactProblem, active_contacts, assemble,
                                          problem_from_rows)
 from contact_lcp.contact.islands import solve_islands
+from contact_lcp.contact.sparse_problem import active_contacts_csr, assemble_csr
+from contact_lcp.dynamics.sparse_rows import contact_jacobian_csr
 from contact_lcp.contact.report import NO_CONTACT, SolveReport
 from contact_lcp.exceptions import InvalidProblem
 from contact_lcp.sim.curvature import CurvatureCheck
@@ -89,10 +91,18 @@ class Stepper:
         Time step [s].
     loops : contact_lcp.dynamics.loops.LoopClosures, optional
         Loop closures, eliminated from the free motion before the contact problem.
+    sparse : bool
+        Keep the contact rows, ``K`` and ``G`` sparse (``free_motion`` then returns a CSR
+        ``K``; :mod:`contact_lcp.contact.sparse_problem`); for models that solve islands.
     """
 
-    def __init__(self, world, detector, free_motion, model, contact, h, loops=None):
+    def __init__(self, world, detector, free_motion, model, contact, h, loops=None,
+                 sparse=False):
         self.loops = loops
+        self.sparse = bool(sparse)
+        if self.sparse and not (contact.islands and model.islands):
+            raise ValueError(f"sparse contact rows need a model that solves islands; "
+                             f"model {model.name!r} with islands={contact.islands} does not")
         self.world, self.detector, self.free_motion, self.model = world, detector, free_motion, model
         self.h = float(h)
         self.activation = contact.activation(self.h)
@@ -189,6 +199,19 @@ class Stepper:
         # body resting on nothing h^2 g, 25 mm at h = 50 ms)
         return v_free, K, self.detector.reach(v, v_free, h, self.max_lookahead)
 
+    def _jacobian(self, q, found):
+        """The contact rows of ``found`` at ``q`` (3f, nv): CSR on the sparse path."""
+        if self.sparse:
+            return contact_jacobian_csr(self.world, q, found)
+        return self.world.contact_jacobian(q, found)
+
+    def _active(self, J_found, v_free, v_next, distance):
+        """:func:`~contact_lcp.contact.problem.active_contacts` of rows ``J_found``."""
+        if self.sparse:
+            return active_contacts_csr(J_found, v_free, v_next, distance, self.h,
+                                       self.activation)
+        return active_contacts(J_found, v_free, v_next, distance, self.h, self.activation)
+
     def _found(self, q, v_free, lookahead, prescribed):
         """The joint-limit rows and the contacts found at ``q``."""
         limits = (no_limits() if self.limit_activation is None else
@@ -225,7 +248,7 @@ class Stepper:
         if self.projection.needed(found.distance):
             # a penetration the drift term would take many steps to push out: move the
             # bodies out first (projection.py), then the step from there
-            projected = self.projection(found.distance, world.contact_jacobian(q, found), K,
+            projected = self.projection(found.distance, self._jacobian(q, found), K,
                                         (limits.idx_v, limits.sign, limits.gap))
             if projected.certified and np.any(projected.dq):
                 q = world.integrate(q, projected.dq, 1.0)
@@ -234,8 +257,8 @@ class Stepper:
         extras = {} if self.facets is None else {"facet_sets": self.facets.find(q, lookahead)}
         t2 = time.perf_counter()
         timings["collision"] = t2 - t1
-        J_found = world.contact_jacobian(q, found)
-        active = active_contacts(J_found, v_free, v_free, found.distance, h, self.activation)
+        J_found = self._jacobian(q, found)
+        active = self._active(J_found, v_free, v_free, found.distance)
         rounds, spent, answers = 0, [], []
         defect = None  # (len(found),) curvature defects, once a round found them large
         while True:
@@ -258,7 +281,7 @@ class Stepper:
                                  projection=projected,
                                  max_penetration=_before(projected, 0.0))
                 return q_next, v_next, rec
-            finite, J_c, phi, G, u, bias, pair = assemble(
+            finite, J_c, phi, G, u, bias, pair = (assemble_csr if self.sparse else assemble)(
                 J_found, active, found.distance, found.body_a, found.body_b,
                 self.num_geometries, limits.idx_v, limits.sign, limits.gap, K, v_free, h,
                 self.gamma, self.max_correction_speed)
@@ -301,18 +324,16 @@ class Stepper:
             if redo:
                 lookahead = np.maximum(lookahead, wider)
                 found = self.detector.detect(q, lookahead)
-                J_found = world.contact_jacobian(q, found)
+                J_found = self._jacobian(q, found)
                 defect = None  # (indices into the old candidates)
             # every contact that this step's answers so far drive shut, not only the
             # last one's: a contact that one answer closes and the next (with it in the
             # problem) keeps open must stay in, or the rounds alternate between the two
             # sets and the last one leaves out contacts the other needed (penetration)
             answers.append(v_next)
-            more = active_contacts(J_found, v_free, answers[0], found.distance, h,
-                                   self.activation)
+            more = self._active(J_found, v_free, answers[0], found.distance)
             for v_r in answers[1:]:
-                more = np.union1d(more, active_contacts(J_found, v_free, v_r, found.distance,
-                                                        h, self.activation))
+                more = np.union1d(more, self._active(J_found, v_free, v_r, found.distance))
             if not redo and not bend and more.size == active.size:  # (a superset: the same)
                 break
             active, rounds = more, rounds + 1
