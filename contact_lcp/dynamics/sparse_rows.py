@@ -37,6 +37,24 @@ def support_columns(support):
 
 
 @njit(cache=True)
+def axis_wrench(frames, points, i, j):
+    """Axis ``a`` (column j of contact i's frame) and moment ``p x a`` about the world
+    origin of contact i's point ``p``: the row's velocity along ``a`` of a point moved by
+    a joint is ``(a, p x a) . J_W[:, col]`` over the joint's support columns."""
+    p0, p1, p2 = points[i, 0], points[i, 1], points[i, 2]
+    a0, a1, a2 = frames[i, 0, j], frames[i, 1, j], frames[i, 2, j]
+    return (a0, a1, a2, p1 * a2 - p2 * a1, p2 * a0 - p0 * a2, p0 * a1 - p1 * a0)
+
+
+@njit(cache=True)
+def wrench_entry(w, J_W, col):
+    """Column ``col`` of the world-frame joint Jacobian ``J_W`` (6, nv) dotted with the
+    axis wrench ``w`` of :func:`axis_wrench`: one entry of a contact row."""
+    return (w[0] * J_W[0, col] + w[1] * J_W[1, col] + w[2] * J_W[2, col]
+            + w[3] * J_W[3, col] + w[4] * J_W[4, col] + w[5] * J_W[5, col])
+
+
+@njit(cache=True)
 def _contact_entries(frames, points, joint_b, joint_a, J_W, indptr, columns):
     """``(rows, cols, vals)`` of the contact rows (entries of the two sides listed apart:
     the caller's CSR conversion sums those of a column both sides move)."""
@@ -56,19 +74,13 @@ def _contact_entries(frames, points, joint_b, joint_a, J_W, indptr, columns):
             if jt == 0:
                 continue
             sign = 1.0 if side == 0 else -1.0
-            p0, p1, p2 = points[i, 0], points[i, 1], points[i, 2]
             for j in range(3):
-                a0, a1, a2 = frames[i, 0, j], frames[i, 1, j], frames[i, 2, j]
-                c0 = p1 * a2 - p2 * a1
-                c1 = p2 * a0 - p0 * a2
-                c2 = p0 * a1 - p1 * a0
+                w = axis_wrench(frames, points, i, j)
                 for t in range(indptr[jt], indptr[jt + 1]):
                     col = columns[t]
                     rows[n] = 3 * i + j
                     cols[n] = col
-                    vals[n] = sign * (a0 * J_W[0, col] + a1 * J_W[1, col] + a2 * J_W[2, col]
-                                      + c0 * J_W[3, col] + c1 * J_W[4, col]
-                                      + c2 * J_W[5, col])
+                    vals[n] = sign * wrench_entry(w, J_W, col)
                     n += 1
     return rows, cols, vals
 

@@ -28,7 +28,7 @@ from contact_lcp.dynamics.placements import tree_placements
 from contact_lcp.dynamics.loading import (load_body, load_robot, names_of, prefix_names,
                                           robot_info)
 from contact_lcp.dynamics.specs import BodyInfo, check_pose
-from contact_lcp.dynamics.sparse_rows import support_columns
+from contact_lcp.dynamics.sparse_rows import axis_wrench, support_columns, wrench_entry
 from contact_lcp.exceptions import FrameNotFound, InvalidProblem, SceneError
 
 GROUND = "ground"
@@ -51,18 +51,12 @@ def _fill_contact_rows(J, frames, points, joint_b, joint_a, J_W, support):
             if jt == 0:
                 continue
             sign = 1.0 if side == 0 else -1.0
-            p0, p1, p2 = points[i, 0], points[i, 1], points[i, 2]
             for j in range(3):
-                a0, a1, a2 = frames[i, 0, j], frames[i, 1, j], frames[i, 2, j]
-                c0 = p1 * a2 - p2 * a1
-                c1 = p2 * a0 - p0 * a2
-                c2 = p0 * a1 - p1 * a0
+                w = axis_wrench(frames, points, i, j)
                 row = 3 * i + j
                 for col in range(nv):
                     if support[jt, col]:
-                        J[row, col] += sign * (a0 * J_W[0, col] + a1 * J_W[1, col]
-                                               + a2 * J_W[2, col] + c0 * J_W[3, col]
-                                               + c1 * J_W[4, col] + c2 * J_W[5, col])
+                        J[row, col] += sign * wrench_entry(w, J_W, col)
 
 
 @njit(cache=True)
