@@ -8,6 +8,8 @@ elsewhere they skip, saying why.
 
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -65,6 +67,25 @@ def one_by_one(values, duration, tmp_path):
 
 def ids_in(path):
     return [r["run_id"] for r in read_csv(path)[1]]
+
+
+def test_a_sweep_stops_the_ray_it_started_before_returning(tmp_path):
+    """In a fresh process (this module's tests share a running instance): ``run`` starts
+    a local instance, stops it while it writes the results, and has stopped it when it
+    returns: Ray is not initialized and no process of it is left."""
+    code = f"""
+import psutil, ray
+from contact_lcp.sweep import run
+table = run({friction_spec([0.2, 0.8], duration=0.02)!r}, out={str(tmp_path)!r},
+            num_cpus=2, progress=False)
+left = [p.name() for p in psutil.Process().children(recursive=True)]
+print(len(table), table.ran, ray.is_initialized(), left)
+"""
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split("\n")[-2] == "2 2 False []"
 
 
 def test_sweep_rows_equal_the_runs_one_by_one_and_resume_runs_nothing(local_ray, tmp_path):

@@ -13,6 +13,7 @@ the compiler; this one does not, so editing it does not invalidate the cache.
 """
 
 import os
+import threading
 
 from contact_lcp.exceptions import SweepError
 from contact_lcp.sweep.results import ResultsFile, Table, plot_parameters, read_csv, \
@@ -72,33 +73,42 @@ def run(spec, address=None, out=None, resume=False, *, num_cpus=None, max_retrie
         except OSError as e:
             raise SweepError(f"output folder {out!r} cannot be made: {e.strerror}") from None
         results = ResultsFile(out, columns, resume)
+    stopping = None
     try:
         done = results.ids if results is not None else set()
         todo = [r for r in spec.runs if r.run_id not in done]
-        rows, lost = _run_tasks([task(r, spec, out) for r in todo], address, num_cpus,
-                                max_retries, progress, results, on_row)
+        rows, lost, stopping = _run_tasks([task(r, spec, out) for r in todo], address,
+                                          num_cpus, max_retries, progress, results, on_row)
     finally:
         if results is not None:
             results.close()
-    if out is not None:
-        _, rows = read_csv(results.path)
-    by_id = {r["run_id"]: r for r in rows}
-    table = Table([by_id[i] for i in spec.ids if i in by_id], columns,
-                  ran=len(todo) - len(lost), skipped=len(spec.runs) - len(todo), lost_ids=lost)
-    if out is not None:
-        write_parquet(table, os.path.join(out, "results.parquet"))
-        if plots:
-            plot_parameters(table, spec.parameters, out)
+    try:
+        if out is not None:
+            _, rows = read_csv(results.path)
+        by_id = {r["run_id"]: r for r in rows}
+        table = Table([by_id[i] for i in spec.ids if i in by_id], columns,
+                      ran=len(todo) - len(lost), skipped=len(spec.runs) - len(todo),
+                      lost_ids=lost)
+        if out is not None:
+            write_parquet(table, os.path.join(out, "results.parquet"))
+            if plots:
+                plot_parameters(table, spec.parameters, out)
+    finally:
+        if stopping is not None:
+            stopping.join()
     return table
 
 
 def _run_tasks(tasks, address, num_cpus, max_retries, progress, results, on_row):
-    """Rows of ``tasks`` run on Ray (each written to ``results`` as it comes) and the
-    ids of the lost ones."""
+    """Rows of ``tasks`` run on Ray (each written to ``results`` as it comes), the ids of
+    the lost ones, and the thread stopping the Ray instance this call started (None if it
+    started none): Ray's shutdown waits up to a second for each of its processes in turn,
+    which the caller spends reading back and writing the results instead, then joins.
+    On an error or an interrupt the instance is stopped before this returns."""
     from contact_lcp.progress import Progress
 
     if not tasks:
-        return [], []
+        return [], [], None
     try:
         import ray
     except ImportError:
@@ -106,7 +116,7 @@ def _run_tasks(tasks, address, num_cpus, max_retries, progress, results, on_row)
                          "'contact_lcp[sweep]' (or ray>=2.60)") from None
 
     started = _init(ray, address, num_cpus)
-    rows, lost, failed, seen = [], [], 0, set()
+    rows, lost, failed, seen, finished = [], [], 0, set(), False
     bar = Progress(len(tasks), desc="sweep", unit="run", every=5.0) if progress else None
     try:
         remote = ray.remote(num_cpus=1, max_retries=max_retries)(simulate_run)
@@ -132,6 +142,7 @@ def _run_tasks(tasks, address, num_cpus, max_retries, progress, results, on_row)
                 failed += row is None or row["status"] != "ok"
                 if bar is not None:
                     bar.update(1, f"failed={failed}" + (f" lost={len(lost)}" if lost else ""))
+        finished = True
     except KeyboardInterrupt:
         for ref in pending:
             ray.cancel(ref, force=True)
@@ -139,9 +150,13 @@ def _run_tasks(tasks, address, num_cpus, max_retries, progress, results, on_row)
     finally:
         if bar is not None:
             bar.close()
-        if started:
+        if started and not finished:
             ray.shutdown()
-    return rows, lost
+    stopping = None
+    if started:  # (not a daemon: the interpreter waits for it at exit)
+        stopping = threading.Thread(target=ray.shutdown, name="ray-shutdown")
+        stopping.start()
+    return rows, lost, stopping
 
 
 def _init(ray, address, num_cpus):
