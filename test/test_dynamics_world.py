@@ -199,6 +199,75 @@ def test_layout_names_slices_and_limits(world):
             assert (world.model.idx_qs[j], world.model.idx_vs[j]) == (iq, iv)
 
 
+def test_free_bodies_join_the_world_as_append_model_would_join_them():
+    """Free bodies are added to the world model in place (``append_free_body``), robots by
+    ``pin.appendModel``: the model is the one appendModel gives for the same parts (tree,
+    names, frames, inertias, limits, geometries, and so its mass matrix), and the world's
+    GeometryModel holds no collision pairs (its own list ``pairs`` has them)."""
+    from contact_lcp.dynamics.loading import load_body, load_robot
+
+    robots = [RobotSpec("humanoid", urdf=HUMANOID, base_pose=(0, 0, 0.74, 0, 0, 0, 1)),
+              RobotSpec("arm", urdf=ARM, floating_base=False, base_pose=(1, 0, 0, 0, 0, 0, 1))]
+    bodies = [BodySpec("box", "box", (0.3, 0.2, 0.1), 2.0, (2, 0, 0.05, 0, 0, 0.38, 0.92)),
+              BodySpec("ball", "sphere", (0.1,), 0.5, (3, 0, 0.1, 0, 0, 0, 1)),
+              BodySpec("pill", "capsule", (0.05, 0.2), 0.4, (4, 0, 0.3, 0, 0, 0, 1))]
+    world = World(robots, bodies, ground_height=None)
+    model, geom = pin.Model(), pin.GeometryModel()
+    poses = [pin.SE3.Identity(), pin.XYZQUATToSE3(np.array(robots[1].base_pose, dtype=float))]
+    for part, pose in zip([load_robot(r) for r in robots] + [load_body(b) for b in bodies],
+                          poses + [pin.SE3.Identity()] * 3):
+        model, geom = pin.appendModel(model, part.model, geom, part.geom, 0, pose)
+    m = world.model
+    assert list(m.names) == list(model.names) and (m.nq, m.nv) == (model.nq, model.nv)
+    for tree in ("parents", "idx_qs", "idx_vs"):
+        assert list(getattr(m, tree)) == list(getattr(model, tree)), tree
+    for tree in ("supports", "subtrees", "children"):
+        assert [list(x) for x in getattr(m, tree)] == [list(x) for x in getattr(model, tree)]
+
+    # frames by name (appendModel moves the frames on the universe, a fixed base's, to
+    # the front at every append; their order is not part of the world's contract)
+    def frames(mod):
+        return {f.name: (f.parentJoint, mod.frames[f.parentFrame].name, f.type,
+                         f.placement.homogeneous.tolist(), f.inertia.mass) for f in mod.frames}
+
+    def objects(mod, gm):
+        return {o.name: (o.parentJoint, mod.frames[o.parentFrame].name,
+                         o.placement.homogeneous.tolist(), type(o.geometry).__name__,
+                         o.meshScale.tolist()) for o in gm.geometryObjects}
+
+    assert m.nframes == model.nframes and frames(m) == frames(model)
+    assert all(a == b for a, b in zip(m.inertias, model.inertias))
+    assert all(a == b for a, b in zip(m.jointPlacements, model.jointPlacements))
+    for limit in ("effortLimit", "velocityLimit", "lowerPositionLimit", "upperPositionLimit"):
+        assert np.array_equal(getattr(m, limit), getattr(model, limit)), limit
+    assert objects(m, world.collision_model) == objects(model, geom)
+    # ... and each geometry's owner is its robot's or body's (appendModel moves the
+    # geometries on the universe, a fixed base's, to the front at every append)
+    owned = {}
+    for obj, owner in zip(world.collision_model.geometryObjects, world.geometry_owner):
+        owned.setdefault(owner, set()).add(obj.name)
+    assert owned == {**{r.name: {o.name for o in load_robot(r).geom.geometryObjects}
+                        for r in robots}, **{b.name: {b.name} for b in bodies}}
+    assert len(world.collision_model.collisionPairs) == 0 and len(geom.collisionPairs) > 0
+    q = pin.randomConfiguration(model, -np.ones(model.nq), np.ones(model.nq))
+    assert np.array_equal(pin.crba(m, m.createData(), q), pin.crba(model, model.createData(), q))
+
+
+def test_geometry_owners_and_self_pairs_follow_names_after_a_fixed_base_robot():
+    """A fixed-base robot between two others: appendModel moves its base geometry to the
+    front when the third is appended; owners and self-collision pairs still name each
+    robot's own geometries."""
+    world = World([RobotSpec("h", urdf=HUMANOID, base_pose=(0, 0, 0.74, 0, 0, 0, 1)),
+                   RobotSpec("a", urdf=ARM, floating_base=False, base_pose=(1, 0, 0, 0, 0, 0, 1)),
+                   RobotSpec("b", urdf=ARM, base_pose=(2, 0, 0.5, 0, 0, 0, 1))])
+    objs = world.collision_model.geometryObjects
+    assert objs[0].name == "a/arm_base_0"  # (moved to the front)
+    for obj, owner in zip(objs, world.geometry_owner):  # (every name prefixed: clashes)
+        assert obj.name.startswith(f"{owner}/") or obj.name == owner == "ground", obj.name
+    assert world.self_pairs and all(world.geometry_owner[i] == world.geometry_owner[j]
+                                    for i, j in world.self_pairs)
+
+
 def test_fixed_base_is_welded_at_base_pose(world):
     world.forward(world.q0)
     X = world.frame_placement("arm_base")

@@ -335,6 +335,32 @@ def load_body(spec):
     return LoadedPart(spec.name, model, geom, pose, v)
 
 
+def append_free_body(model, geom, part):
+    """Append the one-free-flyer ``part`` of :func:`load_body` to ``model`` and ``geom``
+    under the universe, in place: the joint (its limits), body, frames and geometries
+    ``pin.appendModel`` would give, at a cost that does not grow with the world.
+    ``appendModel`` copies the whole world it appends to and adds a collision pair per
+    new geometry and old one: a pour of 1000 spheres took minutes to load and gigabytes
+    of pairs (the world keeps its own pair list, :meth:`World._add_pairs`)."""
+    pm = part.model
+    if pm.njoints != 2:
+        raise ValueError(f"a free body has one joint; {part.name!r} has {pm.njoints - 1}")
+    jid = model.addJoint(0, pm.joints[1], pm.jointPlacements[1], pm.names[1],
+                         pm.effortLimit, pm.velocityLimit, pm.lowerPositionLimit,
+                         pm.upperPositionLimit)
+    model.appendBodyToJoint(jid, pm.inertias[1], pin.SE3.Identity())
+    frame_of = {0: 0}
+    for i in range(1, pm.nframes):
+        fr = pm.frames[i]
+        frame_of[i] = model.addFrame(
+            pin.Frame(fr.name, jid if fr.parentJoint == 1 else 0, frame_of[fr.parentFrame],
+                      fr.placement, fr.type, fr.inertia), False)  # (inertia appended above)
+    for obj in part.geom.geometryObjects:
+        obj = obj.copy()
+        obj.parentJoint, obj.parentFrame = jid, frame_of[obj.parentFrame]
+        geom.addGeometryObject(obj)
+
+
 def names_of(part):
     """Every joint, frame and geometry name of a part (universe excluded)."""
     m = part.model

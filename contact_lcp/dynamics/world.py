@@ -25,8 +25,8 @@ from numba import njit
 from contact_lcp.dynamics.free_flyer import FreeFlyers
 from contact_lcp.dynamics.groups import block_diagonal, split_world
 from contact_lcp.dynamics.placements import tree_placements
-from contact_lcp.dynamics.loading import (load_body, load_robot, names_of, prefix_names,
-                                          robot_info)
+from contact_lcp.dynamics.loading import (append_free_body, load_body, load_robot, names_of,
+                                          prefix_names, robot_info)
 from contact_lcp.dynamics.specs import BodyInfo, check_pose
 from contact_lcp.dynamics.sparse_rows import axis_wrench, support_columns, wrench_entry
 from contact_lcp.exceptions import FrameNotFound, InvalidProblem, SceneError
@@ -82,6 +82,24 @@ def all_finite(a, b):
         if not np.isfinite(x):
             return False
     return True
+
+
+def owners_and_self_pairs(parts, geom):
+    """Each geometry's owner (the part's name) and the parts' self-collision pairs, as
+    world geometry indices, found by name (names are unique in the world): appendModel
+    moves the geometries on the universe (a fixed base's) to the front at each append, so
+    a part's geometries need not stay where they were appended."""
+    index = {obj.name: i for i, obj in enumerate(geom.geometryObjects)}
+    owners = [None] * geom.ngeoms
+    self_pairs = set()
+    for part in parts:
+        names = [obj.name for obj in part.geom.geometryObjects]
+        for name in names:
+            owners[index[name]] = part.name
+        for i, j in part.self_pairs:
+            a, b = index[names[i]], index[names[j]]
+            self_pairs.add((min(a, b), max(a, b)))
+    return owners, self_pairs
 
 
 class World:
@@ -145,20 +163,23 @@ class World:
         self._prefix_clashing(parts[: len(robots)], parts)
 
         model, geom = pin.Model(), pin.GeometryModel()
-        q0, v0, owners, self_pairs = [], [], [], set()
+        q0, v0 = [], []
         self.robots, self.bodies = [], []
         for k, part in enumerate(parts):
             fixed_pose = pin.SE3.Identity()
             if k < len(robots) and not robots[k].floating_base and robots[k].base_pose is not None:
                 p = check_pose(robots[k].base_pose, f"robot {robots[k].name!r} base_pose")
                 fixed_pose = pin.XYZQUATToSE3(p)
-            njoints, nq, nv, ngeom = model.njoints, model.nq, model.nv, geom.ngeoms
+            njoints, nq, nv = model.njoints, model.nq, model.nv
             try:
-                model, geom = pin.appendModel(model, part.model, geom, part.geom, 0, fixed_pose)
+                if k < len(robots):
+                    model, geom = pin.appendModel(model, part.model, geom, part.geom, 0,
+                                                  fixed_pose)
+                    geom.removeAllCollisionPairs()  # (appendModel adds them: _add_pairs)
+                else:
+                    append_free_body(model, geom, part)
             except Exception as e:
                 raise SceneError(f"cannot append {part.name!r} to the world model: {e}") from e
-            owners += [part.name] * (geom.ngeoms - ngeom)
-            self_pairs |= {(ngeom + i, ngeom + j) for i, j in part.self_pairs}
             q0.append(part.q)
             v0.append(part.v)
             qs, vs = slice(nq, model.nq), slice(nv, model.nv)
@@ -170,6 +191,7 @@ class World:
                     BodyInfo(b.name, njoints, qs, vs, float(b.mass), b.shape, tuple(b.size),
                              b.friction)
                 )
+        owners, self_pairs = owners_and_self_pairs(parts, geom)
         self.ground_height = None if ground_height is None else float(ground_height)
         if self.ground_height is not None:
             plane = coal.Halfspace(np.array([0.0, 0.0, 1.0]), self.ground_height)
