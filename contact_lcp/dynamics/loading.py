@@ -339,9 +339,10 @@ def append_free_body(model, geom, part):
     """Append the one-free-flyer ``part`` of :func:`load_body` to ``model`` and ``geom``
     under the universe, in place: the joint (its limits), body, frames and geometries
     ``pin.appendModel`` would give, at a cost that does not grow with the world.
-    ``appendModel`` copies the whole world it appends to and adds a collision pair per
-    new geometry and old one: a pour of 1000 spheres took minutes to load and gigabytes
-    of pairs (the world keeps its own pair list, :meth:`World._add_pairs`)."""
+    ``appendModel`` copies the whole world it appends to and adds a collision pair
+    between each new geometry and every earlier one, so n bodies would cost O(n^2) time
+    and pairs, each pair with its collision results in ``GeometryData`` (the world keeps
+    its own pair list, :meth:`World._add_pairs`)."""
     pm = part.model
     if pm.njoints != 2:
         raise ValueError(f"a free body has one joint; {part.name!r} has {pm.njoints - 1}")
