@@ -80,7 +80,7 @@ def test_a_box_on_four_corners_gets_four_equal_shares():
     problem, sol, _ = settle(box_sim("min_norm"))
     share = BOX_MASS * G * H / 4
     assert problem.num_contacts == 4
-    assert sol.report.info["force_distribution"] == "min_norm"
+    assert sol.distribution == "min_norm"
     np.testing.assert_allclose(sol.f[0::3], share, rtol=1e-2)
     assert np.max(np.abs(np.delete(sol.f, np.s_[0::3]))) < 1e-6 * share  # no friction needed
 
@@ -103,7 +103,7 @@ def test_a_legged_frame_gets_equal_leg_shares_whatever_the_contact_order(n):
     problem, sol, guess = settle(sim)
     share = FRAME_MASS * G * H / n
     assert problem.num_contacts == n
-    assert sol.report.info["force_distribution"] == "min_norm"
+    assert sol.distribution == "min_norm"
     np.testing.assert_allclose(sol.f[0::3], share, rtol=1e-2)
     # the same contacts in other orders (legs mirrored and shuffled): the same forces
     reference = world_forces(problem, sol.f)
@@ -114,7 +114,7 @@ def test_a_legged_frame_gets_equal_leg_shares_whatever_the_contact_order(n):
                                  problem.mu[perm], problem.J[rows], problem.K, problem.v,
                                  problem.v_free, pair=problem.pair[perm])
         other = solve_with(permuted, None, "min_norm")
-        assert other.report.info["force_distribution"] == "min_norm"
+        assert other.distribution == "min_norm"
         for leg, F in world_forces(permuted, other.f).items():
             np.testing.assert_allclose(F, reference[leg], rtol=0, atol=1e-6 * share)
 
@@ -126,7 +126,7 @@ def test_min_norm_keeps_the_velocities_and_certifies(make):
     problem, _, guess = settle(make(), steps=5)
     a = solve_with(problem, guess, "any")
     m = solve_with(problem, guess, "min_norm")
-    assert m.report.info["force_distribution"] in ("min_norm", "unique")
+    assert m.distribution in ("min_norm", "unique")
     np.testing.assert_allclose(velocity_after(problem, m.f), velocity_after(problem, a.f),
                                rtol=0, atol=1e-9)
     assert np.linalg.norm(m.f) <= np.linalg.norm(a.f) * (1 + 1e-9)
@@ -151,7 +151,7 @@ def test_any_is_the_ladders_answer_and_min_norm_keeps_its_warm_start():
     problem, _, guess = settle(box_sim("any"))
     a = solve_with(problem, guess, "any")
     m = solve_with(problem, guess, "min_norm")
-    assert "force_distribution" not in a.report.info
+    assert a.distribution is None
     assert not np.allclose(a.f, m.f)  # the vertex is not the even distribution
     for field in dataclasses.fields(a.guess):
         x, y = getattr(a.guess, field.name), getattr(m.guess, field.name)
@@ -171,8 +171,55 @@ def test_the_frictionless_model_gives_equal_shares_too():
                                                                   model="frictionless")))
     problem, sol, _ = settle(sim)
     assert sol.report.applied == "frictionless"
-    assert sol.report.info["force_distribution"] == "min_norm"
+    assert sol.distribution == "min_norm"
     np.testing.assert_allclose(sol.f[0::3], BOX_MASS * G * H / 4, rtol=1e-2)
     a = make_model("frictionless", ModelSettings(fallback=False)).solve(problem)
     np.testing.assert_allclose(velocity_after(problem, sol.f), velocity_after(problem, a.f),
                                rtol=0, atol=1e-9)
+
+
+def test_the_motion_is_the_same_whether_the_forces_are_read_or_not():
+    # the step applies the pivoting answer (the min-norm forces share its velocities),
+    # and the forces are computed only when read: any, min_norm read, min_norm unread
+    # move alike bit for bit
+    sims = [box_sim(d, velocity=(0.4, 0.1, 0, 0, 0, 0.5)) for d in ("any", "min_norm",
+                                                                     "min_norm")]
+    for _ in range(60):
+        infos = [s.step() for s in sims]
+        assert infos[1].num_active >= 0  # reads the forces of the second one
+    for s in sims[1:]:
+        np.testing.assert_array_equal(s.q, sims[0].q)
+        np.testing.assert_array_equal(s.v, sims[0].v)
+    last = sims[1].stepper.data.solution
+    assert last.distribution in ("min_norm", "unique")
+
+
+def test_a_recorded_step_reads_its_forces_from_the_distribution():
+    sim = box_sim("min_norm")
+    settle(sim)
+    sol, rec = sim.stepper.data.solution, sim._last
+    k = len(rec.contacts)
+    assert sol.distributes
+    np.testing.assert_array_equal(rec.impulse_C, sol.f[:3 * k].reshape(k, 3))
+    np.testing.assert_allclose(rec.impulse_C[:, 0], BOX_MASS * G * H / 4, rtol=1e-2)
+
+
+@pytest.mark.parametrize("make", [lambda: box_sim("min_norm"), lambda: frame_sim(6, "min_norm"),
+                                  lambda: box_sim("min_norm", velocity=(1.0, 0.3, 0, 0, 0, 0))],
+                         ids=["box", "frame6", "sliding_box"])
+def test_the_compiled_least_norm_point_is_the_face_qps(make, monkeypatch):
+    # the compiled common case (min_norm_kernel) against the face's QP (Clarabel and
+    # its polish), which it skips when it applies; the motion is the same either way
+    import contact_lcp.contact.min_norm as mn
+    from contact_lcp.contact.min_norm_kernel import APPLIED, NEEDS_QP
+
+    codes, compiled = [], mn.least_norm_face
+    monkeypatch.setattr(mn, "least_norm_face",
+                        lambda *a: codes.append(compiled(*a)[0]) or compiled(*a))
+    _, kernel, _ = settle(make(), steps=5)
+    assert kernel.distribution == "min_norm" and codes[-1] == APPLIED
+    monkeypatch.setattr(mn, "least_norm_face", lambda *a: (NEEDS_QP, a[6]))
+    _, qp, _ = settle(make(), steps=5)
+    assert qp.distribution == "min_norm"
+    np.testing.assert_array_equal(kernel.solved, qp.solved)
+    np.testing.assert_allclose(kernel.f, qp.f, rtol=0, atol=1e-7 * np.max(np.abs(qp.f)))

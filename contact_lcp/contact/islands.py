@@ -213,23 +213,33 @@ def solve_islands(model, problem, guess=None):
         report = replace(sol.report, info=dict(sol.report.info, islands=count,
                                                island_sizes=(k,),
                                                island_models=(sol.report.applied,)))
-        return ContactSolution(sol.f, report, sol.generalized, sol.guess)
+        return sol.with_report(report)
     parts = [(np.flatnonzero(labels[:k] == i), np.flatnonzero(labels[k:] == i),
               np.flatnonzero(dof_labels == i)) for i in range(count)]
     guesses = split_guess(guess, problem, parts)
     f = np.zeros(problem.num_rows)
     generalized = np.zeros(problem.J.shape[1])
-    solutions = []
+    solutions, placed = [], []
     for (contacts, limits, dofs), g in zip(parts, guesses):
         sub, rows = sub_problem(problem, contacts, limits, dofs,
                                 dense=not model.takes_sparse(contacts.size, limits.size))
         sol = model.solve(sub, g)
         solutions.append(sol)
-        f[rows] = sol.f
-        generalized[dofs] = sub.J.T @ sol.f if sol.generalized is None else sol.generalized
+        f[rows] = sol.solved
+        generalized[dofs] = sub.J.T @ sol.solved if sol.generalized is None else sol.generalized
+        placed.append(rows)
     report = merge_reports([s.report for s in solutions], [p[0].size for p in parts])
     if report.outcome is Outcome.SAFE_STOP:
         f[:], generalized[:] = 0.0, 0.0
     own = any(s.generalized is not None for s in solutions)  # else J' f, as one solve
     guess_out = merge_guesses([s.guess for s in solutions], problem, parts)
-    return ContactSolution(f, report, generalized if own else None, guess_out)
+    if report.outcome is Outcome.SAFE_STOP or not any(s.distributes for s in solutions):
+        distribute = None
+    else:  # the islands' forces, each distributed when the step's are first read
+        def distribute(solved):
+            out = solved.copy()
+            for s, rows in zip(solutions, placed):
+                out[rows] = s.f
+            notes = sorted({s.distribution for s in solutions} - {None})
+            return out, "; ".join(notes) if notes else None
+    return ContactSolution(f, report, generalized if own else None, guess_out, distribute)

@@ -38,18 +38,23 @@ to the QP's tolerance) and put back exactly on the equalities. The answer is cer
 again as a solution of the face's LCP with the project's residual test, and its
 velocity change checked (the contacts left out of the face separate faster than the
 touch bound, far above that change, so they stay solved); if either fails, the pivoting
-answer stays (the report's ``info['force_distribution']`` says what happened).
+answer stays (the solution's ``distribution`` says what happened).
+
+The forces are computed when first read (:class:`~contact_lcp.contact.report.ContactSolution`),
+as MuJoCo's and Drake's contact forces are: the step applies the pivoting answer, whose
+velocities they share, so a step whose forces nobody reads (a benchmark, a sweep
+recording only the state) does not pay for them, and the motion is the same whether
+they are read or not.
 
 The pivoting answer's basis and friction directions remain the step's warm start: the
 min-norm point is an interior point of the face, its basis singular (four coplanar
 corners), so the next step's search starts from the vertex, as with ``any``.
 """
 
-from dataclasses import replace
-
 import numpy as np
 
 from contact_lcp.contact.lcp_builder import build_contact_lcp, build_frictionless_lcp
+from contact_lcp.contact.min_norm_kernel import APPLIED, UNIQUE, least_norm_face
 from contact_lcp.contact.report import ContactSolution, Outcome
 from contact_lcp.lcp.residual import certify, row_tolerances
 
@@ -75,18 +80,23 @@ VELOCITY_TOL = 1e-11
 
 
 def redistributed(problem, solution, model, num_directions, edge_angle=None):
-    """``solution`` with the minimum-norm impulse of its face (module notes) when it is a
-    certified answer of the ``model`` (name) itself, on pyramids of ``num_directions``
-    edges turned by ``edge_angle`` (0 edges: the frictionless LCP), and the
-    redistribution certifies; its report's
-    ``info['force_distribution']`` says what was done (``min_norm``, ``unique``,
-    ``skipped: ...``, ``rejected: ...``). The guess stays the pivoting answer's."""
+    """``solution`` whose forces (``f``, computed when first read) are the minimum-norm
+    impulse of its face (module notes) when it is a certified answer of the ``model``
+    (name) itself, on pyramids of ``num_directions`` edges turned by ``edge_angle`` (0
+    edges: the frictionless LCP), and the redistribution certifies; its
+    ``distribution`` says what was done (``min_norm``, ``unique``, ``skipped: ...``,
+    ``rejected: ...``). The step applies the pivoting answer (``solved``: the same
+    velocities), and the guess stays that answer's."""
     r = solution.report
     if r.outcome is not Outcome.SOLVED or r.applied != model or problem.num_rows == 0:
         return solution
-    f, note = min_norm_impulse(problem, solution.f, num_directions, edge_angle)
-    report = replace(r, info=dict(r.info, force_distribution=note))
-    return ContactSolution(f, report, solution.generalized, solution.guess)
+    angle = None if edge_angle is None else np.array(edge_angle, dtype=float)
+
+    def distribute(f):
+        return min_norm_impulse(problem, f, num_directions, angle)
+
+    return ContactSolution(solution.solved, r, solution.generalized, solution.guess,
+                           distribute)
 
 
 def min_norm_impulse(problem, f, num_directions, edge_angle=None):
@@ -120,6 +130,16 @@ def min_norm_impulse(problem, f, num_directions, edge_angle=None):
         return f, "unique"
     if S.size > MAX_CONTACTS:
         return f, f"skipped: {S.size} contacts > {MAX_CONTACTS}"
+    vel_tol = VELOCITY_TOL * max(1.0, float(np.max(np.abs(problem.v_free), initial=0.0)))
+    if isinstance(problem.G, np.ndarray):  # the common case, compiled (its module notes)
+        code, out = least_norm_face(
+            problem.G, problem.u, problem.bias, problem.J, problem.K, problem.mu, f, k, l,
+            d, np.zeros(k) if edge_angle is None else np.asarray(edge_angle, dtype=float),
+            touch, vel_tol)
+        if code == APPLIED:
+            return out, "min_norm"
+        if code == UNIQUE:
+            return f, "unique"
     face = _Face(problem, f, S, d, edge_angle)
     slight = (f[3 * S] == 0.0) & (w_n[S] < 0.0)
     if not face.certified and slight.any():
@@ -137,8 +157,7 @@ def min_norm_impulse(problem, f, num_directions, edge_angle=None):
         return f, "rejected: the QP found no solution"
     f_S = face.F @ x
     dv = problem.K @ (face.J_S.T @ (f_S - f[face.rows]))
-    if not np.all(np.isfinite(dv)) or np.max(np.abs(dv)) > VELOCITY_TOL * max(
-            1.0, float(np.max(np.abs(problem.v_free), initial=0.0))):
+    if not np.all(np.isfinite(dv)) or np.max(np.abs(dv)) > vel_tol:
         return f, "rejected: velocity change"
     if not face.certifies(x):
         return f, "rejected: not certified"

@@ -103,7 +103,6 @@ class SolveReport(ReadOnlyInfo):
 NO_CONTACT = SolveReport(Outcome.NO_CONTACT, None, "none", "none", True)
 
 
-@dataclass(frozen=True, eq=False)
 class ContactSolution:
     """A contact model's answer for one :class:`~contact_lcp.contact.problem.ContactProblem`.
 
@@ -111,25 +110,65 @@ class ContactSolution:
     ----------
     f : (3k + l,) ndarray
         Impulses in the problem's rows: per contact (n, t1, t2) in its frame, then the
-        unilateral rows [N.s]. Zero on a safe stop.
+        unilateral rows [N.s]. Zero on a safe stop. Under a force distribution
+        (``contact.force_distribution: min_norm``) they are computed from ``solved`` when
+        first read: a step whose forces nobody reads does not pay for them.
+    solved : (3k + l,) ndarray
+        The certified answer as the model's solver found it. ``f`` has the same
+        velocities (a redistribution is accepted only so), so the step applies
+        ``J' solved``, and the motion does not depend on whether the forces were read.
     report : SolveReport
     generalized : (nv,) ndarray or None
-        Generalized impulse to apply [N.s or N.m.s]; None means ``J' f`` (models whose
-        constraints are not the problem's rows give their own).
+        Generalized impulse to apply [N.s or N.m.s]; None means ``J' solved`` (models
+        whose constraints are not the problem's rows give their own).
     guess : object or None
         The warm start for the model's next solve (:mod:`contact_lcp.contact.guess`;
         None: start cold). The caller hands it back to the next ``solve``.
+    distribution : str or None
+        What the force distribution did (read with ``f``): ``min_norm``, ``unique``,
+        ``skipped: <why>`` or ``rejected: <why>`` (:mod:`contact_lcp.contact.min_norm`);
+        None when none was asked for. (Models that distribute while they solve, the
+        normal-row models of :mod:`contact_lcp.contact.min_norm_normal`, apply the
+        distributed impulse and note it in ``report.info['force_distribution']``.)
     """
 
-    f: np.ndarray
-    report: SolveReport
-    generalized: Optional[np.ndarray] = None
-    guess: object = None
+    __slots__ = ("solved", "report", "generalized", "guess", "_f", "_note", "_distribute")
+
+    def __init__(self, f, report, generalized=None, guess=None, distribute=None):
+        """``distribute`` (None: ``f`` is final): a function of ``f`` returning the
+        distributed impulses and the note, called once, when ``f`` is first read."""
+        self.solved, self.report, self.generalized, self.guess = f, report, generalized, guess
+        self._f, self._note, self._distribute = (None, None, distribute) \
+            if distribute is not None else (f, None, None)
+
+    @property
+    def f(self) -> np.ndarray:
+        if self._distribute is not None:
+            self._f, self._note = self._distribute(self.solved)
+            self._distribute = None
+        return self._f
+
+    @property
+    def distributes(self) -> bool:
+        """Whether ``f`` is (or, read, will be) another impulse than ``solved``."""
+        return self._distribute is not None or self._f is not self.solved
+
+    @property
+    def distribution(self) -> Optional[str]:
+        self.f  # noqa: B018 (computes the distribution when it is pending)
+        return self._note if self._note is not None else self.report.info.get(
+            "force_distribution")
 
     @property
     def safe_stop(self) -> bool:
         """True when nothing was certified and the caller must stop the motion."""
         return self.report.outcome is Outcome.SAFE_STOP
+
+    def with_report(self, report):
+        """This answer (its forces still computed when read) with another report."""
+        out = ContactSolution(self.solved, report, self.generalized, self.guess)
+        out._f, out._note, out._distribute = self._f, self._note, self._distribute
+        return out
 
     def with_earlier(self, earlier, rounds):
         """This answer, its report also counting the pivots, solves, failures and
@@ -137,14 +176,13 @@ class ContactSolution:
         that the step redid, their rungs before its own), and
         ``info['active_set_rounds'] = rounds``."""
         r = self.report
-        report = replace(
+        return self.with_report(replace(
             r, pivots=r.pivots + sum(e.pivots for e in earlier),
             solves=r.solves + sum(e.solves for e in earlier),
             failures=r.failures + sum(e.failures for e in earlier),
             fallbacks=r.fallbacks + sum(e.fallbacks for e in earlier),
             info=dict(r.info, active_set_rounds=int(rounds),
-                      rungs=tuple(x for e in earlier for x in e.rungs) + r.rungs))
-        return ContactSolution(self.f, report, self.generalized, self.guess)
+                      rungs=tuple(x for e in earlier for x in e.rungs) + r.rungs)))
 
 
 def tally(results):

@@ -47,6 +47,30 @@ from contact_lcp.sim.step_data import StepData
 MAX_ACTIVE_ROUNDS = 2
 
 
+class _Forces:
+    """A :class:`StepRecord` field that a record of a solved step reads from its contact
+    solution when first asked for (a force distribution is computed then:
+    :class:`~contact_lcp.contact.report.ContactSolution`); set, it is a plain value."""
+
+    def __set_name__(self, owner, name):
+        self.slot = "_" + name
+
+    def __get__(self, rec, owner=None):
+        if rec is None:
+            return None  # (the field's default)
+        value = rec.__dict__.get(self.slot)
+        if value is None and rec.__dict__.get("_solution") is not None:
+            k = len(rec.contacts)
+            f = rec.__dict__.pop("_solution").f
+            rec.__dict__["_impulse_C"] = f[:3 * k].reshape(k, 3)
+            rec.__dict__["_limit_impulse"] = f[3 * k:]
+            value = rec.__dict__[self.slot]
+        return value
+
+    def __set__(self, rec, value):
+        rec.__dict__[self.slot] = value
+
+
 @dataclass(frozen=True, eq=False)
 class StepRecord:
     """What one step did (kept by the simulator for wrenches, markers and logs).
@@ -62,8 +86,8 @@ class StepRecord:
     """
 
     contacts: ContactSet
-    impulse_C: np.ndarray
-    limit_impulse: np.ndarray
+    impulse_C: np.ndarray = _Forces()
+    limit_impulse: np.ndarray = _Forces()
     report: SolveReport = NO_CONTACT
     problem: ContactProblem = None
     max_penetration: float = 0.0
@@ -75,6 +99,14 @@ class StepRecord:
     def num_active(self) -> int:
         """Contacts whose normal impulse is positive."""
         return _loaded(self.impulse_C)
+
+    @classmethod
+    def of_solution(cls, contacts, solution, **fields):
+        """The record of a step whose contact answer is ``solution``: ``impulse_C`` and
+        ``limit_impulse`` are its forces, read from it when first asked for."""
+        rec = cls(contacts, None, None, solution.report, **fields)
+        rec.__dict__["_solution"] = solution
+        return rec
 
 
 class Stepper:
@@ -303,7 +335,7 @@ class Stepper:
                 if prescribed is not None:
                     v_next[prescribed] = v_free[prescribed]
                 break
-            g = problem.J.T @ sol.f if sol.generalized is None else sol.generalized
+            g = problem.J.T @ sol.solved if sol.generalized is None else sol.generalized
             v_next = v_free + K @ g
             if rounds == MAX_ACTIVE_ROUNDS:
                 break
@@ -348,8 +380,9 @@ class Stepper:
         pen = float(max(0.0, -contacts.distance.min())) if k else 0.0
         data.v_free, data.K, data.lookahead, data.found = v_free, K, lookahead, found
         data.contacts, data.v_step = contacts, v_step
-        rec = StepRecord(contacts, sol.f[: 3 * k].reshape(k, 3), sol.f[3 * k:], sol.report,
-                         problem, _before(projected, pen), timings, v_step, projected)
+        rec = StepRecord.of_solution(contacts, sol, problem=problem,
+                                     max_penetration=_before(projected, pen), timings=timings,
+                                     v_step=v_step, projection=projected)
         return q_next, v_next, rec
 
 

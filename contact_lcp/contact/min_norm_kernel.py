@@ -1,0 +1,369 @@
+"""The minimum-norm impulse of a face, compiled, for the common case where the least-norm
+point of the face's equalities already satisfies its inequalities (the face and its QP:
+:mod:`contact_lcp.contact.min_norm`).
+
+On the face of a certified answer ``f*`` each contact whose normal row is open (``w_n``
+within its certification tolerance) takes
+
+* any impulse inside its pyramid when it sticks (every edge row open, no sliding speed):
+  three columns of ``B``, its normal and its two tangents;
+* any impulse on its cone's edge when it slides along that edge (only that edge row
+  open, the cone row active): one column, ``(1, mu cos, mu sin)`` normalized;
+
+and each open limit row any non-negative impulse (one column); the other rows keep no
+impulse. So ``f = B y`` with unit columns, and ``||f|| = ||y||``. The velocities stay
+those of ``f*`` exactly when ``K J' B (y - y*) = 0``, which for ``K`` symmetric positive
+semi-definite is ``B' G B (y - y*) = 0`` (``G = J K J'``). Without the inequalities the
+least-norm such ``y`` is the projection ``Q Q' y*`` on the range of ``H = B' G B``
+(``Q`` orthonormal, from a pivoted Cholesky factor of ``H``). When that point satisfies
+the inequalities (normal, sliding and limit impulses non-negative, friction inside the
+pyramid) it is the face's least-norm impulse: the unconstrained minimiser of a strictly
+convex objective, if feasible, is the constrained one. It is then certified as a
+solution of the face's LCP by the project's verdict
+(:func:`contact_lcp.lcp.residual.row_verdict`, on the Ruiz-equilibrated LCP as every
+answer), and its velocity change checked. Otherwise the caller solves the face's QP.
+
+A standing robot's soles, a box on its corners and a frame on its legs are this case
+(their least-norm loads are positive); a load near a support's edge, where the
+least-norm plane of pressures would pull at a far point, is the QP's.
+"""
+
+import numpy as np
+from numba import njit
+
+from contact_lcp.contact.lcp_builder import _assemble
+from contact_lcp.lcp.residual import row_tolerance_vector, row_verdict
+from contact_lcp.lcp.scaling import MAX_SWEEPS, _ruiz
+
+#: :func:`least_norm_face` codes: the least-norm impulse applied (certified)
+APPLIED = 0
+#: the face holds one impulse (``B' G B`` has full rank): ``f*`` stays
+UNIQUE = 1
+#: the face is not the simple one above (a sliding contact with two open edges, a
+#: sticking one with a closed edge row), or its least-norm point violates an
+#: inequality: the face's QP decides
+NEEDS_QP = 2
+#: ``f*`` does not certify on the face's LCP, or the least-norm point does not (or moves
+#: the velocities): the Python path decides (it knows the near-touching contacts' case)
+NOT_CERTIFIED = 3
+
+#: a pivot of the Cholesky factor of ``B' G B`` at most this times its largest diagonal
+#: ends the factor: the rest is the face's freedom. The free directions' Schur
+#: complements are round-off (~m eps of the largest); a direction the velocities do see
+#: has at least its squared singular value, ~1e-4 of the largest for a 0.05 kg link
+#: against a 100 kg body. A direction wrongly taken as free moves the velocities, which
+#: the velocity check rejects
+RANK_TOL = 1e-11
+#: inequalities hold to this times ``max |y*|`` (round-off of the projection)
+SLACK = 1e-12
+
+
+@njit(cache=True)
+def least_norm_face(G, u, bias, J, K, mu, f, k, l, d, angle, touch, vel_tol):
+    """The least-norm impulse of the face of ``f*`` (module notes) when it is the simple
+    case. Returns ``(code, f)``: ``f`` the applied impulse (``code`` APPLIED), else
+    ``f*`` itself."""
+    n3 = 3 * k + l
+    vel = u.copy()
+    for i in range(n3):
+        acc = 0.0
+        for j in range(n3):
+            acc += G[i, j] * f[j]
+        vel[i] += acc
+    # the face's contacts: loaded, or touching (w_n within ``touch``)
+    S = np.empty(k, dtype=np.int64)
+    s = 0
+    for c in range(k):
+        if f[3 * c] > 0.0 or vel[3 * c] + bias[c] <= touch:
+            S[s] = c
+            s += 1
+    if s + l == 0:
+        return UNIQUE, f
+    nf = 3 * s + l
+    rows = np.empty(nf, dtype=np.int64)
+    for a in range(s):
+        for t in range(3):
+            rows[3 * a + t] = 3 * S[a] + t
+    for j in range(l):
+        rows[3 * s + j] = 3 * k + j
+    Gs = np.empty((nf, nf))
+    us = np.empty(nf)
+    fs = np.empty(nf)
+    vs = np.empty(nf)
+    for a in range(nf):
+        us[a] = u[rows[a]]
+        fs[a] = f[rows[a]]
+        vs[a] = vel[rows[a]]
+        for b in range(nf):
+            Gs[a, b] = G[rows[a], rows[b]]
+    bs = np.empty(s + l)
+    mus = np.empty(s)
+    for a in range(s):
+        bs[a] = bias[S[a]]
+        mus[a] = mu[S[a]]
+    for j in range(l):
+        bs[s + j] = bias[k + j]
+    cos = np.empty((s, d))
+    sin = np.empty((s, d))
+    for a in range(s):
+        for e in range(d):
+            th = angle[S[a]] + 2.0 * np.pi * e / d
+            cos[a, e] = np.cos(th)
+            sin[a, e] = np.sin(th)
+    nn, nb = s + l, s * d
+    if d:
+        M, q = _assemble(Gs, us, mus, bs, s, l, d, cos, sin)
+    else:
+        M = np.empty((nn, nn))
+        q = np.empty(nn)
+        for a in range(nn):
+            ra = 3 * a if a < s else 3 * s + a - s
+            q[a] = us[ra] + bs[a]
+            for b in range(nn):
+                M[a, b] = Gs[ra, 3 * b if b < s else 3 * s + b - s]
+    n = q.shape[0]
+    # f* in the face LCP's unknowns: the normals, the edge split, the sliding speeds
+    z = np.zeros(n)
+    lam = np.zeros(s)
+    for a in range(s):
+        z[a] = fs[3 * a]
+    for j in range(l):
+        z[s + j] = fs[3 * s + j]
+    if d:
+        for a in range(s):
+            _split(fs[3 * a + 1], fs[3 * a + 2], cos[a], sin[a], z[nn + a * d:nn + (a + 1) * d])
+            worst = 0.0
+            for e in range(d):
+                worst = min(worst, cos[a, e] * vs[3 * a + 1] + sin[a, e] * vs[3 * a + 2])
+            lam[a] = -worst
+            z[nn + nb + a] = lam[a]
+    d1, d2, sc, _ = _ruiz(M, q, np.int64(MAX_SWEEPS))
+    w, ok, _, _ = row_verdict(M, q, z, d1, d2, sc)
+    if not ok and d:
+        # a slip within the edge rows' tolerance under friction inside the cone: the
+        # LCP's answer there has lam = 0 (the Python face's rule)
+        w, tol = row_tolerance_vector(M, q, z, d1, d2, sc)
+        for a in range(s):
+            if lam[a] > 0.0 and w[nn + nb + a] > tol[nn + nb + a] * sc / d1[nn + nb + a]:
+                lam[a] = 0.0
+                z[nn + nb + a] = 0.0
+        w, ok, _, _ = row_verdict(M, q, z, d1, d2, sc)
+    if not ok:
+        return NOT_CERTIFIED, f
+    w, tol = row_tolerance_vector(M, q, z, d1, d2, sc)
+    # the face's columns B (each at most 3 entries of the face rows) and y*
+    m_max = nf
+    col_rows = np.zeros((m_max, 3), dtype=np.int64)
+    col_coef = np.zeros((m_max, 3))
+    col_nnz = np.zeros(m_max, dtype=np.int64)
+    kind = np.zeros(m_max, dtype=np.int64)  # 0 normal of a sticking contact, 1 tangent,
+    ystar = np.zeros(m_max)                 # 2 a sliding contact's or a limit's ray
+    m = 0
+    for a in range(nn):
+        if w[a] > tol[a] * sc / d1[a]:
+            continue  # a closed normal row: no impulse
+        if a >= s:  # a limit row
+            col_rows[m, 0] = 3 * s + a - s
+            col_coef[m, 0] = 1.0
+            col_nnz[m] = 1
+            kind[m] = 2
+            ystar[m] = fs[3 * s + a - s]
+            m += 1
+            continue
+        if d == 0:
+            col_rows[m, 0] = 3 * a
+            col_coef[m, 0] = 1.0
+            col_nnz[m] = 1
+            kind[m] = 2
+            ystar[m] = fs[3 * a]
+            m += 1
+            continue
+        open_edges = 0
+        edge = 0
+        for e in range(d):
+            r = nn + a * d + e
+            if w[r] <= tol[r] * sc / d1[r]:
+                open_edges += 1
+                edge = e
+        r = nn + nb + a
+        sliding = lam[a] > tol[r] * sc * d2[r]
+        if not sliding:
+            if open_edges < d:
+                return NEEDS_QP, f
+            for t in range(3):
+                col_rows[m, 0] = 3 * a + t
+                col_coef[m, 0] = 1.0
+                col_nnz[m] = 1
+                kind[m] = 0 if t == 0 else 1
+                ystar[m] = fs[3 * a + t]
+                m += 1
+        else:  # on its open edge's ray: (1, mu cos, mu sin) a
+            if open_edges != 1:
+                return NEEDS_QP, f
+            norm = np.sqrt(1.0 + mus[a] * mus[a])
+            col_rows[m, 0], col_rows[m, 1], col_rows[m, 2] = 3 * a, 3 * a + 1, 3 * a + 2
+            col_coef[m, 0] = 1.0 / norm
+            col_coef[m, 1] = mus[a] * cos[a, edge] / norm
+            col_coef[m, 2] = mus[a] * sin[a, edge] / norm
+            col_nnz[m] = 3
+            kind[m] = 2
+            ystar[m] = fs[3 * a] * norm
+            m += 1
+    if m == 0:
+        return UNIQUE, f
+    # H = B' Gs B
+    H = np.empty((m, m))
+    for p in range(m):
+        for r in range(p, m):
+            acc = 0.0
+            for i in range(col_nnz[p]):
+                for j in range(col_nnz[r]):
+                    acc += col_coef[p, i] * Gs[col_rows[p, i], col_rows[r, j]] * col_coef[r, j]
+            H[p, r] = acc
+            H[r, p] = acc
+    Q, rank = _range_basis(H, RANK_TOL)
+    if rank == m:
+        return UNIQUE, f
+    # y = Q Q' y*
+    c = np.zeros(rank)
+    for t in range(rank):
+        acc = 0.0
+        for p in range(m):
+            acc += Q[p, t] * ystar[p]
+        c[t] = acc
+    y = np.zeros(m)
+    big = 0.0
+    for p in range(m):
+        acc = 0.0
+        for t in range(rank):
+            acc += Q[p, t] * c[t]
+        y[p] = acc
+        big = max(big, abs(ystar[p]))
+    slack = SLACK * big
+    # the inequalities
+    p = 0
+    while p < m:
+        if kind[p] == 0:  # a sticking contact: a >= 0, friction inside the pyramid
+            a_n, t1, t2 = y[p], y[p + 1], y[p + 2]
+            if a_n < -slack:
+                return NEEDS_QP, f
+            a = col_rows[p, 0] // 3
+            b = np.zeros(d)
+            _split(t1, t2, cos[a], sin[a], b)
+            if mus[a] * max(a_n, 0.0) - b.sum() < -slack:
+                return NEEDS_QP, f
+            p += 3
+        else:
+            if y[p] < -slack:
+                return NEEDS_QP, f
+            p += 1
+    # f = B y on the face rows; its LCP unknowns (the sliding speeds are unchanged)
+    fn = np.zeros(nf)
+    for p in range(m):
+        for i in range(col_nnz[p]):
+            fn[col_rows[p, i]] += col_coef[p, i] * y[p]
+    zn = np.zeros(n)
+    for a in range(s):
+        zn[a] = max(fn[3 * a], 0.0)
+        fn[3 * a] = zn[a]
+    for j in range(l):
+        zn[s + j] = max(fn[3 * s + j], 0.0)
+        fn[3 * s + j] = zn[s + j]
+    if d:
+        for a in range(s):
+            _split(fn[3 * a + 1], fn[3 * a + 2], cos[a], sin[a], zn[nn + a * d:nn + (a + 1) * d])
+            zn[nn + nb + a] = lam[a]
+    # the velocities do not move: K J_S' (f - f*)
+    nv = K.shape[0]
+    g = np.zeros(nv)
+    for a in range(nf):
+        dfa = fn[a] - fs[a]
+        if dfa != 0.0:
+            for c2 in range(nv):
+                g[c2] += J[rows[a], c2] * dfa
+    worst = 0.0
+    for i in range(nv):
+        acc = 0.0
+        for j in range(nv):
+            acc += K[i, j] * g[j]
+        worst = max(worst, abs(acc))
+    if not worst <= vel_tol:
+        return NOT_CERTIFIED, f
+    _, ok, _, _ = row_verdict(M, q, zn, d1, d2, sc)
+    if not ok:
+        return NOT_CERTIFIED, f
+    out = np.zeros_like(f)
+    for a in range(nf):
+        out[rows[a]] = fn[a]
+    return APPLIED, out
+
+
+@njit(cache=True)
+def _split(t1, t2, cos, sin, b):
+    """Write into ``b`` (d,) the non-negative edge impulses giving the friction
+    ``(t1, t2)``: on the two edges around its direction (edge ``e`` along
+    ``(cos[e], sin[e])``, evenly spaced)."""
+    d = b.shape[0]
+    for e in range(d):
+        b[e] = 0.0
+    if t1 == 0.0 and t2 == 0.0:
+        return
+    step = 2.0 * np.pi / d
+    theta = np.arctan2(t2, t1) - np.arctan2(sin[0], cos[0])
+    j = int(np.floor((theta % (2.0 * np.pi)) / step)) % d
+    j2 = (j + 1) % d
+    c1, s1, c2, s2 = cos[j], sin[j], cos[j2], sin[j2]
+    det = c1 * s2 - s1 * c2
+    b[j] = max((t1 * s2 - t2 * c2) / det, 0.0)
+    b[j2] = max((c1 * t2 - s1 * t1) / det, 0.0)
+
+
+@njit(cache=True)
+def _range_basis(H, rel_tol):
+    """``(Q, r)``: ``Q[:, :r]`` an orthonormal basis of the range of the symmetric positive
+    semi-definite ``H`` (m, m): the columns of its diagonally pivoted Cholesky factor,
+    stopped at a pivot of at most ``rel_tol`` times the largest diagonal, orthonormalized
+    by modified Gram-Schmidt twice."""
+    m = H.shape[0]
+    diag = np.empty(m)
+    dmax = 0.0
+    for i in range(m):
+        diag[i] = H[i, i]
+        dmax = max(dmax, diag[i])
+    L = np.zeros((m, m))
+    piv = np.arange(m)
+    r = 0
+    while r < m and dmax > 0.0:
+        p = r
+        for i in range(r + 1, m):
+            if diag[piv[i]] > diag[piv[p]]:
+                p = i
+        piv[r], piv[p] = piv[p], piv[r]
+        pj = piv[r]
+        if diag[pj] <= rel_tol * dmax:
+            break
+        ljj = np.sqrt(diag[pj])
+        L[pj, r] = ljj
+        for i in range(r + 1, m):
+            pi = piv[i]
+            acc = H[pi, pj]
+            for t in range(r):
+                acc -= L[pi, t] * L[pj, t]
+            L[pi, r] = acc / ljj
+            diag[pi] -= L[pi, r] * L[pi, r]
+        r += 1
+    for t in range(r):
+        for _ in range(2):
+            for o in range(t):
+                dot = 0.0
+                for i in range(m):
+                    dot += L[i, o] * L[i, t]
+                for i in range(m):
+                    L[i, t] -= dot * L[i, o]
+        norm = 0.0
+        for i in range(m):
+            norm += L[i, t] * L[i, t]
+        norm = np.sqrt(norm)
+        for i in range(m):
+            L[i, t] /= norm
+    return L, r
