@@ -1,6 +1,6 @@
 """What every contact model shares: its settings and the interface the step calls."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar, Mapping, Optional
 
 from contact_lcp.contact.min_norm import FORCE_DISTRIBUTIONS
@@ -30,11 +30,13 @@ class ModelSettings:
     friction_frame : str
         ``"slip"``: the pyramid's first edge follows the slip (or the last friction impulse
         when sticking); ``"fixed"``: it lies along the contact frame's t1 (the seeds' form).
-    force_distribution : str
+    force_distribution : str or None
         ``"any"``: the certified answer as the solver found it; ``"min_norm"``: the
         least-norm impulse with the same velocities on its complementarity face
         (:mod:`contact_lcp.contact.min_norm`; models listing it in their
-        ``FORCE_DISTRIBUTIONS``).
+        ``FORCE_DISTRIBUTIONS``). None (default): ``min_norm`` where the model implements
+        it, else ``any`` (the relaxed model's interior-point answer, the facet-set
+        model).
     options : Mapping
         Model-specific options (checked against the model's ``OPTIONS``).
     """
@@ -47,7 +49,7 @@ class ModelSettings:
     fallback: bool = True
     friction_directions: int = 8
     friction_frame: str = "slip"
-    force_distribution: str = "any"
+    force_distribution: Optional[str] = None
     options: Mapping = field(default_factory=dict)
 
 
@@ -89,6 +91,9 @@ class ContactModel:
         if unknown:
             raise SceneError(f"contact model {self.name!r}: unknown option(s) {unknown}; "
                              f"valid options: {sorted(self.OPTIONS)}")
+        if settings.force_distribution is None:  # the default (ModelSettings)
+            settings = replace(settings, force_distribution="min_norm" if "min_norm" in
+                               self.FORCE_DISTRIBUTIONS else "any")
         if settings.force_distribution not in FORCE_DISTRIBUTIONS:
             raise SceneError(f"contact.force_distribution must be one of "
                              f"{list(FORCE_DISTRIBUTIONS)}; received "

@@ -14,7 +14,9 @@ tangential impulses are not bounded by friction:
 
 The face of the answer ``f*``: the normal rows that carry load or touch (``w_n`` within
 the certification tolerance of the step's LCP, or ``OPEN_TOL`` when the model's compiled
-step leaves no LCP to take it from) take any ``f_n >= 0``, the others keep ``f_n = 0``;
+step leaves no LCP to take it from) take any ``f_n >= 0`` (under no-slip only those the
+answer loads or holds: an unheld contact slips, and must not be loaded), the others keep
+``f_n = 0``;
 the free tangential rows take any value; and the moved impulses ``x`` keep the
 velocity, ``K J_x' x = dv`` (the answer's velocity change less that of the impulses
 kept). Every point of it solves the step's LCP: the normal velocities do not change, and
@@ -47,28 +49,31 @@ QP_TOL = 1e-10
 VELOCITY_TOL = 1e-11
 
 
-def redistributed_normal(problem, solution, model, free_rows, dv=None, lcp=None):
+def redistributed_normal(problem, solution, model, free_rows, dv=None, lcp=None,
+                         held_only=False):
     """``solution`` with the least-norm impulse of its face (module notes) when it is a
     certified answer of ``model`` (name); ``free_rows`` (t,) are the tangential rows whose
     impulses move with it (no-slip's held rows; none for viscous), ``dv`` (nv,) the
     velocity change ``K J' f`` of the answer when the caller has it more accurately than
     from ``f`` (no-slip: ``f`` is large along weakly held directions), ``lcp`` the
     normal-row LCP solved (``M``, ``q``), whose certification tolerances then say which
-    rows are open and which certify the result. Its report's
-    ``info['force_distribution']`` says what was done."""
+    rows are open and which certify the result; ``held_only``: a contact takes load only
+    if the answer loads it or holds it (its tangential rows among ``free_rows``: no-slip,
+    where an unheld contact slips). Its report's ``info['force_distribution']`` says
+    what was done."""
     r = solution.report
     if r.outcome is not Outcome.SOLVED or r.applied != model or problem.num_rows == 0:
         return solution
     f, note = least_norm(problem, solution.f, np.asarray(free_rows, dtype=np.int64), dv,
-                         lcp)
+                         lcp, held_only)
     return ContactSolution(f, replace(r, info=dict(r.info, force_distribution=note)),
                            solution.generalized, solution.guess)
 
 
-def least_norm(problem, f, free_rows, dv=None, lcp=None):
+def least_norm(problem, f, free_rows, dv=None, lcp=None, held_only=False):
     """``(f, note)``: the least-norm impulse of the face of ``f`` (module notes), with
     ``note`` ``min_norm``, ``unique`` or ``rejected: <why>`` (``f`` then returned);
-    ``dv`` and ``lcp`` as :func:`redistributed_normal`."""
+    ``dv``, ``lcp`` and ``held_only`` as :func:`redistributed_normal`."""
     f = np.asarray(f, dtype=float)
     nr = problem.normal_rows
     dv = problem.K @ (problem.J.T @ f) if dv is None else np.asarray(dv, dtype=float)
@@ -77,7 +82,12 @@ def least_norm(problem, f, free_rows, dv=None, lcp=None):
         tol = OPEN_TOL * (1.0 + float(np.max(np.abs(problem.u), initial=0.0)))
     else:
         tol, _ = row_tolerances(lcp.M, lcp.q, f[nr])
-    open_n = nr[(f[nr] > 0.0) | (w_n <= tol)]
+    touching = w_n <= tol
+    if held_only:
+        held = np.zeros(nr.size, dtype=bool)
+        held[np.unique(free_rows[free_rows < 3 * problem.num_contacts] // 3)] = True
+        touching[:problem.num_contacts] &= held[:problem.num_contacts]
+    open_n = nr[(f[nr] > 0.0) | touching]
     rows = np.concatenate([open_n, free_rows])
     if rows.size == 0:
         return f, "unique"

@@ -140,7 +140,7 @@ class NoSlipModel(NormalRowsModel):
             lcp, _ = self.reduce(problem, held)
         f_n = solution.f[problem.normal_rows]
         return redistributed_normal(problem, solution, self.name, lcp.tangent_rows,
-                                    dv=lcp.velocity_change(f_n), lcp=lcp)
+                                    dv=lcp.velocity_change(f_n), lcp=lcp, held_only=True)
 
 
 def _noting(solution, hold, pivots=0, solves=0, why=None):

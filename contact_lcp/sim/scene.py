@@ -82,13 +82,16 @@ class ContactSettings:
     ``friction_frame``: ``slip`` (default) turns each pyramid so that its first edge
     opposes the slip, making sliding friction independent of the direction; ``fixed``
     keeps the pyramid on the contact frame (the seeds' form, direction-dependent).
-    ``force_distribution``: ``any`` (default) applies the certified impulse the LCP
-    method found; on redundant contact (four coplanar corners, a sole's eight points) it is
-    one of many with the same velocities, and which one depends on the contacts' order.
-    ``min_norm`` applies the least-norm one of them (equal shares on a symmetric support,
-    independent of the order; :mod:`contact_lcp.contact.min_norm` for the pyramid and
-    frictionless models, :mod:`contact_lcp.contact.min_norm_normal` for viscous and
-    no_slip).
+    ``force_distribution``: on redundant contact (four coplanar corners, a sole's eight
+    points) the LCP has many impulses with the same velocities, and the one a pivoting
+    method finds depends on the contacts' order. ``min_norm`` (the default where the
+    model implements it: pyramid, frictionless, auto's pyramid islands, viscous, no_slip)
+    reports the least-norm one of them (equal shares on a symmetric support, independent
+    of the order; :mod:`contact_lcp.contact.min_norm`,
+    :mod:`contact_lcp.contact.min_norm_normal`); the pyramid and frictionless models
+    compute it when the forces are read, and the motion is the same as with ``any``,
+    which reports the impulse the method found (the default of relaxed and facet_set).
+    Unset (None): that default.
     ``friction``: friction coefficient of robot links and bodies without their own.
     ``activation_distance`` [m]: a contact enters the problem when its gap, or its gap
     after the step's free motion or after the first answer's impulses (the step then
@@ -153,7 +156,7 @@ class ContactSettings:
     options: Mapping = field(default_factory=dict)
     friction_directions: int = 8
     friction_frame: str = "slip"
-    force_distribution: str = "any"
+    force_distribution: Optional[str] = None
     friction: float = 0.8
     reduction_distance: float = 5e-3
     remove_interior: bool = True
