@@ -8,7 +8,8 @@ within its certification tolerance) takes
 * any impulse inside its pyramid when it sticks (every edge row open, no sliding speed):
   three columns of ``B``, its normal and its two tangents;
 * any impulse on its cone's edge when it slides along that edge (only that edge row
-  open, the cone row active): one column, ``(1, mu cos, mu sin)`` normalized;
+  open, the cone row active): one column, ``(1, mu cos, mu sin)`` normalized; or on the
+  facet between two neighbouring open edges: two columns spanning their rays;
 
 and each open limit row any non-negative impulse (one column); the other rows keep no
 impulse. So ``f = B y`` with unit columns, and ``||f|| = ||y||``. The velocities stay
@@ -32,15 +33,15 @@ import numpy as np
 from numba import njit
 
 from contact_lcp.contact.lcp_builder import _assemble
-from contact_lcp.lcp.residual import row_tolerance_vector, row_verdict
+from contact_lcp.lcp.residual import row_tolerance_vector, row_verdict, verdict
 from contact_lcp.lcp.scaling import MAX_SWEEPS, _ruiz
 
 #: :func:`least_norm_face` codes: the least-norm impulse applied (certified)
 APPLIED = 0
 #: the face holds one impulse (``B' G B`` has full rank): ``f*`` stays
 UNIQUE = 1
-#: the face is not the simple one above (a sliding contact with two open edges, a
-#: sticking one with a closed edge row), or its least-norm point violates an
+#: the face is not the simple one above (a sliding contact with more than two open
+#: edges, a sticking one with a closed edge row), or its least-norm point violates an
 #: inequality: the face's QP decides
 NEEDS_QP = 2
 #: ``f*`` does not certify on the face's LCP, or the least-norm point does not (or moves
@@ -138,26 +139,29 @@ def least_norm_face(G, u, bias, J, K, mu, f, k, l, d, angle, touch, vel_tol):
             lam[a] = -worst
             z[nn + nb + a] = lam[a]
     d1, d2, sc, _ = _ruiz(M, q, np.int64(MAX_SWEEPS))
-    w, ok, _, _ = row_verdict(M, q, z, d1, d2, sc)
+    # the rows' tolerances (which rows are open) and, from them, row_verdict's verdict
+    w, tol = row_tolerance_vector(M, q, z, d1, d2, sc)
+    ok = verdict(w, tol, z, d1, d2, sc)[0] <= 1.0
     if not ok and d:
         # a slip within the edge rows' tolerance under friction inside the cone: the
         # LCP's answer there has lam = 0 (the Python face's rule)
-        w, tol = row_tolerance_vector(M, q, z, d1, d2, sc)
         for a in range(s):
             if lam[a] > 0.0 and w[nn + nb + a] > tol[nn + nb + a] * sc / d1[nn + nb + a]:
                 lam[a] = 0.0
                 z[nn + nb + a] = 0.0
-        w, ok, _, _ = row_verdict(M, q, z, d1, d2, sc)
+        w, tol = row_tolerance_vector(M, q, z, d1, d2, sc)
+        ok = verdict(w, tol, z, d1, d2, sc)[0] <= 1.0
     if not ok:
         return NOT_CERTIFIED, f
-    w, tol = row_tolerance_vector(M, q, z, d1, d2, sc)
     # the face's columns B (each at most 3 entries of the face rows) and y*
     m_max = nf
     col_rows = np.zeros((m_max, 3), dtype=np.int64)
     col_coef = np.zeros((m_max, 3))
     col_nnz = np.zeros(m_max, dtype=np.int64)
-    kind = np.zeros(m_max, dtype=np.int64)  # 0 normal of a sticking contact, 1 tangent,
-    ystar = np.zeros(m_max)                 # 2 a sliding contact's or a limit's ray
+    # kind: 0 a sticking contact's normal, 1 its tangent, 2 a ray (a sliding contact's
+    # edge, a limit, a frictionless normal), 3 and 4 a sliding contact's facet
+    kind = np.zeros(m_max, dtype=np.int64)
+    ystar = np.zeros(m_max)
     m = 0
     for a in range(nn):
         if w[a] > tol[a] * sc / d1[a]:
@@ -179,10 +183,12 @@ def least_norm_face(G, u, bias, J, K, mu, f, k, l, d, angle, touch, vel_tol):
             m += 1
             continue
         open_edges = 0
-        edge = 0
+        edge = first = 0
         for e in range(d):
             r = nn + a * d + e
             if w[r] <= tol[r] * sc / d1[r]:
+                if open_edges == 0:
+                    first = e
                 open_edges += 1
                 edge = e
         r = nn + nb + a
@@ -196,6 +202,22 @@ def least_norm_face(G, u, bias, J, K, mu, f, k, l, d, angle, touch, vel_tol):
                 col_nnz[m] = 1
                 kind[m] = 0 if t == 0 else 1
                 ystar[m] = fs[3 * a + t]
+                m += 1
+        elif open_edges == 2 and (edge == first + 1 or (first == 0 and edge == d - 1)):
+            # on its cone's facet between the two open edges: two orthonormal columns
+            # spanning the edges' rays (1, mu cos, mu sin)
+            r1 = np.array([1.0, mus[a] * cos[a, first], mus[a] * sin[a, first]])
+            r2 = np.array([1.0, mus[a] * cos[a, edge], mus[a] * sin[a, edge]])
+            u1 = r1 / np.sqrt(r1 @ r1)
+            u2 = r2 - (u1 @ r2) * u1
+            u2 /= np.sqrt(u2 @ u2)
+            for t, u in ((0, u1), (1, u2)):
+                for i in range(3):
+                    col_rows[m, i] = 3 * a + i
+                    col_coef[m, i] = u[i]
+                col_nnz[m] = 3
+                kind[m] = 3 + t
+                ystar[m] = u[0] * fs[3 * a] + u[1] * fs[3 * a + 1] + u[2] * fs[3 * a + 2]
                 m += 1
         else:  # on its open edge's ray: (1, mu cos, mu sin) a
             if open_edges != 1:
@@ -253,6 +275,14 @@ def least_norm_face(G, u, bias, J, K, mu, f, k, l, d, angle, touch, vel_tol):
             if mus[a] * max(a_n, 0.0) - b.sum() < -slack:
                 return NEEDS_QP, f
             p += 3
+        elif kind[p] == 3:  # a facet's impulse: non-negative on both its edges' rays
+            fc = np.zeros(3)
+            for i in range(3):
+                fc[i] = col_coef[p, i] * y[p] + col_coef[p + 1, i] * y[p + 1]
+            a = col_rows[p, 0] // 3
+            if not _on_facet(fc, mus[a], cos[a], sin[a], slack):
+                return NEEDS_QP, f
+            p += 2
         else:
             if y[p] < -slack:
                 return NEEDS_QP, f
@@ -296,6 +326,16 @@ def least_norm_face(G, u, bias, J, K, mu, f, k, l, d, angle, touch, vel_tol):
     for a in range(nf):
         out[rows[a]] = fn[a]
     return APPLIED, out
+
+
+@njit(cache=True)
+def _on_facet(fc, mu, cos, sin, slack):
+    """Whether the impulse ``fc`` (n, t1, t2), on the plane of a cone facet, is a
+    non-negative combination of the rays of the facet's edges: its friction on the two
+    edges around it (:func:`_split`) adds up to ``mu`` times its normal impulse."""
+    b = np.zeros(cos.shape[0])
+    _split(fc[1], fc[2], cos, sin, b)
+    return fc[0] >= -slack and abs(mu * fc[0] - b.sum()) <= slack + 1e-12 * abs(mu * fc[0])
 
 
 @njit(cache=True)
