@@ -54,7 +54,7 @@ corners), so the next step's search starts from the vertex, as with ``any``.
 import numpy as np
 
 from contact_lcp.contact.lcp_builder import build_contact_lcp, build_frictionless_lcp
-from contact_lcp.contact.min_norm_kernel import APPLIED, UNIQUE, least_norm_face
+from contact_lcp.contact.min_norm_kernel import APPLIED, UNIQUE, edge_split, least_norm_face
 from contact_lcp.contact.report import ContactSolution, Outcome
 from contact_lcp.lcp.residual import certify, row_tolerances
 
@@ -273,20 +273,12 @@ class _Face:
 def _edge_split(t1, t2, cos, sin, d):
     """(s, d) non-negative edge impulses giving the friction ``(t1, t2)`` (s,) of each
     contact: on the two edges around its direction (any friction inside the pyramid is
-    so written)."""
+    so written; :func:`~contact_lcp.contact.min_norm_kernel.edge_split`)."""
     s = t1.shape[0]
     b = np.zeros((s, d))
-    if s == 0 or d == 0:
-        return b
-    step = 2.0 * np.pi / d
-    theta = np.arctan2(t2, t1) - np.arctan2(sin[:, 0], cos[:, 0])
-    j = np.floor(np.mod(theta, 2.0 * np.pi) / step).astype(np.int64) % d
-    j2 = (j + 1) % d
-    i = np.arange(s)
-    c1, s1, c2, s2 = cos[i, j], sin[i, j], cos[i, j2], sin[i, j2]
-    det = c1 * s2 - s1 * c2
-    b[i, j] = np.maximum((t1 * s2 - t2 * c2) / det, 0.0)
-    b[i, j2] = np.maximum((c1 * t2 - s1 * t1) / det, 0.0)
+    if d:
+        for i in range(s):
+            edge_split(float(t1[i]), float(t2[i]), cos[i], sin[i], b[i])
     return b
 
 

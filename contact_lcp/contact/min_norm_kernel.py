@@ -132,7 +132,8 @@ def least_norm_face(G, u, bias, J, K, mu, f, k, l, d, angle, touch, vel_tol):
         z[s + j] = fs[3 * s + j]
     if d:
         for a in range(s):
-            _split(fs[3 * a + 1], fs[3 * a + 2], cos[a], sin[a], z[nn + a * d:nn + (a + 1) * d])
+            edge_split(fs[3 * a + 1], fs[3 * a + 2], cos[a], sin[a],
+                       z[nn + a * d:nn + (a + 1) * d])
             worst = 0.0
             for e in range(d):
                 worst = min(worst, cos[a, e] * vs[3 * a + 1] + sin[a, e] * vs[3 * a + 2])
@@ -271,7 +272,7 @@ def least_norm_face(G, u, bias, J, K, mu, f, k, l, d, angle, touch, vel_tol):
                 return NEEDS_QP, f
             a = col_rows[p, 0] // 3
             b = np.zeros(d)
-            _split(t1, t2, cos[a], sin[a], b)
+            edge_split(t1, t2, cos[a], sin[a], b)
             if mus[a] * max(a_n, 0.0) - b.sum() < -slack:
                 return NEEDS_QP, f
             p += 3
@@ -301,7 +302,8 @@ def least_norm_face(G, u, bias, J, K, mu, f, k, l, d, angle, touch, vel_tol):
         fn[3 * s + j] = zn[s + j]
     if d:
         for a in range(s):
-            _split(fn[3 * a + 1], fn[3 * a + 2], cos[a], sin[a], zn[nn + a * d:nn + (a + 1) * d])
+            edge_split(fn[3 * a + 1], fn[3 * a + 2], cos[a], sin[a],
+                       zn[nn + a * d:nn + (a + 1) * d])
             zn[nn + nb + a] = lam[a]
     # the velocities do not move: K J_S' (f - f*)
     nv = K.shape[0]
@@ -332,14 +334,14 @@ def least_norm_face(G, u, bias, J, K, mu, f, k, l, d, angle, touch, vel_tol):
 def _on_facet(fc, mu, cos, sin, slack):
     """Whether the impulse ``fc`` (n, t1, t2), on the plane of a cone facet, is a
     non-negative combination of the rays of the facet's edges: its friction on the two
-    edges around it (:func:`_split`) adds up to ``mu`` times its normal impulse."""
+    edges around it (:func:`edge_split`) adds up to ``mu`` times its normal impulse."""
     b = np.zeros(cos.shape[0])
-    _split(fc[1], fc[2], cos, sin, b)
+    edge_split(fc[1], fc[2], cos, sin, b)
     return fc[0] >= -slack and abs(mu * fc[0] - b.sum()) <= slack + 1e-12 * abs(mu * fc[0])
 
 
 @njit(cache=True)
-def _split(t1, t2, cos, sin, b):
+def edge_split(t1, t2, cos, sin, b):
     """Write into ``b`` (d,) the non-negative edge impulses giving the friction
     ``(t1, t2)``: on the two edges around its direction (edge ``e`` along
     ``(cos[e], sin[e])``, evenly spaced)."""
