@@ -247,22 +247,12 @@ def least_norm_face(G, u, bias, J, K, mu, f, k, l, d, angle, touch, vel_tol):
     Q, rank = _range_basis(H, RANK_TOL)
     if rank == m:
         return UNIQUE, f
-    # y = Q Q' y*
-    c = np.zeros(rank)
-    for t in range(rank):
-        acc = 0.0
-        for p in range(m):
-            acc += Q[p, t] * ystar[p]
-        c[t] = acc
+    # y = Q Q' y*, a column of Q at a time
     y = np.zeros(m)
-    big = 0.0
-    for p in range(m):
-        acc = 0.0
-        for t in range(rank):
-            acc += Q[p, t] * c[t]
-        y[p] = acc
-        big = max(big, abs(ystar[p]))
-    slack = SLACK * big
+    for t in range(rank):
+        along = (Q[:, t] * ystar[:m]).sum()
+        y += along * Q[:, t]
+    slack = SLACK * np.abs(ystar).max()
     # the inequalities
     p = 0
     while p < m:
