@@ -57,6 +57,11 @@ NOT_CERTIFIED = 3
 RANK_TOL = 1e-11
 #: inequalities hold to this times ``max |y*|`` (round-off of the projection)
 SLACK = 1e-12
+#: rounds of the active set (contacts zeroed or put on a facet, or released) before the
+#: QP decides
+MAX_ROUNDS = 40
+#: a contact's state in the active set
+FREE, ZEROED, ON_FACET = 0, 1, 2
 
 
 @njit(cache=True)
@@ -244,40 +249,71 @@ def least_norm_face(G, u, bias, J, K, mu, f, k, l, d, angle, touch, vel_tol):
                     acc += col_coef[p, i] * Gs[col_rows[p, i], col_rows[r, j]] * col_coef[r, j]
             H[p, r] = acc
             H[r, p] = acc
-    Q, rank = _range_basis(H, RANK_TOL)
+    L, rank = _cholesky_range(H, RANK_TOL)
     if rank == m:
         return UNIQUE, f
-    # y = Q Q' y*, a column of Q at a time
-    y = np.zeros(m)
-    for t in range(rank):
-        along = (Q[:, t] * ystar[:m]).sum()
-        y += along * Q[:, t]
-    slack = SLACK * np.abs(ystar).max()
-    # the inequalities
-    p = 0
+    # the contacts (groups of columns): first column and size
+    start = np.empty(m, dtype=np.int64)
+    size = np.empty(m, dtype=np.int64)
+    groups = p = 0
     while p < m:
-        if kind[p] == 0:  # a sticking contact: a >= 0, friction inside the pyramid
-            a_n, t1, t2 = y[p], y[p + 1], y[p + 2]
-            if a_n < -slack:
-                return NEEDS_QP, f
+        start[groups] = p
+        size[groups] = 3 if kind[p] == 0 else 2 if kind[p] == 3 else 1
+        p += size[groups]
+        groups += 1
+    slack = SLACK * np.abs(ystar).max()
+    Lr = np.ascontiguousarray(L[:, :rank])
+    e = Lr.T @ ystar[:m]  # L' y = L' y*: the velocities kept
+    # the active set: each contact free, zeroed, or (sticking) on one facet of its pyramid
+    state = np.zeros(groups, dtype=np.int64)
+    facet = np.zeros(groups, dtype=np.int64)
+    y = np.zeros(m)
+    for _ in range(MAX_ROUNDS):
+        C, owner = _constraints(state, facet, start, size, kind, m, mus, cos, sin, col_rows)
+        xi = _least_norm_with(Lr, C, e, y)
+        if xi.shape[0] == 0:
+            return NEEDS_QP, f  # the constraints and the velocities are not independent
+        # the contact whose impulse leaves its cone the most: zeroed (its normal is
+        # negative) or put on the facet its friction points to
+        worst, add = slack, -1
+        for g in range(groups):
+            if state[g] != ZEROED:
+                v = _violation(y, start[g], kind, col_coef, cos, sin, mus,
+                               col_rows[start[g], 0] // 3, d)
+                if v > worst:
+                    worst, add = v, g
+        if add >= 0:
+            p = start[add]
             a = col_rows[p, 0] // 3
-            b = np.zeros(d)
-            edge_split(t1, t2, cos[a], sin[a], b)
-            if mus[a] * max(a_n, 0.0) - b.sum() < -slack:
-                return NEEDS_QP, f
-            p += 3
-        elif kind[p] == 3:  # a facet's impulse: non-negative on both its edges' rays
-            fc = np.zeros(3)
-            for i in range(3):
-                fc[i] = col_coef[p, i] * y[p] + col_coef[p + 1, i] * y[p + 1]
-            a = col_rows[p, 0] // 3
-            if not _on_facet(fc, mus[a], cos[a], sin[a], slack):
-                return NEEDS_QP, f
-            p += 2
-        else:
-            if y[p] < -slack:
-                return NEEDS_QP, f
-            p += 1
+            if kind[p] != 0 or y[p] < 0.0:
+                state[add] = ZEROED
+            else:
+                state[add] = ON_FACET
+                facet[add] = _sector(y[p + 1], y[p + 2], cos[a], sin[a])
+            continue
+        # the constraints' multipliers (y = L mu + C nu): a zeroed contact's lie in its
+        # cone's dual, a facet's is non-negative, or the contact is released; with none
+        # to release, the point is the least-norm one (KKT)
+        mult = np.zeros(m)
+        worst, release = -slack, -1
+        for c in range(C.shape[1]):
+            g = owner[c]
+            if state[g] == ON_FACET:
+                if xi[rank + c] < worst:
+                    worst, release = xi[rank + c], g
+            else:
+                mult += xi[rank + c] * C[:, c]
+        for g in range(groups):
+            if state[g] == ZEROED:
+                v = _dual_violation(mult, start[g], kind, col_coef, cos, sin, mus,
+                                    col_rows[start[g], 0] // 3, d)
+                if v < worst:
+                    worst, release = v, g
+        if release < 0:
+            break
+        state[release] = FREE
+    else:
+        return NEEDS_QP, f
     # f = B y on the face rows; its LCP unknowns (the sliding speeds are unchanged)
     fn = np.zeros(nf)
     for p in range(m):
@@ -351,11 +387,11 @@ def edge_split(t1, t2, cos, sin, b):
 
 
 @njit(cache=True)
-def _range_basis(H, rel_tol):
-    """``(Q, r)``: ``Q[:, :r]`` an orthonormal basis of the range of the symmetric positive
-    semi-definite ``H`` (m, m): the columns of its diagonally pivoted Cholesky factor,
-    stopped at a pivot of at most ``rel_tol`` times the largest diagonal, orthonormalized
-    by modified Gram-Schmidt twice."""
+def _cholesky_range(H, rel_tol):
+    """``(L, r)``: ``L[:, :r]`` (m, r) the diagonally pivoted Cholesky factor of the
+    symmetric positive semi-definite ``H`` (m, m), ``H = L L'`` on its range, stopped at a
+    pivot of at most ``rel_tol`` times the largest diagonal: ``H x = 0`` exactly when
+    ``L' x = 0``."""
     m = H.shape[0]
     diag = np.empty(m)
     dmax = 0.0
@@ -384,18 +420,130 @@ def _range_basis(H, rel_tol):
             L[pi, r] = acc / ljj
             diag[pi] -= L[pi, r] * L[pi, r]
         r += 1
-    for t in range(r):
+    return L, r
+
+
+@njit(cache=True)
+def _constraints(state, facet, start, size, kind, m, mus, cos, sin, col_rows):
+    """The active set's equalities ``C' y = 0`` (m, c) and the contact of each column: a
+    zeroed contact's unit columns, a facet's inward unit normal ``r_j x r_(j+1)`` (its
+    edges' rays ``(1, mu cos, mu sin)``)."""
+    count = 0
+    for g in range(state.shape[0]):
+        count += size[g] if state[g] == ZEROED else 1 if state[g] == ON_FACET else 0
+    C = np.zeros((m, count))
+    owner = np.empty(count, dtype=np.int64)
+    c = 0
+    for g in range(state.shape[0]):
+        p = start[g]
+        if state[g] == ZEROED:
+            for i in range(size[g]):
+                C[p + i, c] = 1.0
+                owner[c] = g
+                c += 1
+        elif state[g] == ON_FACET:
+            a = col_rows[p, 0] // 3
+            j = facet[g]
+            j2 = (j + 1) % cos.shape[1]
+            r1 = np.array([1.0, mus[a] * cos[a, j], mus[a] * sin[a, j]])
+            r2 = np.array([1.0, mus[a] * cos[a, j2], mus[a] * sin[a, j2]])
+            nrm = np.cross(r1, r2)
+            if nrm[0] < 0.0:  # inward: the cone's axis (1, 0, 0) on its positive side
+                nrm = -nrm
+            nrm /= np.sqrt(nrm @ nrm)
+            for i in range(3):
+                C[p + i, c] = nrm[i]
+            owner[c] = g
+            c += 1
+    return C, owner
+
+
+@njit(cache=True)
+def _least_norm_with(L, C, e, y):
+    """Write into ``y`` the least-norm ``y`` with ``L' y = e`` and ``C' y = 0``; return
+    ``xi`` with ``y = L xi[:r] + C xi[r:]`` (the equalities' multipliers), or an empty
+    array when ``[L, C]`` has not full column rank (QR by modified Gram-Schmidt,
+    twice)."""
+    m, r = L.shape
+    k = r + C.shape[1]
+    Qt = np.empty((k, m))  # the columns of [L, C], orthonormalized, as rows
+    for i in range(m):
+        for t in range(r):
+            Qt[t, i] = L[i, t]
+        for t in range(r, k):
+            Qt[t, i] = C[i, t - r]
+    R = np.zeros((k, k))
+    for t in range(k):
+        full = np.sqrt(Qt[t] @ Qt[t])
         for _ in range(2):
             for o in range(t):
-                dot = 0.0
-                for i in range(m):
-                    dot += L[i, o] * L[i, t]
-                for i in range(m):
-                    L[i, t] -= dot * L[i, o]
-        norm = 0.0
-        for i in range(m):
-            norm += L[i, t] * L[i, t]
-        norm = np.sqrt(norm)
-        for i in range(m):
-            L[i, t] /= norm
-    return L, r
+                dot = Qt[o] @ Qt[t]
+                R[o, t] += dot
+                Qt[t] -= dot * Qt[o]
+        R[t, t] = np.sqrt(Qt[t] @ Qt[t])
+        if not R[t, t] > RANK_TOL * full:
+            return np.empty(0)
+        Qt[t] /= R[t, t]
+    w = np.zeros(k)  # R' w = (e, 0)
+    for t in range(k):
+        acc = e[t] if t < r else 0.0
+        for o in range(t):
+            acc -= R[o, t] * w[o]
+        w[t] = acc / R[t, t]
+    xi = np.empty(k)  # R xi = w
+    for t in range(k - 1, -1, -1):
+        acc = w[t]
+        for o in range(t + 1, k):
+            acc -= R[t, o] * xi[o]
+        xi[t] = acc / R[t, t]
+    y[:] = 0.0
+    for t in range(k):
+        y += w[t] * Qt[t]
+    return xi
+
+
+@njit(cache=True)
+def _sector(t1, t2, cos, sin):
+    """The pyramid's facet (its first edge ``j``) the friction ``(t1, t2)`` points to,
+    the ``d`` edges evenly spaced from ``(cos[0], sin[0])``."""
+    d = cos.shape[0]
+    theta = np.arctan2(t2, t1) - np.arctan2(sin[0], cos[0])
+    return int(np.floor((theta % (2.0 * np.pi)) / (2.0 * np.pi / d))) % d
+
+
+@njit(cache=True)
+def _violation(y, p, kind, col_coef, cos, sin, mus, a, d):
+    """How far the impulse of the contact (or limit) whose columns start at ``p`` is out
+    of its cone (0 inside): a negative normal, friction beyond the pyramid, a facet's
+    impulse off it, a ray's negative value [N.s]."""
+    if kind[p] == 0:
+        b = np.zeros(d)
+        edge_split(y[p + 1], y[p + 2], cos[a], sin[a], b)
+        return max(-y[p], b.sum() - mus[a] * max(y[p], 0.0), 0.0)
+    if kind[p] == 3:
+        fc = col_coef[p] * y[p] + col_coef[p + 1] * y[p + 1]
+        b = np.zeros(d)
+        edge_split(fc[1], fc[2], cos[a], sin[a], b)
+        return max(-fc[0], abs(mus[a] * fc[0] - b.sum()))
+    return max(-y[p], 0.0)
+
+
+@njit(cache=True)
+def _dual_violation(lam, p, kind, col_coef, cos, sin, mus, a, d):
+    """The most negative ``lam . ray`` over the rays generating the cone of the contact
+    whose columns start at ``p`` (0 when ``lam`` lies in the cone's dual)."""
+    worst = 0.0
+    if kind[p] == 0:
+        for e in range(d):
+            worst = min(worst, lam[p] + mus[a] * (cos[a, e] * lam[p + 1]
+                                                   + sin[a, e] * lam[p + 2]))
+    elif kind[p] == 3:
+        # the facet's rays in the columns' coordinates: (u1 . r, u2 . r)
+        for e in range(d):
+            ray = np.array([1.0, mus[a] * cos[a, e], mus[a] * sin[a, e]])
+            c1, c2 = col_coef[p] @ ray, col_coef[p + 1] @ ray
+            if c1 * c1 + c2 * c2 >= (ray @ ray) * (1.0 - 1e-12):  # a ray of the facet
+                worst = min(worst, lam[p] * c1 + lam[p + 1] * c2)
+    else:
+        worst = min(worst, lam[p])
+    return worst
