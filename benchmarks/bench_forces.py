@@ -1,0 +1,114 @@
+"""What the contact forces cost a step: unread, read under ``any``, read under ``min_norm``.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_forces.py                      # the four scenes
+    .venv/bin/python benchmarks/bench_forces.py --scenes talos_stand --steps 500
+
+Under ``contact.force_distribution: min_norm`` (the default) the pyramid model's forces
+are computed when read (:mod:`contact_lcp.contact.min_norm`): a step applies the pivoting
+answer, and the least-norm impulse with its velocities is found when a wrench, a marker,
+a recording or ``StepInfo.num_active`` asks. This runs each bundled scene three ways from
+the same start (50 steps first, untimed) and times the same ``--steps`` steps:
+
+* ``any`` with the forces read every step (``num_active``), as a recording reads them;
+* ``min_norm`` with the forces never read (a benchmark, a sweep saving only the state);
+* ``min_norm`` with the forces read every step.
+
+Columns: milliseconds a step (median of 5 chunks), and for the read ``min_norm`` runs how
+the least-norm impulse was found: by the compiled projection and its active set
+(``compiled``), by the face's QP (``qp``), or the face held one impulse (``unique``);
+``moved`` is the largest difference of the final ``q`` from the ``any`` run (0: the
+motion does not depend on the forces being read). CSV in ``benchmarks/results/``.
+"""
+
+import argparse
+import collections
+import dataclasses
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import one_thread  # noqa: E402,F401  (before numpy: one BLAS thread)
+
+import numpy as np  # noqa: E402
+
+import common  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+
+import contact_lcp.contact.min_norm as min_norm  # noqa: E402
+from contact_lcp.contact.min_norm_kernel import APPLIED, UNIQUE  # noqa: E402
+from contact_lcp.sim import Simulator, load_scene  # noqa: E402
+
+SCENES = ("talos_stand", "go1_stand", "humanoid_stand", "tower_5")
+RUNS = (("any", True), ("min_norm", False), ("min_norm", True))
+COLUMNS = ("scene", "force_distribution", "forces_read", "steps", "ms_per_step", "compiled",
+           "qp", "unique", "moved", "revision", "date")
+CHUNKS = 5
+
+
+def run(name, distribution, read, steps, counts):
+    """``(ms a step, final q)`` of ``steps`` steps after 50 untimed ones."""
+    scene = load_scene(os.path.join(ROOT, "config", f"{name}.yaml"))
+    scene = scene.replace(contact=dataclasses.replace(scene.contact,
+                                                      force_distribution=distribution))
+    sim = Simulator(scene)
+    for _ in range(50):
+        sim.step().num_active
+    counts.clear()
+    chunk = max(1, steps // CHUNKS)
+    times = []
+    for _ in range(CHUNKS):
+        t0 = time.perf_counter()
+        for _ in range(chunk):
+            info = sim.step()
+            if read:
+                info.num_active  # reads the step's forces
+        times.append((time.perf_counter() - t0) / chunk * 1e3)
+    return common.median(times), sim.q
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scenes", nargs="+", default=list(SCENES))
+    parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--results-dir", default=None)
+    args = parser.parse_args(argv)
+    revision = common.git_revision(ROOT)
+    date, stamp = common.utc_stamp()
+    counts = collections.Counter()
+    compiled = min_norm.least_norm_face
+
+    def counted(*a):
+        out = compiled(*a)
+        counts[int(out[0])] += 1
+        return out
+
+    min_norm.least_norm_face = counted
+    rows = []
+    for name in args.scenes:
+        reference = None
+        for distribution, read in RUNS:
+            ms, q = run(name, distribution, read, args.steps, counts)
+            reference = q if reference is None else reference
+            faces = sum(counts.values())
+            rows.append({"scene": name, "force_distribution": distribution,
+                         "forces_read": read, "steps": args.steps, "ms_per_step": ms,
+                         "compiled": counts[APPLIED], "unique": counts[UNIQUE],
+                         "qp": faces - counts[APPLIED] - counts[UNIQUE],
+                         "moved": float(np.max(np.abs(q - reference))),
+                         "revision": revision, "date": date})
+            print(f"{name:16s} {distribution:8s} read={read!s:5s} {ms:7.3f} ms/step "
+                  f"compiled {rows[-1]['compiled']} qp {rows[-1]['qp']} unique "
+                  f"{rows[-1]['unique']} moved {rows[-1]['moved']:.1e}", flush=True)
+    path = common.results_path("bench_forces", revision, stamp, args.results_dir)
+    common.write_csv(path, rows, COLUMNS)
+    print(path)
+
+
+if __name__ == "__main__":
+    main()
