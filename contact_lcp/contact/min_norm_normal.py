@@ -49,23 +49,34 @@ QP_TOL = 1e-10
 VELOCITY_TOL = 1e-11
 
 
-def redistributed_normal(problem, solution, model, free_rows, dv=None, lcp=None,
-                         held_only=False):
+def redistributed_normal(problem, solution, model, face, held_only=False, deferred=False):
     """``solution`` with the least-norm impulse of its face (module notes) when it is a
-    certified answer of ``model`` (name); ``free_rows`` (t,) are the tangential rows whose
+    certified answer of ``model`` (name). ``face`` is ``(free_rows, dv, lcp)``, or a
+    function of nothing returning it: ``free_rows`` (t,) are the tangential rows whose
     impulses move with it (no-slip's held rows; none for viscous), ``dv`` (nv,) the
     velocity change ``K J' f`` of the answer when the caller has it more accurately than
-    from ``f`` (no-slip: ``f`` is large along weakly held directions), ``lcp`` the
-    normal-row LCP solved (``M``, ``q``), whose certification tolerances then say which
-    rows are open and which certify the result; ``held_only``: a contact takes load only
-    if the answer loads it or holds it (its tangential rows among ``free_rows``: no-slip,
-    where an unheld contact slips). Its report's ``info['force_distribution']`` says
-    what was done."""
+    from ``f`` (no-slip: ``f`` is large along weakly held directions; None: from ``f``),
+    ``lcp`` the normal-row LCP solved (``M``, ``q``), whose certification tolerances then
+    say which rows are open and which certify the result (or None); ``held_only``: a
+    contact takes load only if the answer loads it or holds it (its tangential rows among
+    ``free_rows``: no-slip, where an unheld contact slips). With ``deferred`` the step
+    applies the answer as it is, and the least-norm impulse, with the same velocities, is
+    computed (``face`` evaluated) when its forces are first read
+    (:class:`~contact_lcp.contact.report.ContactSolution`); its ``distribution`` then
+    says what was done, else the report's ``info['force_distribution']``."""
     r = solution.report
     if r.outcome is not Outcome.SOLVED or r.applied != model or problem.num_rows == 0:
         return solution
-    f, note = least_norm(problem, solution.f, np.asarray(free_rows, dtype=np.int64), dv,
-                         lcp, held_only)
+
+    def distribute(f):
+        free_rows, dv, lcp = face() if callable(face) else face
+        return least_norm(problem, f, np.asarray(free_rows, dtype=np.int64), dv, lcp,
+                          held_only)
+
+    if deferred:
+        return ContactSolution(solution.solved, r, solution.generalized, solution.guess,
+                               distribute)
+    f, note = distribute(solution.f)
     return ContactSolution(f, replace(r, info=dict(r.info, force_distribution=note)),
                            solution.generalized, solution.guess)
 

@@ -10,10 +10,12 @@ singular or ill-conditioned: the free impulses are eliminated through the veloci
 rows leave free (:mod:`contact_lcp.contact.no_slip_space`), which holds every direction
 the rows fix down to ``singular_tol`` without the Schur complement's loss of precision,
 leaving a symmetric PSD LCP on the normal rows only (``k + l`` unknowns), solved by the
-scene's method (``ppm`` suits it). Its answer's impulses are then the least-norm ones
-on its face (:mod:`contact_lcp.contact.min_norm_normal`) whenever ``force_distribution`` is
-``min_norm`` or the tangential impulses exceed what the step can need (a vertex of the
-normal answer loading one corner of a nearly flat face: see ``bound_factor``). A
+scene's method (``ppm`` suits it). When the tangential impulses exceed what the step
+can need (a vertex of the normal answer loading one corner of a nearly flat face: see
+``bound_factor``) the step applies the least-norm impulse of the answer's face
+(:mod:`contact_lcp.contact.min_norm_normal`); otherwise it applies the answer, and under
+``force_distribution: min_norm`` (the default) the forces read are that face's
+least-norm impulse, computed when first read (the same velocities). A
 contact the answer loads gets rows even if it does not touch yet (it closes its gap in
 the step; :mod:`contact_lcp.contact.normal_rows`).
 
@@ -53,7 +55,7 @@ from contact_lcp.contact.base import ModelSettings
 from contact_lcp.contact.min_norm_normal import redistributed_normal
 from contact_lcp.contact.no_slip_space import reduce_no_slip
 from contact_lcp.contact.normal_rows import NormalRowsModel, option_number
-from contact_lcp.contact.report import ContactSolution, Outcome
+from contact_lcp.contact.report import Outcome
 from contact_lcp.contact.tangential import tangent_rows_of
 
 
@@ -133,14 +135,19 @@ class NoSlipModel(NormalRowsModel):
         """The least-norm impulse of the answer's face (module notes), under ``min_norm``
         or when its impulses exceed the bound (:meth:`excess`); ``lcp`` the normal-row
         LCP solved, or None from the compiled step (rebuilt on the ``held`` contacts)."""
-        if (self.settings.force_distribution != "min_norm"
-                and self.excess(problem, solution.f) <= 1.0):
+        bounded = self.excess(problem, solution.f) <= 1.0
+        if self.settings.force_distribution != "min_norm" and bounded:
             return solution
-        if lcp is None:
-            lcp, _ = self.reduce(problem, held)
         f_n = solution.f[problem.normal_rows]
-        return redistributed_normal(problem, solution, self.name, lcp.tangent_rows,
-                                    dv=lcp.velocity_change(f_n), lcp=lcp, held_only=True)
+
+        def face():
+            reduced = lcp if lcp is not None else self.reduce(problem, held)[0]
+            return reduced.tangent_rows, reduced.velocity_change(f_n), reduced
+
+        # within the bound the answer applies as it is, its least-norm forces computed
+        # when read; beyond it the least-norm impulse is what the step applies
+        return redistributed_normal(problem, solution, self.name, face, held_only=True,
+                                    deferred=bounded)
 
 
 def _noting(solution, hold, pivots=0, solves=0, why=None):
@@ -151,4 +158,4 @@ def _noting(solution, hold, pivots=0, solves=0, why=None):
     if why is not None:
         info["no_slip_exact"] = why
     report = replace(r, info=info, pivots=r.pivots + pivots, solves=r.solves + solves)
-    return ContactSolution(solution.f, report, solution.generalized, solution.guess)
+    return solution.with_report(report)

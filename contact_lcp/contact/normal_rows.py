@@ -84,14 +84,15 @@ class NormalRowsModel(ContactModel):
         raise NotImplementedError
 
     def redistribute(self, problem, solution, lcp, held=None):
-        """The applied answer: under ``force_distribution: min_norm`` the least-norm
-        normal impulses with the same velocities
+        """The answer, whose forces under ``force_distribution: min_norm`` are the
+        least-norm normal impulses with the same velocities, computed when first read
         (:mod:`contact_lcp.contact.min_norm_normal`; the tangential impulses are
         functions of the velocities here). ``lcp`` is the reduced LCP solved, or None
         from the compiled step, which gives ``held`` (k,): the contacts it gave rows."""
         if self.settings.force_distribution != "min_norm":
             return solution
-        return redistributed_normal(problem, solution, self.name, _EMPTY)
+        return redistributed_normal(problem, solution, self.name, (_EMPTY, None, None),
+                                    deferred=True)
 
     def kernel_args(self, problem):
         """``(viscous, coefficient, group, per_pair, singular_tol)`` of
