@@ -229,3 +229,25 @@ def test_the_compiled_least_norm_point_is_the_face_qps(make, steps, monkeypatch)
     np.testing.assert_allclose(kernel.f, qp.f, rtol=0, atol=1e-7 * np.max(np.abs(qp.f)))
     if steps == 1:  # the pitching box: two corners zeroed, two loaded
         assert np.sum(kernel.f[0::3] == 0.0) == 2 and np.sum(kernel.f[0::3] > 0.0) == 2
+
+
+def test_islands_solved_apart_give_each_their_least_norm_forces():
+    # eleven boxes apart on the ground: 44 contacts, more than auto's pyramid size, so
+    # the step solves eleven islands and merges them; read, each island's forces are its
+    # least-norm ones (four equal shares), and the motion is the same as under any
+    def boxes(distribution):
+        return Simulator(scene_from_dict({
+            "time_step": H, "ground": {"height": 0.0, "friction": 0.6},
+            "contact": {"model": "auto", "force_distribution": distribution},
+            "bodies": [{"name": f"box{i}", "shape": "box", "size": [0.2, 0.2, 0.1],
+                        "mass": BOX_MASS, "pose": [0.5 * i, 0, 0.05, 0, 0, 0, 1]}
+                       for i in range(11)]}))
+
+    sim, ref = boxes("min_norm"), boxes("any")
+    problem, sol, _ = settle(sim)
+    settle(ref)
+    assert problem.num_contacts == 44
+    assert sol.report.info["islands"] == 11 and sol.distributes
+    np.testing.assert_allclose(sol.f[0::3], BOX_MASS * G * H / 4, rtol=1e-2)
+    assert sol.distribution == "min_norm"
+    np.testing.assert_array_equal(sim.q, ref.q)
