@@ -102,12 +102,9 @@ def main(argv=None):
                          "qp": faces - counts[APPLIED] - counts[UNIQUE],
                          "moved": float(np.max(np.abs(q - reference))),
                          "revision": revision, "date": date})
-            print(f"{name:16s} {distribution:8s} read={read!s:5s} {ms:7.3f} ms/step "
-                  f"compiled {rows[-1]['compiled']} qp {rows[-1]['qp']} unique "
-                  f"{rows[-1]['unique']} moved {rows[-1]['moved']:.1e}", flush=True)
-    path = common.results_path("bench_forces", revision, stamp, args.results_dir)
-    common.write_csv(path, rows, COLUMNS)
-    print(path)
+    print(common.format_table(rows, COLUMNS[:-2]))
+    print(common.write_csv(common.results_path("bench_forces", revision, stamp,
+                                               args.results_dir), rows, COLUMNS))
 
 
 if __name__ == "__main__":
