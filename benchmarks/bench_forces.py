@@ -8,10 +8,11 @@ Usage::
 Under ``contact.force_distribution: min_norm`` (the default) the pyramid model's forces
 are computed when read (:mod:`contact_lcp.contact.min_norm`): a step applies the pivoting
 answer, and the least-norm impulse with its velocities is found when a wrench, a marker,
-a recording or ``StepInfo.num_active`` asks. This runs each bundled scene three ways from
+or a recording asks. This runs each bundled scene three ways from
 the same start (50 steps first, untimed) and times the same ``--steps`` steps:
 
-* ``any`` with the forces read every step (``num_active``), as a recording reads them;
+* ``any`` with the forces read every step (``Simulator.contact_table``, as a recording
+  reads them);
 * ``min_norm`` with the forces never read (a benchmark, a sweep saving only the state);
 * ``min_norm`` with the forces read every step.
 
@@ -58,16 +59,17 @@ def run(name, distribution, read, steps, counts):
                                                       force_distribution=distribution))
     sim = Simulator(scene)
     for _ in range(50):
-        sim.step().num_active
+        sim.step()
+        sim.contact_table()
     counts.clear()
     chunk = max(1, steps // CHUNKS)
     times = []
     for _ in range(CHUNKS):
         t0 = time.perf_counter()
         for _ in range(chunk):
-            info = sim.step()
+            sim.step()
             if read:
-                info.num_active  # reads the step's forces
+                sim.contact_table()  # reads the step's forces
         times.append((time.perf_counter() - t0) / chunk * 1e3)
     return common.median(times), sim.q
 

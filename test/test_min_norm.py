@@ -185,8 +185,10 @@ def test_the_motion_is_the_same_whether_the_forces_are_read_or_not():
     sims = [box_sim(d, velocity=(0.4, 0.1, 0, 0, 0, 0.5)) for d in ("any", "min_norm",
                                                                      "min_norm")]
     for _ in range(60):
-        infos = [s.step() for s in sims]
-        assert infos[1].num_active >= 0  # reads the forces of the second one
+        for s in sims:
+            s.step()
+        table, _, _ = sims[1].contact_table()  # reads the forces of the second one
+        assert np.all(np.isfinite(table))
     for s in sims[1:]:
         np.testing.assert_array_equal(s.q, sims[0].q)
         np.testing.assert_array_equal(s.v, sims[0].v)

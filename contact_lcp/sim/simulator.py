@@ -215,8 +215,8 @@ class Simulator(SimulatorViews):
         self._joint_positions.advance(q1)
         self.t += self.h
         self.world.forward(self._q, self._v, trusted=True)  # checked above
-        return StepInfo(self.t, len(rec.contacts), rec.report, rec.max_penetration,
-                        rec.timings, rec)
+        return StepInfo(self.t, len(rec.contacts), rec.num_active, rec.report,
+                        rec.max_penetration, rec.timings)
 
     def _not_finite(self):
         return (f"the state after t = {self.t:.4f} s would not be finite; the simulator "

@@ -1,7 +1,7 @@
 """What a step reports (:class:`StepInfo`) and the run's counters (:class:`SimStats`),
 read by the simulator, its checkpoints and the ROS node."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from contact_lcp.contact.report import Outcome, SolveReport
 
@@ -12,26 +12,18 @@ class StepInfo:
 
     ``report`` is the contact solve's :class:`~contact_lcp.contact.report.SolveReport`
     (outcome, status, which problem and method produced the applied impulse, certified,
-    pivots, fallbacks); the string fields below are read from it. ``record`` is the
-    step's :class:`~contact_lcp.sim.stepper.StepRecord`, held until ``num_active`` is
-    read (it counts the record's forces, and a force distribution is computed then).
+    pivots, fallbacks); the string fields below are read from it. ``num_active``: the
+    contacts the solve's answer loads (its active set; the forces read under
+    ``force_distribution: min_norm`` may spread the load over more of the touching
+    contacts, :attr:`~contact_lcp.sim.stepper.StepRecord.impulse_C`).
     """
 
     t: float
     num_contacts: int
+    num_active: int
     report: SolveReport
     max_penetration: float
     timings: dict
-    record: object = field(default=None, repr=False)
-
-    @property
-    def num_active(self) -> int:
-        """Contacts whose normal impulse is positive."""
-        if "_num_active" not in self.__dict__:
-            count = 0 if self.record is None else self.record.num_active
-            object.__setattr__(self, "_num_active", count)
-            object.__setattr__(self, "record", None)  # (its contact problem goes with it)
-        return self.__dict__["_num_active"]
 
     @property
     def lcp_status(self) -> str:

@@ -97,15 +97,20 @@ class StepRecord:
 
     @property
     def num_active(self) -> int:
-        """Contacts whose normal impulse is positive."""
-        return _loaded(self.impulse_C)
+        """Contacts the contact solve's answer loads (its active set: ``solved``, not a
+        force distribution computed when read); a record made from impulses (a state
+        file's, a step without contact) counts those."""
+        active = self.__dict__.get("_active")
+        return _loaded(self.impulse_C) if active is None else active
 
     @classmethod
     def of_solution(cls, contacts, solution, **fields):
         """The record of a step whose contact answer is ``solution``: ``impulse_C`` and
         ``limit_impulse`` are its forces, read from it when first asked for."""
         rec = cls(contacts, None, None, solution.report, **fields)
+        k = len(contacts)
         rec.__dict__["_solution"] = solution
+        rec.__dict__["_active"] = _loaded(solution.solved[:3 * k].reshape(k, 3))
         return rec
 
 
