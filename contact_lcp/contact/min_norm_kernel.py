@@ -1,6 +1,5 @@
-"""The minimum-norm impulse of a face, compiled, for the common case where the least-norm
-point of the face's equalities already satisfies its inequalities (the face and its QP:
-:mod:`contact_lcp.contact.min_norm`).
+"""The minimum-norm impulse of a face, compiled: the common case of
+:mod:`contact_lcp.contact.min_norm` (the face, and its QP for the rest).
 
 On the face of a certified answer ``f*`` each contact whose normal row is open (``w_n``
 within its certification tolerance) takes
@@ -12,21 +11,28 @@ within its certification tolerance) takes
   facet between two neighbouring open edges: two columns spanning their rays;
 
 and each open limit row any non-negative impulse (one column); the other rows keep no
-impulse. So ``f = B y`` with unit columns, and ``||f|| = ||y||``. The velocities stay
-those of ``f*`` exactly when ``K J' B (y - y*) = 0``, which for ``K`` symmetric positive
-semi-definite is ``B' G B (y - y*) = 0`` (``G = J K J'``). Without the inequalities the
-least-norm such ``y`` is the projection ``Q Q' y*`` on the range of ``H = B' G B``
-(``Q`` orthonormal, from a pivoted Cholesky factor of ``H``). When that point satisfies
-the inequalities (normal, sliding and limit impulses non-negative, friction inside the
-pyramid) it is the face's least-norm impulse: the unconstrained minimiser of a strictly
-convex objective, if feasible, is the constrained one. It is then certified as a
-solution of the face's LCP by the project's verdict
-(:func:`contact_lcp.lcp.residual.row_verdict`, on the Ruiz-equilibrated LCP as every
-answer), and its velocity change checked. Otherwise the caller solves the face's QP.
+impulse. So ``f = B y`` with orthonormal columns per contact, and ``||f|| = ||y||``. The
+velocities stay those of ``f*`` exactly when ``K J' B (y - y*) = 0``, which for ``K``
+symmetric positive semi-definite is ``B' G B (y - y*) = 0`` (``G = J K J'``), i.e.
+``L' y = L' y*`` with ``B' G B = L L'`` (diagonally pivoted Cholesky, full column rank).
 
-A standing robot's soles, a box on its corners and a frame on its legs are this case
-(their least-norm loads are positive); a load near a support's edge, where the
-least-norm plane of pressures would pull at a far point, is the QP's.
+The least-norm ``y`` on those equalities and in every contact's cone is found by an
+active set: each contact is free, zeroed, or (sticking) held on one facet of its
+pyramid. Each round solves the least-norm ``y`` with the active set's equalities (a QR
+of ``[L, C]``); the contact whose impulse leaves its cone the most joins the set (zeroed
+when its normal is negative, else on the facet its friction points to); when none does,
+the equalities' multipliers decide: a zeroed contact's must lie in its cone's dual, a
+facet's must be non-negative, else the most negative is released. With nothing to add
+or release the point satisfies the KKT conditions of the strictly convex problem, so it
+is its unique minimiser; it is then certified as a solution of the face's LCP by the
+project's verdict (:func:`contact_lcp.lcp.residual.row_verdict`, on the
+Ruiz-equilibrated LCP as every answer), and its velocity change checked. When the set
+cycles (``MAX_ROUNDS``), or the face is not of the kinds above, the caller solves the
+face's QP.
+
+A standing robot's soles, a box on its corners and a frame on its legs end in the
+first round (their least-norm loads are positive); a box landing on one edge zeroes its
+lifting corners, a sole near its friction limit holds a point on a facet.
 """
 
 import numpy as np
@@ -40,9 +46,9 @@ from contact_lcp.lcp.scaling import MAX_SWEEPS, _ruiz
 APPLIED = 0
 #: the face holds one impulse (``B' G B`` has full rank): ``f*`` stays
 UNIQUE = 1
-#: the face is not the simple one above (a sliding contact with more than two open
-#: edges, a sticking one with a closed edge row), or its least-norm point violates an
-#: inequality: the face's QP decides
+#: the face is not of the kinds above (a sliding contact with more than two open edges,
+#: a sticking one with a closed edge row), the active set's equalities are dependent, or
+#: the set cycles: the face's QP decides
 NEEDS_QP = 2
 #: ``f*`` does not certify on the face's LCP, or the least-norm point does not (or moves
 #: the velocities): the Python path decides (it knows the near-touching contacts' case)
@@ -55,7 +61,7 @@ NOT_CERTIFIED = 3
 #: against a 100 kg body. A direction wrongly taken as free moves the velocities, which
 #: the velocity check rejects
 RANK_TOL = 1e-11
-#: inequalities hold to this times ``max |y*|`` (round-off of the projection)
+#: a cone's inequalities hold to this times ``max |y*|`` (round-off of the solves)
 SLACK = 1e-12
 #: rounds of the active set (contacts zeroed or put on a facet, or released) before the
 #: QP decides
@@ -66,9 +72,8 @@ FREE, ZEROED, ON_FACET = 0, 1, 2
 
 @njit(cache=True)
 def least_norm_face(G, u, bias, J, K, mu, f, k, l, d, angle, touch, vel_tol):
-    """The least-norm impulse of the face of ``f*`` (module notes) when it is the simple
-    case. Returns ``(code, f)``: ``f`` the applied impulse (``code`` APPLIED), else
-    ``f*`` itself."""
+    """The least-norm impulse of the face of ``f*`` (module notes). Returns ``(code, f)``:
+    ``f`` the least-norm impulse (``code`` APPLIED), else ``f*`` itself."""
     n3 = 3 * k + l
     vel = u.copy()
     for i in range(n3):
@@ -354,16 +359,6 @@ def least_norm_face(G, u, bias, J, K, mu, f, k, l, d, angle, touch, vel_tol):
     for a in range(nf):
         out[rows[a]] = fn[a]
     return APPLIED, out
-
-
-@njit(cache=True)
-def _on_facet(fc, mu, cos, sin, slack):
-    """Whether the impulse ``fc`` (n, t1, t2), on the plane of a cone facet, is a
-    non-negative combination of the rays of the facet's edges: its friction on the two
-    edges around it (:func:`edge_split`) adds up to ``mu`` times its normal impulse."""
-    b = np.zeros(cos.shape[0])
-    edge_split(fc[1], fc[2], cos, sin, b)
-    return fc[0] >= -slack and abs(mu * fc[0] - b.sum()) <= slack + 1e-12 * abs(mu * fc[0])
 
 
 @njit(cache=True)
