@@ -39,6 +39,7 @@ import numpy as np
 from numba import njit
 
 from contact_lcp.contact.lcp_builder import _assemble
+from contact_lcp.lcp.cholesky import back_substitute, forward_substitute
 from contact_lcp.lcp.residual import row_tolerance_vector, row_verdict, verdict
 from contact_lcp.lcp.scaling import MAX_SWEEPS, _ruiz
 
@@ -479,18 +480,11 @@ def _least_norm_with(L, C, e, y):
         if not R[t, t] > RANK_TOL * full:
             return np.empty(0)
         Qt[t] /= R[t, t]
-    w = np.zeros(k)  # R' w = (e, 0)
-    for t in range(k):
-        acc = e[t] if t < r else 0.0
-        for o in range(t):
-            acc -= R[o, t] * w[o]
-        w[t] = acc / R[t, t]
-    xi = np.empty(k)  # R xi = w
-    for t in range(k - 1, -1, -1):
-        acc = w[t]
-        for o in range(t + 1, k):
-            acc -= R[t, o] * xi[o]
-        xi[t] = acc / R[t, t]
+    rhs = np.zeros(k)
+    rhs[:r] = e
+    Rt = np.ascontiguousarray(R.T)  # lower triangular: R' w = (e, 0), then R xi = w
+    w = forward_substitute(Rt, rhs, k)
+    xi = back_substitute(Rt, w, k)
     y[:] = 0.0
     for t in range(k):
         y += w[t] * Qt[t]
