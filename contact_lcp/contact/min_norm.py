@@ -133,9 +133,10 @@ def min_norm_impulse(problem, f, num_directions, edge_angle=None):
     vel_tol = VELOCITY_TOL * max(1.0, float(np.max(np.abs(problem.v_free), initial=0.0)))
     if isinstance(problem.G, np.ndarray):  # the common case, compiled (its module notes)
         code, out = least_norm_face(
-            problem.G, problem.u, problem.bias, problem.J, problem.K, problem.mu, f, k, l,
-            d, np.zeros(k) if edge_angle is None else np.asarray(edge_angle, dtype=float),
-            touch, vel_tol)
+            problem.G, problem.u, problem.bias, problem.J, problem.K, problem.mu, f, vel,
+            S.astype(np.int64), l, d,
+            np.zeros(k) if edge_angle is None else np.asarray(edge_angle, dtype=float),
+            vel_tol)
         if code == APPLIED:
             return out, "min_norm"
         if code == UNIQUE:

@@ -72,23 +72,12 @@ FREE, ZEROED, ON_FACET = 0, 1, 2
 
 
 @njit(cache=True)
-def least_norm_face(G, u, bias, J, K, mu, f, k, l, d, angle, touch, vel_tol):
-    """The least-norm impulse of the face of ``f*`` (module notes). Returns ``(code, f)``:
+def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol):
+    """The least-norm impulse of the face of ``f*`` (module notes) on the contacts ``S``
+    (increasing: those loaded or touching), ``vel = u + G f*``. Returns ``(code, f)``:
     ``f`` the least-norm impulse (``code`` APPLIED), else ``f*`` itself."""
-    n3 = 3 * k + l
-    vel = u.copy()
-    for i in range(n3):
-        acc = 0.0
-        for j in range(n3):
-            acc += G[i, j] * f[j]
-        vel[i] += acc
-    # the face's contacts: loaded, or touching (w_n within ``touch``)
-    S = np.empty(k, dtype=np.int64)
-    s = 0
-    for c in range(k):
-        if f[3 * c] > 0.0 or vel[3 * c] + bias[c] <= touch:
-            S[s] = c
-            s += 1
+    k = mu.shape[0]
+    s = S.shape[0]
     if s + l == 0:
         return UNIQUE, f
     nf = 3 * s + l
