@@ -204,3 +204,35 @@ def test_a_retry_is_certified_to_its_own_tolerance_too(monkeypatch):
     assert res.success and res.info["tolerant_retry"]
     assert res.info["tol"] < 1e-9
     np.testing.assert_allclose(res.z, 1.0)
+
+
+def test_an_unloaded_contact_slipping_at_round_off_speed_gets_its_sliding_speed(monkeypatch):
+    # Recorded from a limp Talos falling (config/talos_stand.yaml with effort control,
+    # t = 1.874 s): 35 contacts on the ground, some of them carrying nothing. The robust
+    # search's answer leaves three unloaded contacts' sliding speeds lambda short of
+    # their slip by ~5e-9 m/s, so their edge rows D' v + lambda end below 0, beyond
+    # their per-row tolerance. The repair raises each such lambda to its contact's slip
+    # (nothing else changes: lambda appears only in its contact's edge rows), and the
+    # answer certifies; without it the principal blocks of the redundant contacts are
+    # singular and the answer stays uncertified.
+    import contact_lcp.lcp.polish as polish
+    from contact_lcp.contact.lcp_builder import build_contact_lcp
+
+    with np.load(os.path.join(os.path.dirname(__file__), "data",
+                              "limp_talos_unloaded_slip.npz")) as f:
+        k, l = f["mu"].shape[0], int(f["num_limits"])
+        lcp = build_contact_lcp(f["G"], f["u"], f["mu"], num_directions=8,
+                                num_unilateral=l, normal_bias=f["bias"])
+    res = solve(lcp.M, lcp.q, "robust")
+    assert res.status is LCPStatus.SOLVED and res.error <= res.info["tol"]
+    z, w, tol = res.z, lcp.M @ res.z + lcp.q, res.info["tol"]
+    # (layout: k normals, l limit rows, 8 edges per contact, k sliding speeds)
+    edges_w = w[k + l:k + l + 8 * k].reshape(k, 8)
+    lam = z[k + l + 8 * k:]
+    sliding_unloaded = np.flatnonzero((z[:k] == 0.0) & (lam > tol))
+    assert sliding_unloaded.size
+    # an unloaded sliding contact's lambda is its slip speed: its lowest edge row is 0
+    np.testing.assert_allclose(edges_w[sliding_unloaded].min(axis=1), 0.0, atol=tol)
+
+    monkeypatch.setattr(polish, "_lifted", lambda *args: None)
+    assert solve(lcp.M, lcp.q, "robust").status is LCPStatus.ERROR

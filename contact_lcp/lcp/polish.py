@@ -50,6 +50,12 @@ def polish(M, q, Ms, qs, zs, d1, d2, s):
     finite, z, w, ratio, T, Tz = certify_rows(M, q, zs, d1, d2, s)
     if finite and ratio <= 1.0:
         return z, w, ratio, T, Tz, 0
+    lifted = _lifted(M, q, Ms, qs, zs, d1, d2, s)
+    if lifted is not None:
+        zs = lifted
+        finite, z, w, ratio, T, Tz = certify_rows(M, q, zs, d1, d2, s)
+        if finite and ratio <= 1.0:
+            return z, w, ratio, T, Tz, 0
     # rows whose own data are below what the rest resolves, with the others held: a
     # contact approaching at 2.8e-13 m/s left at z_i = 0 among redundant contacts (whose
     # principal blocks below are singular) takes z_i = -w_i / M_ii
@@ -96,6 +102,38 @@ def polish(M, q, Ms, qs, zs, d1, d2, s):
             return None
         basic = (basic & ~drop) | add
     return None
+
+
+def _lifted(M, q, Ms, qs, zs, d1, d2, s):
+    """``zs`` with its free lifts made (None: there was none to make).
+
+    A variable ``z_j`` whose row is 0 on its diagonal and at 0 (``|w_j| <= tol_j``) and
+    whose column is nonnegative, in rows whose variables are all at 0, can rise without
+    breaking any condition: it raises only those rows' ``w`` and leaves its own. It rises
+    just enough to lift the most negative of them to 0. This is the sliding speed
+    ``lambda`` of an unloaded pyramid contact that slips at round-off speed (a falling
+    robot's 35 contacts, some carrying nothing: their edge rows ``D' v + lambda`` ended
+    at -5e-9 m/s, ``lambda`` short of the slip by that much); no other row can fix
+    them, as a friction impulse there would need a normal one."""
+    w, tol = row_tolerance_vector(M, q, zs * (s * d2), d1, d2, s)
+    ws = d1 * w / s
+    low = ws < -tol
+    if not low.any():
+        return None
+    out, done = zs.copy(), False
+    for j in np.flatnonzero((zs >= 0.0) & (np.abs(ws) <= tol) & (np.diag(Ms) == 0.0)):
+        col = Ms[:, j]
+        rows = np.flatnonzero(col)
+        if rows.size == 0 or np.any(col[rows] < 0.0) or np.any(out[rows] != 0.0) \
+                or not np.any(low[rows]):
+            continue
+        rise = np.max(-ws[rows] / col[rows])
+        if rise > 0.0:
+            out[j] += rise
+            ws = ws + rise * col
+            low = ws < -tol
+            done = True
+    return out if done else None
 
 
 def repaired(M, q, z):
