@@ -424,6 +424,50 @@ def test_a_missed_last_basis_is_searched_on_the_contacts_it_loaded(monkeypatch):
     np.testing.assert_allclose(v_next, 0.0, atol=1e-12)  # stopped by the wall, held
 
 
+def test_a_dropped_contact_that_approaches_joins_the_last_basis(monkeypatch):
+    # The particle of the test above, at rest on the ground with the wall touching (gap 0,
+    # unloaded), then sliding at 0.1 m/s into the wall. The last basis, on the ground
+    # alone, slides the particle into the wall; the first rung adds the wall's normal to
+    # the basis and solves again in the same compiled call: the particle stops, held by
+    # the wall (v = 0 exactly: the wall's normal and the ground's friction share m v0).
+    # Without that second solve the step goes to the model's search, which ends on
+    # the same velocity.
+    import contact_lcp.contact.pyramid as pyramid
+
+    m, mu, v0 = 1.0, 0.5, 0.1
+    R = np.array([[[0, 1, 0], [0, 0, 1], [1, 0, 0]],      # ground: n = z, t1 = x, t2 = y
+                  [[-1, 0, 0], [0, 1, 0], [0, 0, -1]]], dtype=float)  # wall: n = -x
+    J = np.vstack([R[0].T, R[1].T])
+    Minv = np.eye(3) / m
+
+    def problem(v, wall_gap):
+        v = np.asarray(v, dtype=float)
+        return build_problem(H, R, np.zeros((2, 3)), np.array([0.0, wall_gap]),
+                             np.full(2, mu), J, Minv, v,
+                             v + H * np.array([0.0, 0.0, -G_ACC]),
+                             pair=np.arange(2, dtype=np.int64))
+
+    def step(grow):
+        monkeypatch.setattr(pyramid, "WARM_GROW", grow)
+        model = make_model("pyramid", ModelSettings())
+        rest = model.solve(problem([0.0, 0.0, 0.0], 0.005))  # the ground loaded only
+        p = problem([v0, 0.0, 0.0], 0.0)
+        sol = model.solve(p, rest.guess)
+        assert sol.report.certified and sol.report.fallbacks == 0
+        return sol, p.v_free + Minv @ J.T @ sol.f
+
+    sol, v_next = step(pyramid.WARM_GROW)
+    assert sol.report.rungs == ("last_basis:solved",) and sol.report.solves == 2
+    assert sol.report.info["added_contacts"] == 1 and sol.report.info["dropped_contacts"] == 0
+    np.testing.assert_allclose(v_next, 0.0, atol=1e-12)  # stopped by the wall, held
+    assert sol.f[3] > 0.0 and np.hypot(*sol.f[1:3]) <= mu * sol.f[0] * (1 + 1e-12)
+
+    searched, v_searched = step(0)
+    assert searched.report.rungs[0] == "last_basis:miss"
+    assert searched.report.info["warm_miss"] == "a dropped contact approaches"
+    np.testing.assert_allclose(v_searched, v_next, atol=1e-12)
+
+
 def test_the_last_basis_follows_its_contacts_when_others_come_or_go():
     from contact_lcp.contact.pyramid_warm import mapped_flags as _mapped_flags
 

@@ -82,15 +82,16 @@ def test_interlocked_rings_do_not_sink_after_landing():
     # to 2.9 mm at 0.8 s while its row held it separating at the push-out cap. With the
     # defect in the rows, the landing's 1.5 mm is pushed out (4.9 mm/s at h = 1 ms) and
     # nothing sinks again. After the landing the rings settle through a push-out
-    # transient (about 0.1 mm over 0.7-0.8 s, its size set by which of the equally valid
-    # impulses of the redundant contact the pivoting takes) and then rest at a few um.
+    # transient (about 0.1 mm over 0.7-0.8 s, its size and length set by which of the
+    # equally valid impulses of the redundant contact the pivoting takes: it has ended by
+    # 0.9 or by 1.0 s) and then rest at a few um.
     sim = Simulator.from_file(os.path.join(ROOT, "config", "ring.yaml"))
     late, settled = 0.0, 0.0
-    while sim.t < 1.0 - 1e-9:
+    while sim.t < 1.2 - 1e-9:
         info = sim.step()
         if sim.t > 0.7:
             late = max(late, info.max_penetration)
-        if sim.t > 0.9:
+        if sim.t > 1.0:
             settled = max(settled, info.max_penetration)
     assert late < 0.2e-3  # the sinking ring reached 2.9 mm
     assert settled < 0.02e-3

@@ -4,8 +4,10 @@ Each contact's Coulomb cone is replaced by a ``d``-sided pyramid inscribed in it
 default). Solve strategy, in order, each answer applied only when certified:
 
 1. **Previous basis.** The last step's basis is tried first on the contacts that carried
-   load (one compiled call, :mod:`contact_lcp.contact.pyramid_kernel`; accepted only
-   when certified and no dropped contact approaches). When contacts came or went (other
+   load (one compiled call, :mod:`contact_lcp.contact.pyramid_warm`; accepted only
+   when certified and no dropped contact approaches; a dropped contact that approaches
+   joins the basis by its normal impulse, ``WARM_GROW`` times at most, and ``info
+   ['added_contacts']`` counts them). When contacts came or went (other
    surface pairs, or in another order), each contact takes the basis of the nearest last
    contact of its surface pair (``info['mapped_contacts']``; only when at most
    ``max(2, k / 8)`` contacts are new: a landing pile starts afresh). If it does not
@@ -86,10 +88,14 @@ from contact_lcp.lcp import LCPStatus
 #: methods that accept a warm start ``initial_basis``
 WARM_START_METHODS = ("robust",)
 #: principal pivots the last step's basis may take before the general strategy runs, at
-#: least (and one per 8 rows of G: a settling pile changes many contacts per step)
+#: least (and one per 2 rows of G: a settling pile changes many contacts per step, and
+#: in a tower the load moves between the coplanar corners of every interface at once)
 WARM_FLIPS = 4
 #: rows of G per principal pivot of the last basis (``max(WARM_FLIPS, rows // this)``)
-WARM_ROWS_PER_FLIP = 8
+WARM_ROWS_PER_FLIP = 2
+#: times the last basis's compiled call may add the contacts it left out that approach
+#: under its answer, and solve again (``pyramid_warm.first_rung``)
+WARM_GROW = 6
 #: searches on the loaded contacts, each adding the contacts the last one's answer
 #: closed, before the search on all the contacts
 GROW_ROUNDS = 3
@@ -280,17 +286,20 @@ class PyramidModel(ContactModel):
         b_pair, b_limits, a, b, lam = _NO_BASIS if basis is None else basis
         limits = problem.J[3 * k:]
         slip = s.friction_frame != "fixed"
-        code, f, z, nb, kept, a, b, lam, directions, angle = first_rung(
+        code, f, z, nb, solves, kept, a, b, lam, directions, angle = first_rung(
             problem.G, problem.u, problem.mu, problem.bias, problem.R_WC, problem.p_W,
             problem.pair, limits, slip, self._period(), s.friction_directions, last_pair,
             last_p, last_dir, b_pair, b_limits, a, b, lam,
             float(s.solver_options.get("singular_tol", 1e-10)),
-            max(WARM_FLIPS, problem.num_rows // WARM_ROWS_PER_FLIP), keep_inside(self._period()))
+            max(WARM_FLIPS, problem.num_rows // WARM_ROWS_PER_FLIP), WARM_GROW,
+            keep_inside(self._period()))
         self._used_angle = angle if slip and k else None
         if code:
             return code, None, z
-        return 0, ContactSolution(f, self.warm_report(nb, z.shape[0], k - kept), guess=PyramidGuess(
-            problem.pair, problem.p_W, directions, limits, a, b, lam)), z
+        added = kept - int(np.count_nonzero(basis[2][:k]))
+        return 0, ContactSolution(f, self.warm_report(nb, solves, z.shape[0], k - kept, added),
+                                  guess=PyramidGuess(problem.pair, problem.p_W, directions,
+                                                     limits, a, b, lam)), z
 
     def _missed(self, problem, code, z, flags):
         """Where the search starts after the basis ``flags`` missed with ``code`` (and
@@ -306,19 +315,22 @@ class PyramidModel(ContactModel):
         elif code not in (5, NO_LOADED_CONTACT):  # (5: a dropped contact approaches)
             self._miss_start = keep, reduced_basis(basic_a, basic_b, basic_lam, keep)
 
-    def warm_report(self, pivots, lcp_size, dropped):
-        """The report of a step solved by the last step's basis (one compiled solve); the
+    def warm_report(self, pivots, solves, lcp_size, dropped, added):
+        """The report of a step solved by the last step's basis (one compiled call of
+        ``solves`` LCP solves, ``added`` contacts added to the basis's loaded ones); the
         last one again when it says the same (reports are immutable: a standing robot's
         steps share one)."""
-        key = (pivots, lcp_size, dropped)
+        key = (pivots, solves, lcp_size, dropped, added)
         last = self.__dict__.get("_warm_report")
         if last is not None and last[0] == key:
             return last[1]
+        info = {"warm_source": "previous_step", "lcp_size": int(lcp_size),
+                "dropped_contacts": int(dropped), "rungs": ("last_basis:solved",)}
+        if added:
+            info["added_contacts"] = int(added)
         report = SolveReport(Outcome.SOLVED, LCPStatus.SOLVED, self.name, self.settings.method,
-                           True, pivots=int(pivots), solves=1, failures=0, warm_started=True,
-                           info={"warm_source": "previous_step", "lcp_size": int(lcp_size),
-                                 "dropped_contacts": int(dropped),
-                                 "rungs": ("last_basis:solved",)})
+                             True, pivots=int(pivots), solves=int(solves), failures=0,
+                             warm_started=True, info=info)
         self._warm_report = (key, report)
         return report
 

@@ -7,7 +7,11 @@ model's notes) and that answer's basis. A standing robot or a resting stack keep
 contacts, so :func:`first_rung` does the common step of the model in one compiled call:
 the edge angles from the guess, the last basis on the contacts it loaded
 (:func:`~contact_lcp.contact.pyramid_kernel.warm_pyramid`), and, when that certifies, the
-basis flags and friction directions of the next guess. Anything else (other contacts, a
+basis flags and friction directions of the next guess. When the basis's answer only fails
+because a contact it left out approaches, that contact joins the basis by its normal
+impulse and the step is solved again (``grow`` times at most): in a tower of boxes on four
+coplanar corners each, the load moves between corners from step to step, and a corner
+the last answer left unloaded is loaded in the next one. Anything else (other contacts, a
 basis that does not solve the step) is the model's ladder's next rung.
 """
 
@@ -126,6 +130,18 @@ def mapped_flags(pair, p, last_keys, last_p, last_a, last_b, last_lam):
     return basic_a, basic_b, basic_lam, new
 
 
+#: ``warm_pyramid``'s code when a contact left out of its LCP approaches under its answer
+DROPPED_APPROACHES = 5
+@njit(cache=True)
+def approaches(G, u, bias, f, i, tol):
+    """Whether contact ``i`` approaches [m/s] by more than ``tol`` under the impulse
+    ``f``."""
+    acc = u[3 * i] + bias[i]
+    for c in range(f.shape[0]):
+        acc += G[3 * i, c] * f[c]
+    return acc < -tol
+
+
 #: :func:`first_rung`'s codes that are not ``warm_pyramid``'s ``MISS_REASONS``
 NO_BASIS, OTHER_CONTACTS, NO_LOADED_CONTACT = -2, -1, 6
 
@@ -133,7 +149,7 @@ NO_BASIS, OTHER_CONTACTS, NO_LOADED_CONTACT = -2, -1, 6
 @njit(cache=True)
 def first_rung(G, u, mu, bias, R, P, pair, J_limits, slip, period, d, last_pair, last_p,
                last_dir, basis_pair, basis_limits, basic_a, basic_b, basic_lam, singular_tol,
-               max_flips, inside):
+               max_flips, grow, inside):
     """The edge angles of this step's pyramids and, when the basis given is of the same
     contacts and joint-limit rows, the frictional LCP solved by it.
 
@@ -155,6 +171,9 @@ def first_rung(G, u, mu, bias, R, P, pair, J_limits, slip, period, d, last_pair,
         ``basis_pair`` and ``basic_a``: none).
     singular_tol, max_flips
         As :func:`~contact_lcp.contact.pyramid_kernel.warm_pyramid`.
+    grow : int
+        Times the contacts left out that approach under the answer may join the basis
+        (by their normal impulses) and the step be solved again.
     inside : float
         :func:`keep_inside` of ``period``.
 
@@ -166,8 +185,10 @@ def first_rung(G, u, mu, bias, R, P, pair, J_limits, slip, period, d, last_pair,
         ``warm_pyramid``'s miss code.
     f, z : ndarray
         Impulses (3k + l,) and the reduced LCP's solution (``warm_pyramid``'s).
-    pivots, kept : int
-        The basis block's size plus flips; contacts of the reduced LCP.
+    pivots, solves, kept : int
+        The basis blocks' sizes plus flips, summed over the LCPs solved (``solves``:
+        1 + the times contacts were added); contacts of the reduced LCP that solved it
+        (of the first one on a miss).
     basic_a, basic_b, basic_lam, directions
         The next guess's basis flags and friction directions (k, 3) (when solved).
     angle : (k,) ndarray
@@ -189,7 +210,7 @@ def first_rung(G, u, mu, bias, R, P, pair, J_limits, slip, period, d, last_pair,
                 if basis_limits[j, c] != J_limits[j, c]:
                     same = False
     if not same:
-        return (NO_BASIS, np.zeros(0), np.zeros(0), 0, 0, none_a, none_b, none_a,
+        return (NO_BASIS, np.zeros(0), np.zeros(0), 0, 0, 0, none_a, none_b, none_a,
                 np.zeros((0, 3)), angle)
     if basis_pair.shape[0] != k:
         same = False
@@ -198,17 +219,38 @@ def first_rung(G, u, mu, bias, R, P, pair, J_limits, slip, period, d, last_pair,
             if basis_pair[i] != pair[i]:
                 same = False
     if not same:
-        return (OTHER_CONTACTS, np.zeros(0), np.zeros(0), 0, 0, none_a, none_b, none_a,
+        return (OTHER_CONTACTS, np.zeros(0), np.zeros(0), 0, 0, 0, none_a, none_b, none_a,
                 np.zeros((0, 3)), angle)
     keep = np.flatnonzero(basic_a[:k])
     if keep.shape[0] + l == 0:
-        return (NO_LOADED_CONTACT, np.zeros(0), np.zeros(0), 0, 0, none_a, none_b, none_a,
+        return (NO_LOADED_CONTACT, np.zeros(0), np.zeros(0), 0, 0, 0, none_a, none_b, none_a,
                 np.zeros((0, 3)), angle)
-    code, f, z, _, _, _, nb, basic = warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a,
-                                                  basic_b, basic_lam, singular_tol, max_flips)
+    code, f, z, _, _, tol, nb, basic = warm_pyramid(G, u, mu, bias, l, d, angle, keep,
+                                                    basic_a, basic_b, basic_lam,
+                                                    singular_tol, max_flips)
+    # the contacts left out that approach join the basis by their normal impulses, and
+    # the step is solved again; a miss after that reports the first call's miss (its z
+    # is the start of the model's search, as without the added contacts)
+    grown_a, probe, solves = basic_a, f, 1
+    for _ in range(grow if code == DROPPED_APPROACHES else 0):
+        grown_a = grown_a.copy()
+        for i in range(k):
+            if not grown_a[i] and approaches(G, u, bias, probe, i, tol):
+                grown_a[i] = True
+        grown_keep = np.flatnonzero(grown_a[:k])
+        c2, probe, z2, _, _, tol, n2, b2 = warm_pyramid(G, u, mu, bias, l, d, angle,
+                                                        grown_keep, grown_a, basic_b,
+                                                        basic_lam, singular_tol, max_flips)
+        nb += n2
+        solves += 1
+        if c2 == 0:
+            code, f, z, basic, keep = 0, probe, z2, b2, grown_keep
+        if c2 != DROPPED_APPROACHES:
+            break
     if code:
-        return code, f, z, nb, keep.shape[0], none_a, none_b, none_a, np.zeros((0, 3)), angle
+        return (code, f, z, nb, solves, keep.shape[0], none_a, none_b, none_a,
+                np.zeros((0, 3)), angle)
     a, _, _ = basis_flags(z, k, l, d, keep)
     _, b, lam = basis_flags(basic.astype(np.float64), k, l, d, keep)
-    return (0, f, z, nb, keep.shape[0], a, b, lam,
+    return (0, f, z, nb, solves, keep.shape[0], a, b, lam,
             friction_directions(f, R, mu, angle, inside), angle)
