@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_large.py                 # spheres_200 (2 s: hours), brazil_nut (2 s)
+    .venv/bin/python benchmarks/bench_large.py                 # spheres_200 (2 s), brazil_nut (2 s)
     .venv/bin/python benchmarks/bench_large.py spheres_200.yaml:0.5
 
 Each scene (a bundled name or a path, ``:seconds`` of simulated time) is loaded with its
@@ -19,12 +19,13 @@ With ``--state FILE`` the simulator's state is written after every step, and
 ``--resume FILE`` carries a stopped run on from there (to the pivot: the same steps).
 Above n = 1000 the robust method pivots on sparse LU factors
 (:mod:`contact_lcp.lcp.revised`); below, on the dense tableau, whose cost grows with the
-cube of the problem (pivots x n^2). The pour's first 0.95 s take ~30 minutes; from then a
-step takes 1.5-11 minutes, so its 2 s take hours (issue 10): ``--state``/``--resume`` split
-them, and ``benchmarks/data/spheres_200_pour.state`` is the pour at t = 1.14 s.
+cube of the problem (pivots x n^2). With the pyramid model on the whole pile
+(``--model pyramid``) the pour's steps take minutes once it settles, so its 2 s take
+hours: ``--state``/``--resume`` split such a run, and
+``benchmarks/data/spheres_200_pour.state`` is the pour at t = 1.14 s.
 
-``--model NAME`` solves every scene with that contact model (``auto`` or ``relaxed``
-for the pours: ``pyramid``, the scene's, takes hours), ``--sleep`` turns
+``--model NAME`` solves every scene with that contact model (the bundled pours set
+``auto``, which runs the pyramid model on small islands only), ``--sleep`` turns
 ``contact.sleep`` on, and ``pour_1000`` (a scene name) is a generated 1000-sphere pour
 (:func:`pour_scene`). Every row also has the step's contact islands and sleeping bodies,
 and the table ends with each scene's total wall time and failed solves (the issue-37
