@@ -74,6 +74,7 @@ from contact_lcp.contact.pyramid_warm import (
     mapped_flags,
 )
 from contact_lcp.contact.pyramid_kernel import (
+    DROPPED_APPROACHES,
     MISS_REASONS,
     basis_flags,
     full_basis,
@@ -312,7 +313,7 @@ class PyramidModel(ContactModel):
         if code in (2, 3):  # the search starts where the pivots got to
             self._miss_basis = full_basis(*basis_flags(z, k, l, d, keep))
             self._miss_start = keep, np.flatnonzero(z > 0.0)
-        elif code not in (5, NO_LOADED_CONTACT):  # (5: a dropped contact approaches)
+        elif code not in (DROPPED_APPROACHES, NO_LOADED_CONTACT):
             self._miss_start = keep, reduced_basis(basic_a, basic_b, basic_lam, keep)
 
     def warm_report(self, pivots, solves, lcp_size, dropped, added):

@@ -18,7 +18,8 @@ basis that does not solve the step) is the model's ladder's next rung.
 import numpy as np
 from numba import njit
 
-from contact_lcp.contact.pyramid_kernel import basis_flags, warm_pyramid
+from contact_lcp.contact.pyramid_kernel import (DROPPED_APPROACHES, approaches, basis_flags,
+                                               warm_pyramid)
 
 #: friction impulse below this fraction of the normal one has no direction (round-off)
 NEGLIGIBLE_FRICTION = 1e-9
@@ -128,18 +129,6 @@ def mapped_flags(pair, p, last_keys, last_p, last_a, last_b, last_lam):
     for j in range(l):
         basic_a[k + j] = last_a[k_last + j]
     return basic_a, basic_b, basic_lam, new
-
-
-#: ``warm_pyramid``'s code when a contact left out of its LCP approaches under its answer
-DROPPED_APPROACHES = 5
-@njit(cache=True)
-def approaches(G, u, bias, f, i, tol):
-    """Whether contact ``i`` approaches [m/s] by more than ``tol`` under the impulse
-    ``f``."""
-    acc = u[3 * i] + bias[i]
-    for c in range(f.shape[0]):
-        acc += G[3 * i, c] * f[c]
-    return acc < -tol
 
 
 #: :func:`first_rung`'s codes that are not ``warm_pyramid``'s ``MISS_REASONS``
