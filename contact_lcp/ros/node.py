@@ -241,10 +241,11 @@ class ContactLCPNode(NodeServices, StandardInterfaces, Node):
         if any(config.SPECS[n].rebuild and getattr(new, n) != getattr(self._config, n)
                for n in mine):
             try:  # built and compiled here: the physics thread only swaps it in
-                reason = urdf_guard.check(new)  # a native crash ends a child, not us
-                if reason:
-                    return SetParametersResult(successful=False, reason=reason)
-                sim, scene = load(new)
+                with self._loop.yielding():  # (a flat-out loop would starve the build)
+                    reason = urdf_guard.check(new)  # a native crash ends a child, not us
+                    if reason:
+                        return SetParametersResult(successful=False, reason=reason)
+                    sim, scene = load(new)
             except Exception as e:  # SceneError says why; anything else must not kill us
                 reason = str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}"
                 return SetParametersResult(successful=False, reason=reason)

@@ -31,6 +31,7 @@ the old ``sim.t + h`` to ``offset`` so the clock never goes back. No rclpy here.
 """
 
 import collections
+import contextlib
 import queue
 import threading
 import time
@@ -106,8 +107,27 @@ class PhysicsLoop:
         #: CPU seconds of the physics thread in steps, periodic tasks and submitted ops
         self.cpu = {"steps": 0.0, "tasks": 0.0, "ops": 0.0}
         self._on_task_error = on_task_error
+        self._yielding = 0  # threads inside yielding(): the loop lets them run
+        self._yield_lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="contact_lcp_physics",
                                         daemon=True)
+
+    @contextlib.contextmanager
+    def yielding(self):
+        """While a thread is in this block, the loop releases the GIL after every step it
+        does not wait for. Stepping flat out (``real_time_factor`` 0, or behind its
+        target) the loop otherwise holds the GIL but for the interpreter's switch
+        interval, and a thread that releases it often (loading a robot, a loader child's
+        pipe) waits ~5 ms to get it back each time: adopting a new robot description
+        took 2-33 s, and sometimes over 2 minutes, instead of about 1 s. Releasing it
+        every step costs a flat-out loop about half its rate, so only while asked."""
+        with self._yield_lock:
+            self._yielding += 1
+        try:
+            yield
+        finally:
+            with self._yield_lock:
+                self._yielding -= 1
 
     # -- seen from other threads ------------------------------------------------------
     @property
@@ -326,13 +346,17 @@ class PhysicsLoop:
                 self._anchor = (self._wall(), self.time)
             self._step()
             self._run_tasks()
+            waited = False
             if self._rtf > 0.0 and self._anchor is not None:
                 due = self._anchor[0] + (self.time - self._anchor[1]) / self._rtf
                 lag = self._wall() - due
                 if lag < 0.0:
                     self._serve(due)
+                    waited = True
                 elif lag > MAX_LAG:
                     self._anchor = None  # cannot keep up: do not try to make it back
+            if self._yielding and not waited:
+                time.sleep(0.0)  # (see yielding)
         self._fail_pending()
 
     def _run_tasks(self):
