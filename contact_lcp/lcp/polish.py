@@ -50,7 +50,7 @@ def polish(M, q, Ms, qs, zs, d1, d2, s):
     finite, z, w, ratio, T, Tz = certify_rows(M, q, zs, d1, d2, s)
     if finite and ratio <= 1.0:
         return z, w, ratio, T, Tz, 0
-    lifted = _lifted(M, q, Ms, qs, zs, d1, d2, s)
+    lifted = _lifted(M, q, Ms, zs, d1, d2, s)
     if lifted is not None:
         zs = lifted
         finite, z, w, ratio, T, Tz = certify_rows(M, q, zs, d1, d2, s)
@@ -104,7 +104,7 @@ def polish(M, q, Ms, qs, zs, d1, d2, s):
     return None
 
 
-def _lifted(M, q, Ms, qs, zs, d1, d2, s):
+def _lifted(M, q, Ms, zs, d1, d2, s):
     """``zs`` with its free lifts made (None: there was none to make).
 
     A variable ``z_j`` whose row is 0 on its diagonal and at 0 (``|w_j| <= tol_j``) and

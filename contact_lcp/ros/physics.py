@@ -118,9 +118,9 @@ class PhysicsLoop:
         does not wait for. Stepping flat out (``real_time_factor`` 0, or behind its
         target) the loop otherwise holds the GIL but for the interpreter's switch
         interval, and a thread that releases it often (loading a robot, a loader child's
-        pipe) waits ~5 ms to get it back each time: adopting a new robot description
-        took 2-33 s, and sometimes over 2 minutes, instead of about 1 s. Releasing it
-        every step costs a flat-out loop about half its rate, so only while asked."""
+        pipe) waits that interval to get it back each time, so a new robot description
+        is adopted many times slower. Releasing it every step costs a flat-out loop
+        about half its rate, so it happens only while asked."""
         with self._yield_lock:
             self._yielding += 1
         try:
