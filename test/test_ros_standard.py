@@ -171,8 +171,11 @@ def test_a_trajectory_goal_reaches_its_target_and_succeeds(client):
 
 
 def test_a_newer_goal_preempts_the_running_one_and_says_so(client):
-    first = client.goal(-0.2, 3.0)
-    time.sleep(0.5)
+    # the first goal is long (it cannot end on its own while the test waits, whatever the
+    # machine's load) and running (its feedback has come) before the second is sent
+    feedback = []
+    first = client.goal(-0.2, 30.0, feedback=feedback.append)
+    ros_harness.wait_for(lambda: feedback, 30.0, "the first goal's feedback")
     second = client.goal(-0.6, 0.5)
     preempted = _result(first)
     assert preempted.status == 6  # GoalStatus.STATUS_ABORTED (no cancel was asked)
