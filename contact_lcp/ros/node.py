@@ -128,7 +128,10 @@ class ContactLCPNode(NodeServices, StandardInterfaces, Node):
         self._publish_static_tf(sim, self._scene)
         self._viewer = ViewerPage.start(self._config.viewer_port, sim, self._loop,
                                         self.get_logger())
-        self._loop.start()
+        # Said before the physics thread starts: rclpy's logger finds its caller with
+        # inspect, whose first call stats the file of every imported module; each stat
+        # gives up the GIL, and a loop stepping flat out (real_time_factor 0) holds it
+        # for a step before the logger gets it back: thousands of steps for one line.
         if self._scene.warm_error:
             self.get_logger().warning(f"the first step fails: {self._scene.warm_error}")
         self.get_logger().info(
@@ -137,6 +140,7 @@ class ContactLCPNode(NodeServices, StandardInterfaces, Node):
             f"joints, h = {self._scene.h:g} s, real-time factor "
             f"{self._config.real_time_factor:g}, publishing at "
             f"{self._config.publish_rate:g} Hz")
+        self._loop.start()
 
     @property
     def finished(self):
