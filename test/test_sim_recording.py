@@ -122,3 +122,19 @@ def test_recorded_forces_and_wrenches_are_the_contacts_sums():
                                atol=1e-9)
     for link in wrench_links:
         np.testing.assert_array_equal(rec.wrenches[link][-1], sim.link_wrench(link))
+
+
+def test_contacts_are_those_of_a_last_step_and_none_before_one():
+    # Before a first step (and after a body is moved) the contact forces are not known:
+    # `stepped` says so, and the views give no contacts rather than a stale or made-up
+    # set (the node publishes ~/contacts only when stepped).
+    from contact_lcp.sim import Simulator
+    from contact_lcp.sim.entities import set_pose_and_twist
+
+    sim = Simulator.from_file("config/box_on_plane.yaml")
+    assert not sim.stepped and sim.contacts() == []
+    sim.step()
+    assert sim.stepped and sim.contacts()
+    name = sim.scene.bodies[0].name
+    set_pose_and_twist(sim, name, twist=np.zeros(6))
+    assert not sim.stepped and sim.contacts() == []

@@ -60,9 +60,10 @@ class StandardInterfaces:
 
     def _publish_contacts(self, sim, t):
         """Every contact of the last step on ``~/contacts``, stamped ``t`` [s] (sensor
-        rate, when listened)."""
+        rate, when listened); nothing before a first step (whose forces are not known:
+        an empty list would say that a robot standing on the ground touches nothing)."""
         pub = self._pub_contacts
-        if pub is None or pub.get_subscription_count() == 0:
+        if pub is None or not sim.stepped or pub.get_subscription_count() == 0:
             return
         msg = Contacts()
         msg.header.stamp = messages.to_time(t)

@@ -133,6 +133,12 @@ class SimulatorViews:
         """``(kinetic, potential)`` energy of the world at the current state [J]."""
         return self.world.mechanical_energy(self._q, self._v)
 
+    @property
+    def stepped(self):
+        """Whether there is a last step whose contacts and forces the views read (False
+        before the first step and after a reset or a state load that starts anew)."""
+        return self._last is not None
+
     def contacts(self):
         """Contacts of the last step, with the average force on B over the step [N] in W."""
         rec = self._last
