@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from contact_lcp.collision.contact_point import ContactPoint, tangent_basis
 
@@ -41,6 +42,12 @@ class ContactSet:
 
     def __len__(self):
         return int(self.distance.shape[0])
+
+    @property
+    def deepest(self):
+        """The smallest signed distance [m] (< 0: the deepest penetration); inf when there
+        is no contact. (Every step asks; one compiled call costs less than numpy's.)"""
+        return _smallest(self.distance)
 
     @property
     def n_W(self):
@@ -121,3 +128,14 @@ def frames_of(N):
             last = tangent_basis(N[k])
         R[k] = last
     return R
+
+
+@njit(cache=True)
+def _smallest(x):
+    """``min(x)`` of a (k,) array as numpy's (NaN when one is), inf when empty."""
+    out = np.inf
+    for i in range(x.shape[0]):
+        if x[i] != x[i]:
+            return x[i]
+        out = min(out, x[i])
+    return out

@@ -71,6 +71,8 @@ class FreeMotion:
 
     def gravity(self, q):
         """Gravity torques ``g(q)`` (nv,) [N.m or N] of the whole world."""
+        if self.data is not None:  # (one group: Pinocchio's array as it is, a new one)
+            return pin.computeGeneralizedGravity(self.model, self.data, q)
         return np.concatenate([pin.computeGeneralizedGravity(m, d, q[qs])
                                for m, d, qs, _ in self._parts])
 

@@ -52,6 +52,7 @@ class RobotControl:
         self.kp = _per_joint(spec.kp, names, "kp")
         self.kd = _per_joint(spec.kd, names, "kd")
         self.continuous = np.asarray(info.continuous, dtype=bool)
+        self._any_continuous = bool(self.continuous.any())
         self.q_init = joint_positions(np.asarray(q0, dtype=float), info.idx_q, self.continuous)
         self.reference = self._reference(spec.trajectory, names)
         self._no_gravity = np.zeros(world.model.nv)
@@ -148,7 +149,8 @@ class RobotControl:
         nv = v.shape[0]
         tau, arm = np.zeros(nv), np.zeros(nv)
         cont = self.continuous
-        qj, vj = joint_positions(q, info.idx_q, cont), v[info.idx_v]
+        qj = joint_positions(q, info.idx_q, cont) if self._any_continuous else q[info.idx_q]
+        vj = v[info.idx_v]
         if self.spec.kind == "prescribed":
             q_next, _, _ = self.reference(t + h)
             return tau, arm, list(info.idx_v), list(servo_error(q_next, qj, cont) / h)

@@ -64,12 +64,11 @@ class PenetrationProjection:
         self.target = float(target)
         self.method = method
 
-    def needed(self, distance):
-        """Whether contact gaps ``distance`` (k,) [m] hold a penetration deeper than
-        ``depth`` (joint limits past their bound do not start one: their rows then only
-        keep the projection from pushing them farther)."""
-        return bool(self.depth is not None and distance.size
-                    and float(distance.min()) < -self.depth)
+    def needed(self, deepest):
+        """Whether the contacts' smallest gap ``deepest`` [m] (inf without contacts) is a
+        penetration deeper than ``depth`` (joint limits past their bound do not start
+        one: their rows then only keep the projection from pushing them farther)."""
+        return self.depth is not None and deepest < -self.depth
 
     def __call__(self, distance, J_found, K, limit_rows=None):
         """The projection for contacts with gaps ``distance`` (k,) [m] and contact rows

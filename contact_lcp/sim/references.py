@@ -12,14 +12,17 @@ from contact_lcp.exceptions import SceneError
 
 
 class HoldReference:
-    """Hold a posture ``q0`` (n,) with zero velocity."""
+    """Hold a posture ``q0`` (n,) with zero velocity.
+
+    Every call returns the same three arrays, the reference's own (it is asked every
+    step): callers read them and must not write into them."""
 
     def __init__(self, q0):
         self.q0 = np.array(q0, dtype=float)
+        self._zero = np.zeros_like(self.q0)
 
     def __call__(self, t):
-        z = np.zeros_like(self.q0)
-        return self.q0.copy(), z, z.copy()
+        return self.q0, self._zero, self._zero
 
 
 class SinusoidReference:

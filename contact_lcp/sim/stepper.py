@@ -282,7 +282,7 @@ class Stepper:
             v_free, K, lookahead = self._free(q, v, tau, armature, prescribed, v_prescribed)
             limits, found = self._found(q, v_free, lookahead, prescribed)
         projected = None
-        if self.projection.needed(found.distance):
+        if self.projection.needed(found.deepest):
             # a penetration the drift term would take many steps to push out: move the
             # bodies out first (projection.py), then the step from there
             projected = self.projection(found.distance, self._jacobian(q, found), K,
@@ -382,7 +382,7 @@ class Stepper:
         q_next, v_next = world.integrate_state(q, v_step, h, trusted=True)
         self.detector.advance(q_next, v_step, h)
         timings["integrate"] = time.perf_counter() - t4
-        pen = float(max(0.0, -contacts.distance.min())) if k else 0.0
+        pen = max(0.0, -contacts.deepest)
         data.v_free, data.K, data.lookahead, data.found = v_free, K, lookahead, found
         data.contacts, data.v_step = contacts, v_step
         rec = StepRecord.of_solution(contacts, sol, problem=problem,
