@@ -140,3 +140,24 @@ def test_a_projection_is_counted_as_an_lcp_solve():
     s.add_projection(Projection(np.zeros(6), 5e-3, 0.0, 7, True))
     s.add_projection(Projection(np.zeros(6), 5e-3, 5e-3, 40, False))  # not applied
     assert (s.projections, s.solves, s.pivots_total, s.lcp_failures) == (1, 2, 47, 1)
+
+
+def test_the_projection_starts_only_past_its_depth_and_never_from_nan():
+    # ContactSet.deepest is numpy's min (NaN when a gap is, inf without contacts); the
+    # projection starts only when the deepest gap is deeper than its depth.
+    from contact_lcp.collision.contact_set import ContactSet
+
+    def gaps(*d):
+        k = len(d)
+        i = np.zeros(k, dtype=int)
+        return ContactSet(("ground", "box"), i, i + 1, i, i, np.zeros((k, 3)),
+                          np.tile(np.eye(3), (k, 1, 1)), np.array(d, dtype=float), np.ones(k))
+
+    assert gaps().deepest == math.inf
+    assert gaps(0.01, -0.002, 0.0).deepest == -0.002
+    assert math.isnan(gaps(0.0, math.nan, -1.0).deepest)
+    p = PenetrationProjection(depth=0.005, target=0.001)
+    assert not p.needed(gaps().deepest) and not p.needed(gaps(-0.004).deepest)
+    assert p.needed(gaps(0.0, -0.006).deepest)
+    assert not p.needed(gaps(math.nan, -0.006).deepest)  # NaN: the step's checks say why
+    assert not PenetrationProjection(None, 0.001).needed(gaps(-1.0).deepest)
