@@ -15,6 +15,8 @@ the last answer left unloaded is loaded in the next one. Anything else (other co
 basis that does not solve the step) is the model's ladder's next rung.
 """
 
+import functools
+
 import numpy as np
 from numba import njit
 
@@ -76,6 +78,7 @@ def edge_angles(u, R, p, pair, last_p, last_keys, last_dir, stick_speed, period,
     return angle
 
 
+@functools.lru_cache(maxsize=8)  # (asked every step with the model's one period)
 def keep_inside(period):
     """``KEEP_INSIDE cos(period / 2)``: the friction ratio ``|f_t| / (mu f_n)`` below
     which a contact keeps its pyramid."""

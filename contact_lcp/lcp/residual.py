@@ -107,37 +107,86 @@ def _pass(M, q, z, d1, d2, s):
 def _row_terms(M, q, z, d1, d2, s):
     """The one pass of the per-row verdict: ``(w, a, mag, floor)`` with ``w = M z + q``,
     each row's own term ``a_i``, its magnitude ``m_i`` and the round-off floor ``f`` of
-    the module notes (equilibrated units)."""
+    the module notes (equilibrated units).
+
+    Every sum runs over its row in column order, so the bits are those of one plain loop
+    over each row; two things make it fast. The terms that do not read ``z`` (the row's
+    largest ``|M_ij| d2_j`` and its sum) are summed four rows at a time, four chains of
+    additions in flight instead of one; and the terms that do read it visit only the
+    ``z_j`` that are not 0 (the others add exactly 0), unless the row holds a non-finite
+    entry, whose products with ``z_j = 0`` make ``w_i`` NaN as they would in the plain
+    loop. The largest entry is kept as ``max`` keeps it (a NaN entry is passed over).
+    """
     n = q.shape[0]
     w = np.empty(n)
     a = np.empty(n)
     zs = np.empty(n)
     mag = np.empty(n)  # |qs_i| + sum_j |Ms_ij zs_j|
+    nz = np.empty(n, dtype=np.int64)  # the columns whose z_j is not 0, increasing
+    p = 0
     norm_z = norm_M = norm_q = 0.0
     for j in range(n):
         zs[j] = abs(z[j]) / (s * d2[j])
         norm_z = max(norm_z, zs[j])
+        if z[j] != 0.0:
+            nz[p] = j
+            p += 1
+    big = np.empty(n)  # max_j |M_ij| d2_j
+    rows = np.empty(n)  # sum_j |M_ij| d2_j
+    i = 0
+    while i + 4 <= n:
+        b0 = b1 = b2 = b3 = 0.0
+        s0 = s1 = s2 = s3 = 0.0
+        for j in range(n):
+            dj = d2[j]
+            e0 = abs(M[i, j]) * dj
+            e1 = abs(M[i + 1, j]) * dj
+            e2 = abs(M[i + 2, j]) * dj
+            e3 = abs(M[i + 3, j]) * dj
+            b0 = e0 if e0 > b0 else b0
+            b1 = e1 if e1 > b1 else b1
+            b2 = e2 if e2 > b2 else b2
+            b3 = e3 if e3 > b3 else b3
+            s0 += e0
+            s1 += e1
+            s2 += e2
+            s3 += e3
+        big[i], big[i + 1], big[i + 2], big[i + 3] = b0, b1, b2, b3
+        rows[i], rows[i + 1], rows[i + 2], rows[i + 3] = s0, s1, s2, s3
+        i += 4
+    while i < n:
+        b0 = s0 = 0.0
+        for j in range(n):
+            e0 = abs(M[i, j]) * d2[j]
+            b0 = e0 if e0 > b0 else b0
+            s0 += e0
+        big[i], rows[i] = b0, s0
+        i += 1
     k = CERT_FACTOR * n * _EPS
     for i in range(n):
         acc = q[i]
-        big = 0.0  # max_j |M_ij| d2_j
         read = 0.0  # sum of |zs_j| over the row's nonzero entries
         size = 0.0  # sum_j |M_ij| d2_j |zs_j|
-        rows = 0.0  # sum_j |M_ij| d2_j
-        for j in range(n):
-            m = M[i, j]
-            acc += m * z[j]
-            e = abs(m) * d2[j]
-            big = max(big, e)
-            rows += e
-            size += e * zs[j]
-            if m != 0.0:
-                read += zs[j]
+        if rows[i] - rows[i] == 0.0:  # finite entries: the columns of nonzero z_j
+            for t in range(p):
+                j = nz[t]
+                m = M[i, j]
+                acc += m * z[j]
+                size += abs(m) * d2[j] * zs[j]
+                if m != 0.0:
+                    read += zs[j]
+        else:
+            for j in range(n):
+                m = M[i, j]
+                acc += m * z[j]
+                size += abs(m) * d2[j] * zs[j]
+                if m != 0.0:
+                    read += zs[j]
         w[i] = acc
         qi = abs(q[i]) / s
-        a[i] = k * d1[i] * (big * read + qi)
+        a[i] = k * d1[i] * (big[i] * read + qi)
         mag[i] = d1[i] * (qi + size)
-        norm_M = max(norm_M, d1[i] * rows)
+        norm_M = max(norm_M, d1[i] * rows[i])
         norm_q = max(norm_q, d1[i] * qi)
     floor = ROUNDOFF_FACTOR * n * _EPS * (norm_M * norm_z + norm_q)
     return w, a, mag, floor
