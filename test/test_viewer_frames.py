@@ -15,7 +15,7 @@ from contact_lcp.sim import Simulator
 from contact_lcp.sim.recording import RunRecorder
 from contact_lcp.viewer.frames import RecordedRun
 from contact_lcp.viewer.geometry import WorldParts
-from contact_lcp.viewer.replay import replay_world
+from contact_lcp.viewer.replay import MAX_FRAME_ADVANCE, playback_time, replay_world
 from contact_lcp.viewer.scene_view import pyramid_segments
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -154,3 +154,12 @@ def test_the_cli_says_what_is_wrong(tmp_path, capsys):
     assert "--port: expected an integer in [0, 65535], got 70000" in capsys.readouterr().err
     assert main(["view", SQUAT, "--duration", "-1", "--no-browser"]) == 2
     assert "--duration" in capsys.readouterr().err
+
+
+def test_a_replay_advances_by_wall_time_and_a_stall_does_not_jump_it():
+    # at rtf 2 a frame 30 ms after t = 1.0 s shows 1.06 s; a frame drawn after a 5 s
+    # stall advances MAX_FRAME_ADVANCE, not past the end of a 3 s run (which would start
+    # it again on every such frame); past the end it starts again
+    assert playback_time(1.0, 0.03, 2.0, 3.0) == pytest.approx(1.06)
+    assert playback_time(1.0, 5.0, 1.0, 3.0) == pytest.approx(1.0 + MAX_FRAME_ADVANCE)
+    assert playback_time(2.9, 0.2, 1.0, 3.0) is None

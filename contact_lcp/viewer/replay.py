@@ -20,6 +20,10 @@ from contact_lcp.viewer.scene_view import SceneView
 #: points of a replay's charts at most (the run is binned; each bin keeps its largest
 #: penetration)
 CHART_MAX = 2000
+#: wall time [s] one frame of playback may advance at most: a frame that took longer to
+#: draw (a busy machine, a slow page) is not made up by a jump, which on a run shorter
+#: than the stall wrapped the playback to its start on every frame
+MAX_FRAME_ADVANCE = 0.25
 
 
 def replay_world(run, scene_path=None):
@@ -50,6 +54,14 @@ def binned(t, force, penetration, n=CHART_MAX):
         return t, force, penetration
     edges = np.linspace(0, len(t), n + 1).astype(int)[:-1]
     return t[edges], force[edges], np.maximum.reduceat(penetration, edges)
+
+
+def playback_time(t, elapsed, rtf, end):
+    """The run time [s] to show ``elapsed`` wall seconds after the frame at ``t`` when
+    playing at ``rtf``: the wall time counts up to :data:`MAX_FRAME_ADVANCE`; None past
+    ``end`` (the playback starts again)."""
+    t = t + rtf * min(elapsed, MAX_FRAME_ADVANCE)
+    return None if t > end else t
 
 
 class ReplayViewer:
@@ -110,8 +122,8 @@ class ReplayViewer:
             for request in requests:
                 self.handle(request)
             if panel.playing:
-                t = r.t[self.index] + panel.rtf * (now - wall)
-                self.index = 0 if t > r.t[-1] else r.index_at(t)
+                t = playback_time(r.t[self.index], now - wall, panel.rtf, r.t[-1])
+                self.index = 0 if t is None else r.index_at(t)
             wall = now
             if panel.playing or requests or was_playing:  # (a pause redraws the text once)
                 self.draw()
