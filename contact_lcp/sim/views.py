@@ -135,8 +135,9 @@ class SimulatorViews:
 
     @property
     def stepped(self):
-        """Whether there is a last step whose contacts and forces the views read (False
-        before the first step and after a reset or a state load that starts anew)."""
+        """Whether there is a last step whose contacts and forces the views read: False
+        before the first step, after a reset or a body moved by hand, and after loading
+        a state saved before any step."""
         return self._last is not None
 
     def contacts(self):
