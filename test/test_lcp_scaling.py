@@ -288,41 +288,14 @@ def test_the_methods_stopping_tests_share_the_cap():
     assert certifies(Ms, qs, good)
 
 
-def _row_terms_by_definition(M, q, z, d1, d2, s):
-    """The verdict's one pass as the module notes define it, one plain loop per row in
-    column order (what the compiled pass must give bit for bit)."""
-    from contact_lcp.lcp.residual import CERT_FACTOR, ROUNDOFF_FACTOR, _EPS
-
-    n = q.shape[0]
-    zs = [abs(z[j]) / (s * d2[j]) for j in range(n)]
-    norm_z = max(zs, default=0.0)
-    w, a, mag = np.empty(n), np.empty(n), np.empty(n)
-    norm_M = norm_q = 0.0
-    for i in range(n):
-        acc, big, read, size, rows = q[i], 0.0, 0.0, 0.0, 0.0
-        for j in range(n):
-            m = M[i, j]
-            acc += m * z[j]
-            e = abs(m) * d2[j]
-            big = max(big, e)
-            rows += e
-            size += e * zs[j]
-            if m != 0.0:
-                read += zs[j]
-        w[i] = acc
-        qi = abs(q[i]) / s
-        a[i] = CERT_FACTOR * n * _EPS * d1[i] * (big * read + qi)
-        mag[i] = d1[i] * (qi + size)
-        norm_M, norm_q = max(norm_M, d1[i] * rows), max(norm_q, d1[i] * qi)
-    return w, a, mag, ROUNDOFF_FACTOR * n * _EPS * (norm_M * norm_z + norm_q)
-
-
 @pytest.mark.parametrize("seed", range(40))
 def test_the_compiled_verdict_pass_is_the_definition_bit_for_bit(seed):
     # The compiled pass sums four rows at a time and skips z_j = 0; every sum still runs
     # in column order, so its w, own terms, magnitudes and floor are the definition's
-    # bits, on rows with NaN and inf entries too.
+    # bits, on rows with NaN and inf entries too. The definition: the CSR pass with every
+    # entry stored (zeros too), one plain loop over each row.
     from contact_lcp.lcp.residual import _row_terms
+    from contact_lcp.lcp.sparse_residual import _row_terms_csr
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(0, 14))
@@ -334,7 +307,8 @@ def test_the_compiled_verdict_pass_is_the_definition_bit_for_bit(seed):
     z = np.where(rng.random(n) < (0.0, 0.6, 1.0)[seed % 3], 0.0, np.abs(rng.standard_normal(n)))
     d1, d2 = 2.0 ** rng.integers(-5, 5, n), 2.0 ** rng.integers(-5, 5, n)
     s = 2.0 ** int(rng.integers(-3, 3))
-    got, want = _row_terms(M, q, z, d1, d2, s), _row_terms_by_definition(M, q, z, d1, d2, s)
+    every = (np.arange(n + 1) * n, np.tile(np.arange(n), n), M.ravel())
+    got, want = _row_terms(M, q, z, d1, d2, s), _row_terms_csr(*every, q, z, d1, d2, s)
     for g, x in zip(got[:3], want[:3]):
         np.testing.assert_array_equal(g, x)
     assert got[3] == want[3] or (np.isnan(got[3]) and np.isnan(want[3]))

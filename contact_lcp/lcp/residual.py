@@ -167,21 +167,14 @@ def _row_terms(M, q, z, d1, d2, s):
         acc = q[i]
         read = 0.0  # sum of |zs_j| over the row's nonzero entries
         size = 0.0  # sum_j |M_ij| d2_j |zs_j|
-        if rows[i] - rows[i] == 0.0:  # finite entries: the columns of nonzero z_j
-            for t in range(p):
-                j = nz[t]
-                m = M[i, j]
-                acc += m * z[j]
-                size += abs(m) * d2[j] * zs[j]
-                if m != 0.0:
-                    read += zs[j]
-        else:
-            for j in range(n):
-                m = M[i, j]
-                acc += m * z[j]
-                size += abs(m) * d2[j] * zs[j]
-                if m != 0.0:
-                    read += zs[j]
+        # finite entries: the columns of nonzero z_j; else every column
+        cols = nz[:p] if rows[i] - rows[i] == 0.0 else np.arange(n)
+        for j in cols:
+            m = M[i, j]
+            acc += m * z[j]
+            size += abs(m) * d2[j] * zs[j]
+            if m != 0.0:
+                read += zs[j]
         w[i] = acc
         qi = abs(q[i]) / s
         a[i] = k * d1[i] * (big[i] * read + qi)

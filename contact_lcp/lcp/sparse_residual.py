@@ -61,8 +61,10 @@ def _ruiz_csr(indptr, indices, data, q, max_sweeps):
 
 
 @njit(cache=True)
-def _row_pass_csr(indptr, indices, data, q, z, d1, d2, s):
-    """``(w, ratio, T, Tz)`` of :func:`contact_lcp.lcp.residual.row_pass` on CSR ``M``."""
+def _row_terms_csr(indptr, indices, data, q, z, d1, d2, s):
+    """``(w, a, mag, floor)`` of :func:`contact_lcp.lcp.residual._row_terms` on CSR ``M``:
+    one plain loop over each row's stored entries (with every entry stored, the
+    definition of the module notes of :mod:`contact_lcp.lcp.residual` as written)."""
     n = q.shape[0]
     w = np.empty(n)
     a = np.empty(n)
@@ -93,6 +95,14 @@ def _row_pass_csr(indptr, indices, data, q, z, d1, d2, s):
         norm_M = max(norm_M, d1[i] * rows)
         norm_q = max(norm_q, d1[i] * qi)
     floor = ROUNDOFF_FACTOR * n * _EPS * (norm_M * norm_z + norm_q)
+    return w, a, mag, floor
+
+
+@njit(cache=True)
+def _row_pass_csr(indptr, indices, data, q, z, d1, d2, s):
+    """``(w, ratio, T, Tz)`` of :func:`contact_lcp.lcp.residual.row_pass` on CSR ``M``."""
+    n = q.shape[0]
+    w, a, mag, floor = _row_terms_csr(indptr, indices, data, q, z, d1, d2, s)
     tol = np.empty(n)
     for i in range(n):
         spread = 0.0
