@@ -290,12 +290,13 @@ def test_the_methods_stopping_tests_share_the_cap():
 
 @pytest.mark.parametrize("seed", range(40))
 def test_the_compiled_verdict_pass_is_the_definition_bit_for_bit(seed):
-    # The compiled pass sums four rows at a time and skips z_j = 0; every sum still runs
-    # in column order, so its w, own terms, magnitudes and floor are the definition's
-    # bits, on rows with NaN and inf entries too. The definition: the CSR pass with every
-    # entry stored (zeros too), one plain loop over each row.
-    from contact_lcp.lcp.residual import _row_terms
-    from contact_lcp.lcp.sparse_residual import _row_terms_csr
+    # The compiled pass sums four rows at a time (row_scales) and skips z_j = 0; every
+    # sum still runs in column order, so its w, own terms, magnitudes and floor, and the
+    # rows' tolerances, are the definition's bits, on rows with NaN and inf entries too.
+    # The definition: the CSR passes with every entry stored (zeros too), one plain loop
+    # over each row.
+    from contact_lcp.lcp.residual import _row_terms, row_scales, row_tolerance_vector
+    from contact_lcp.lcp.sparse_residual import _row_terms_csr, _tolerances_csr
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(0, 14))
@@ -308,7 +309,11 @@ def test_the_compiled_verdict_pass_is_the_definition_bit_for_bit(seed):
     d1, d2 = 2.0 ** rng.integers(-5, 5, n), 2.0 ** rng.integers(-5, 5, n)
     s = 2.0 ** int(rng.integers(-3, 3))
     every = (np.arange(n + 1) * n, np.tile(np.arange(n), n), M.ravel())
-    got, want = _row_terms(M, q, z, d1, d2, s), _row_terms_csr(*every, q, z, d1, d2, s)
+    got = _row_terms(M, q, z, d1, d2, s, *row_scales(M, d2))
+    want = _row_terms_csr(*every, q, z, d1, d2, s)
     for g, x in zip(got[:3], want[:3]):
         np.testing.assert_array_equal(g, x)
     assert got[3] == want[3] or (np.isnan(got[3]) and np.isnan(want[3]))
+    # and the tolerances' second pass (also four rows at a time) from those terms
+    _, tol = row_tolerance_vector(M, q, z, d1, d2, s)
+    np.testing.assert_array_equal(tol, _tolerances_csr(*every, d1, d2, *want[1:]))

@@ -40,7 +40,8 @@ from numba import njit
 
 from contact_lcp.contact.lcp_builder import _assemble
 from contact_lcp.lcp.cholesky import back_substitute, forward_substitute
-from contact_lcp.lcp.residual import row_tolerance_vector, row_verdict, verdict
+from contact_lcp.lcp.residual import (row_scales, row_tolerance_vector_with, row_verdict_with,
+                                      verdict)
 from contact_lcp.lcp.scaling import MAX_SWEEPS, _ruiz
 
 #: :func:`least_norm_face` codes: the least-norm impulse applied (certified)
@@ -140,8 +141,9 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol):
             lam[a] = -worst
             z[nn + nb + a] = lam[a]
     d1, d2, sc, _ = _ruiz(M, q, np.int64(MAX_SWEEPS))
+    big, row_sums = row_scales(M, d2)  # (every verdict below is of this M and d2)
     # the rows' tolerances (which rows are open) and, from them, row_verdict's verdict
-    w, tol = row_tolerance_vector(M, q, z, d1, d2, sc)
+    w, tol = row_tolerance_vector_with(M, q, z, d1, d2, sc, big, row_sums)
     ok = verdict(w, tol, z, d1, d2, sc)[0] <= 1.0
     if not ok and d:
         # a slip within the edge rows' tolerance under friction inside the cone: the
@@ -150,7 +152,7 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol):
             if lam[a] > 0.0 and w[nn + nb + a] > tol[nn + nb + a] * sc / d1[nn + nb + a]:
                 lam[a] = 0.0
                 z[nn + nb + a] = 0.0
-        w, tol = row_tolerance_vector(M, q, z, d1, d2, sc)
+        w, tol = row_tolerance_vector_with(M, q, z, d1, d2, sc, big, row_sums)
         ok = verdict(w, tol, z, d1, d2, sc)[0] <= 1.0
     if not ok:
         return NOT_CERTIFIED, f
@@ -342,7 +344,7 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol):
         worst = max(worst, abs(acc))
     if not worst <= vel_tol:
         return NOT_CERTIFIED, f
-    _, ok, _, _ = row_verdict(M, q, zn, d1, d2, sc)
+    _, ok, _, _ = row_verdict_with(M, q, zn, d1, d2, sc, big, row_sums)
     if not ok:
         return NOT_CERTIFIED, f
     out = np.zeros_like(f)

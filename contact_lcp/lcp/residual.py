@@ -104,35 +104,16 @@ def _pass(M, q, z, d1, d2, s):
 
 
 @njit(cache=True)
-def _row_terms(M, q, z, d1, d2, s):
-    """The one pass of the per-row verdict: ``(w, a, mag, floor)`` with ``w = M z + q``,
-    each row's own term ``a_i``, its magnitude ``m_i`` and the round-off floor ``f`` of
-    the module notes (equilibrated units).
-
-    Every sum runs over its row in column order, so the bits are those of one plain loop
-    over each row; two things make it fast. The terms that do not read ``z`` (the row's
-    largest ``|M_ij| d2_j`` and its sum) are summed four rows at a time, four chains of
-    additions in flight instead of one; and the terms that do read it visit only the
-    ``z_j`` that are not 0 (the others add exactly 0), unless the row holds a non-finite
-    entry, whose products with ``z_j = 0`` make ``w_i`` NaN as they would in the plain
-    loop. The largest entry is kept as ``max`` keeps it (a NaN entry is passed over).
-    """
-    n = q.shape[0]
-    w = np.empty(n)
-    a = np.empty(n)
-    zs = np.empty(n)
-    mag = np.empty(n)  # |qs_i| + sum_j |Ms_ij zs_j|
-    nz = np.empty(n, dtype=np.int64)  # the columns whose z_j is not 0, increasing
-    p = 0
-    norm_z = norm_M = norm_q = 0.0
-    for j in range(n):
-        zs[j] = abs(z[j]) / (s * d2[j])
-        norm_z = max(norm_z, zs[j])
-        if z[j] != 0.0:
-            nz[p] = j
-            p += 1
-    big = np.empty(n)  # max_j |M_ij| d2_j
-    rows = np.empty(n)  # sum_j |M_ij| d2_j
+def row_scales(M, d2):
+    """The terms of the verdict that do not read ``z``: ``(big, rows)`` (n,) each, row
+    ``i``'s largest ``|M_ij| d2_j`` and its sum ``sum_j |M_ij| d2_j``, in column order
+    four rows at a time (four chains of additions in flight instead of one). The largest
+    entry is kept as ``max`` keeps it (a NaN entry is passed over). A caller that
+    certifies several ``z`` of one ``(M, d2)`` computes them once
+    (:func:`row_tolerance_vector_with`, :func:`row_verdict_with`)."""
+    n = M.shape[0]
+    big = np.empty(n)
+    rows = np.empty(n)
     i = 0
     while i + 4 <= n:
         b0 = b1 = b2 = b3 = 0.0
@@ -162,27 +143,98 @@ def _row_terms(M, q, z, d1, d2, s):
             s0 += e0
         big[i], rows[i] = b0, s0
         i += 1
+    return big, rows
+
+
+@njit(cache=True)
+def _row_terms(M, q, z, d1, d2, s, big, rows):
+    """The one pass of the per-row verdict: ``(w, a, mag, floor)`` with ``w = M z + q``,
+    each row's own term ``a_i``, its magnitude ``m_i`` and the round-off floor ``f`` of
+    the module notes (equilibrated units), from :func:`row_scales`'s ``(big, rows)``.
+
+    Every sum runs over its row in column order, so the bits are those of one plain loop
+    over each row; four rows are summed at a time, and the terms that read ``z`` visit
+    only the ``z_j`` that are not 0 (the others add exactly 0), unless the row holds a
+    non-finite entry, whose products with ``z_j = 0`` make ``w_i`` NaN as they would in
+    the plain loop.
+    """
+    n = q.shape[0]
+    w = np.empty(n)
+    a = np.empty(n)
+    zs = np.empty(n)
+    mag = np.empty(n)  # |qs_i| + sum_j |Ms_ij zs_j|
+    nz = np.empty(n, dtype=np.int64)  # the columns whose z_j is not 0, increasing
+    p = 0
+    norm_z = norm_M = norm_q = 0.0
+    for j in range(n):
+        zs[j] = abs(z[j]) / (s * d2[j])
+        norm_z = max(norm_z, zs[j])
+        if z[j] != 0.0:
+            nz[p] = j
+            p += 1
     k = CERT_FACTOR * n * _EPS
-    for i in range(n):
-        acc = q[i]
-        read = 0.0  # sum of |zs_j| over the row's nonzero entries
-        size = 0.0  # sum_j |M_ij| d2_j |zs_j|
-        # finite entries: the columns of nonzero z_j; else every column
-        cols = nz[:p] if rows[i] - rows[i] == 0.0 else np.arange(n)
-        for j in cols:
-            m = M[i, j]
-            acc += m * z[j]
-            size += abs(m) * d2[j] * zs[j]
-            if m != 0.0:
-                read += zs[j]
-        w[i] = acc
-        qi = abs(q[i]) / s
-        a[i] = k * d1[i] * (big[i] * read + qi)
-        mag[i] = d1[i] * (qi + size)
-        norm_M = max(norm_M, d1[i] * rows[i])
-        norm_q = max(norm_q, d1[i] * qi)
+    nz = nz[:p]
+    every = np.arange(n)
+    acc = np.empty(4)
+    read = np.empty(4)  # sum of |zs_j| over the row's nonzero entries
+    size = np.empty(4)  # sum_j |M_ij| d2_j |zs_j|
+    i = 0
+    while i < n:
+        # four rows at a time when all four are finite (the columns of nonzero z_j);
+        # a row with a non-finite entry alone, over every column
+        r = 4 if i + 4 <= n and _finite4(rows, i) else 1
+        cols = nz if rows[i] - rows[i] == 0.0 else every
+        for t in range(r):
+            acc[t] = q[i + t]
+            read[t] = size[t] = 0.0
+        if r == 4:
+            a0, a1, a2, a3 = acc[0], acc[1], acc[2], acc[3]
+            r0 = r1 = r2 = r3 = 0.0
+            s0 = s1 = s2 = s3 = 0.0
+            for j in cols:
+                zj, zsj, dj = z[j], zs[j], d2[j]
+                m0, m1, m2, m3 = M[i, j], M[i + 1, j], M[i + 2, j], M[i + 3, j]
+                a0 += m0 * zj
+                a1 += m1 * zj
+                a2 += m2 * zj
+                a3 += m3 * zj
+                s0 += abs(m0) * dj * zsj
+                s1 += abs(m1) * dj * zsj
+                s2 += abs(m2) * dj * zsj
+                s3 += abs(m3) * dj * zsj
+                r0 += zsj if m0 != 0.0 else 0.0  # (+ 0.0: the same bits as no addition)
+                r1 += zsj if m1 != 0.0 else 0.0
+                r2 += zsj if m2 != 0.0 else 0.0
+                r3 += zsj if m3 != 0.0 else 0.0
+            acc[0], acc[1], acc[2], acc[3] = a0, a1, a2, a3
+            read[0], read[1], read[2], read[3] = r0, r1, r2, r3
+            size[0], size[1], size[2], size[3] = s0, s1, s2, s3
+        else:
+            a0, r0, s0 = acc[0], 0.0, 0.0
+            for j in cols:
+                m0 = M[i, j]
+                a0 += m0 * z[j]
+                s0 += abs(m0) * d2[j] * zs[j]
+                r0 += zs[j] if m0 != 0.0 else 0.0
+            acc[0], read[0], size[0] = a0, r0, s0
+        for t in range(r):
+            ii = i + t
+            w[ii] = acc[t]
+            qi = abs(q[ii]) / s
+            a[ii] = k * d1[ii] * (big[ii] * read[t] + qi)
+            mag[ii] = d1[ii] * (qi + size[t])
+            norm_M = max(norm_M, d1[ii] * rows[ii])
+            norm_q = max(norm_q, d1[ii] * qi)
+        i += r
     floor = ROUNDOFF_FACTOR * n * _EPS * (norm_M * norm_z + norm_q)
     return w, a, mag, floor
+
+
+@njit(cache=True)
+def _finite4(rows, i):
+    """Whether rows ``i`` to ``i + 3`` have finite sums (no non-finite entry)."""
+    x = rows[i] + rows[i + 1] + rows[i + 2] + rows[i + 3]
+    return x - x == 0.0
 
 
 @njit(cache=True)
@@ -218,11 +270,33 @@ def row_tolerance_vector(M, q, z, d1, d2, s):
     round-off floor included), in equilibrated units (``(n,)`` each; two O(n^2) passes).
     A row whose magnitudes are not finite gets ``tol_i = inf``; :func:`row_pass` rejects
     it."""
+    big, rows = row_scales(M, d2)
+    return row_tolerance_vector_with(M, q, z, d1, d2, s, big, rows)
+
+
+@njit(cache=True)
+def row_tolerance_vector_with(M, q, z, d1, d2, s, big, rows):
+    """:func:`row_tolerance_vector` with ``(big, rows)`` of :func:`row_scales` at hand."""
     n = q.shape[0]
-    w, a, mag, floor = _row_terms(M, q, z, d1, d2, s)
+    w, a, mag, floor = _row_terms(M, q, z, d1, d2, s, big, rows)
     tol = np.empty(n)
-    for i in range(n):
+    i = 0
+    while i + 4 <= n:  # four rows at a time, each summed in column order (_row_terms)
+        s0 = s1 = s2 = s3 = 0.0
+        for j in range(n):  # (the product in _row_tolerance's order: the same bits)
+            dj, aj = d2[j], a[j]
+            s0 += abs(M[i, j]) * dj * aj
+            s1 += abs(M[i + 1, j]) * dj * aj
+            s2 += abs(M[i + 2, j]) * dj * aj
+            s3 += abs(M[i + 3, j]) * dj * aj
+        tol[i] = _tolerance(a[i], d1[i], s0, mag[i], floor)
+        tol[i + 1] = _tolerance(a[i + 1], d1[i + 1], s1, mag[i + 1], floor)
+        tol[i + 2] = _tolerance(a[i + 2], d1[i + 2], s2, mag[i + 2], floor)
+        tol[i + 3] = _tolerance(a[i + 3], d1[i + 3], s3, mag[i + 3], floor)
+        i += 4
+    while i < n:
         tol[i] = _row_tolerance(M, d1, d2, a, mag, floor, i)
+        i += 1
     return w, tol
 
 
@@ -238,8 +312,15 @@ def row_verdict(M, q, z, d1, d2, s):
     ``row_pass``'s ``ratio <= 1``), and for reporting ``err = max_i res_i s / d1_i`` and
     ``tol = max_i`` of those visible bounds in the units of ``q``.
     """
+    big, rows = row_scales(M, d2)
+    return row_verdict_with(M, q, z, d1, d2, s, big, rows)
+
+
+@njit(cache=True)
+def row_verdict_with(M, q, z, d1, d2, s, big, rows):
+    """:func:`row_verdict` with ``(big, rows)`` of :func:`row_scales` at hand."""
     n = q.shape[0]
-    w, a, mag, floor = _row_terms(M, q, z, d1, d2, s)
+    w, a, mag, floor = _row_terms(M, q, z, d1, d2, s, big, rows)
     if not (floor - floor == 0.0):
         return w, False, np.inf, 0.0
     ok = True

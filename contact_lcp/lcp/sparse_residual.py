@@ -101,16 +101,24 @@ def _row_terms_csr(indptr, indices, data, q, z, d1, d2, s):
 @njit(cache=True)
 def _row_pass_csr(indptr, indices, data, q, z, d1, d2, s):
     """``(w, ratio, T, Tz)`` of :func:`contact_lcp.lcp.residual.row_pass` on CSR ``M``."""
-    n = q.shape[0]
     w, a, mag, floor = _row_terms_csr(indptr, indices, data, q, z, d1, d2, s)
+    tol = _tolerances_csr(indptr, indices, data, d1, d2, a, mag, floor)
+    ratio, T, Tz = verdict(w, tol, z, d1, d2, s)
+    return w, ratio, T, Tz
+
+
+@njit(cache=True)
+def _tolerances_csr(indptr, indices, data, d1, d2, a, mag, floor):
+    """Each row's ``tol_i`` (:func:`contact_lcp.lcp.residual.row_tolerance_vector`) from
+    the terms of :func:`_row_terms_csr`: one plain loop over each row's stored entries."""
+    n = a.shape[0]
     tol = np.empty(n)
     for i in range(n):
         spread = 0.0
         for p in range(indptr[i], indptr[i + 1]):
             spread += abs(data[p]) * d2[indices[p]] * a[indices[p]]
         tol[i] = _tolerance(a[i], d1[i], spread, mag[i], floor)
-    ratio, T, Tz = verdict(w, tol, z, d1, d2, s)
-    return w, ratio, T, Tz
+    return tol
 
 
 def _csr(M):
