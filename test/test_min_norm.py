@@ -289,3 +289,27 @@ def test_a_symmetric_robots_mirrored_sole_points_carry_equal_forces():
     assert worst < 1e-4
     pairs, normal = mirrored_normal_forces("any")
     assert max(abs(normal[i] - normal[j]) for i, j in pairs) / normal.sum() > 0.01
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_faces_contacts_are_the_loaded_and_the_touching_ones(seed):
+    # face_contacts (compiled) against its definition in numpy: a contact joins the face
+    # when f loads it or its normal velocity w_n is within the touch bound; a NaN in u
+    # makes the bound NaN (no contact touches), and the velocity tolerance is at least
+    # VELOCITY_TOL
+    from contact_lcp.contact.min_norm import TOUCH_FACTOR, VELOCITY_TOL
+    from contact_lcp.contact.min_norm_kernel import face_contacts
+
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(0, 9))
+    f = np.where(rng.random(3 * k) < 0.5, 0.0, rng.random(3 * k))
+    vel = np.where(rng.random(3 * k) < 0.4, 0.0, 1e-6 * rng.standard_normal(3 * k))
+    u, bias = rng.standard_normal(3 * k), 1e-7 * rng.standard_normal(k)
+    v_free = rng.standard_normal(5) * (10.0 if seed % 2 else 0.1)
+    if k and seed % 3 == 0:
+        u[rng.integers(3 * k)] = np.nan
+    S, vel_tol = face_contacts(f, vel, u, bias, v_free, k, TOUCH_FACTOR, VELOCITY_TOL)
+    touch = TOUCH_FACTOR * (1.0 + np.max(np.abs(u), initial=0.0))
+    want = np.flatnonzero((f[0::3] > 0.0) | (vel[0::3] + bias <= touch))
+    np.testing.assert_array_equal(S, want)
+    assert vel_tol == VELOCITY_TOL * max(1.0, np.max(np.abs(v_free)))

@@ -54,7 +54,8 @@ corners), so the next step's search starts from the vertex, as with ``any``.
 import numpy as np
 
 from contact_lcp.contact.lcp_builder import build_contact_lcp, build_frictionless_lcp
-from contact_lcp.contact.min_norm_kernel import APPLIED, UNIQUE, edge_split, least_norm_face
+from contact_lcp.contact.min_norm_kernel import (APPLIED, UNIQUE, edge_split, face_contacts,
+                                                least_norm_face)
 from contact_lcp.contact.report import ContactSolution, Outcome
 from contact_lcp.lcp.residual import certify, row_tolerances
 
@@ -123,18 +124,16 @@ def min_norm_impulse(problem, f, num_directions, edge_angle=None):
     k, l, d = problem.num_contacts, problem.num_limits, num_directions
     f = np.asarray(f, dtype=float)
     vel = problem.u + problem.G @ f
-    w_n = vel[problem.normal_rows] + problem.bias
-    touch = TOUCH_FACTOR * (1.0 + float(np.max(np.abs(problem.u), initial=0.0)))
-    S = np.flatnonzero((f[0:3 * k:3] > 0.0) | (w_n[:k] <= touch))
+    S, vel_tol = face_contacts(f, vel, problem.u, problem.bias, problem.v_free, k,
+                               TOUCH_FACTOR, VELOCITY_TOL)
     if S.size + l == 0:
         return f, "unique"
     if S.size > MAX_CONTACTS:
         return f, f"skipped: {S.size} contacts > {MAX_CONTACTS}"
-    vel_tol = VELOCITY_TOL * max(1.0, float(np.max(np.abs(problem.v_free), initial=0.0)))
     if isinstance(problem.G, np.ndarray):  # the common case, compiled (its module notes)
         code, out = least_norm_face(
             problem.G, problem.u, problem.bias, problem.J, problem.K, problem.mu, f, vel,
-            S.astype(np.int64), l, d,
+            S, l, d,
             np.zeros(k) if edge_angle is None else np.asarray(edge_angle, dtype=float),
             vel_tol)
         if code == APPLIED:
@@ -142,7 +141,7 @@ def min_norm_impulse(problem, f, num_directions, edge_angle=None):
         if code == UNIQUE:
             return f, "unique"
     face = _Face(problem, f, S, d, edge_angle)
-    slight = (f[3 * S] == 0.0) & (w_n[S] < 0.0)
+    slight = (f[3 * S] == 0.0) & (vel[3 * S] + problem.bias[S] < 0.0)  # (w_n of S)
     if not face.certified and slight.any():
         # an unloaded contact approaching by a hair (1e-14 m/s), left out of the model's
         # LCP and accepted within that LCP's tolerance, fails its own row's test here:

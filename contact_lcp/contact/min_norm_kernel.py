@@ -73,6 +73,33 @@ FREE, ZEROED, ON_FACET = 0, 1, 2
 
 
 @njit(cache=True)
+def _max_abs(x):
+    """``max(|x_i|)`` (0 when empty), NaN when an entry is NaN (as ``np.max`` gives it)."""
+    m = 0.0
+    for i in range(x.shape[0]):
+        if x[i] != x[i]:
+            return np.nan
+        m = max(m, abs(x[i]))
+    return m
+
+
+@njit(cache=True)
+def face_contacts(f, vel, u, bias, v_free, k, touch_factor, velocity_tol):
+    """``(S, vel_tol)`` of :func:`contact_lcp.contact.min_norm.min_norm_impulse`: the
+    contacts (increasing) that ``f`` loads or that touch, ``w_n = vel_n + bias`` at most
+    ``touch_factor (1 + ||u||_inf)``, and the velocity change accepted,
+    ``velocity_tol max(1, ||v_free||_inf)``."""
+    touch = touch_factor * (1.0 + _max_abs(u))
+    S = np.empty(k, dtype=np.int64)
+    s = 0
+    for i in range(k):
+        if f[3 * i] > 0.0 or vel[3 * i] + bias[i] <= touch:
+            S[s] = i
+            s += 1
+    return S[:s].copy(), velocity_tol * max(1.0, _max_abs(v_free))
+
+
+@njit(cache=True)
 def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol):
     """The least-norm impulse of the face of ``f*`` (module notes) on the contacts ``S``
     (increasing: those loaded or touching), ``vel = u + G f*``. Returns ``(code, f)``:
