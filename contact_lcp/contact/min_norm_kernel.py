@@ -487,17 +487,19 @@ def _least_norm_with(L, C, e, y):
         for t in range(r, k):
             Qt[t, i] = C[i, t - r]
     R = np.zeros((k, k))
-    for t in range(k):
-        full = np.sqrt(Qt[t] @ Qt[t])
+    for t in range(k):  # (plain loops: the vectors are short, a temporary costs more)
+        full = np.sqrt(_dot(Qt, t, t, m))
         for _ in range(2):
             for o in range(t):
-                dot = Qt[o] @ Qt[t]
+                dot = _dot(Qt, o, t, m)
                 R[o, t] += dot
-                Qt[t] -= dot * Qt[o]
-        R[t, t] = np.sqrt(Qt[t] @ Qt[t])
+                for i in range(m):
+                    Qt[t, i] -= dot * Qt[o, i]
+        R[t, t] = np.sqrt(_dot(Qt, t, t, m))
         if not R[t, t] > RANK_TOL * full:
             return np.empty(0)
-        Qt[t] /= R[t, t]
+        for i in range(m):
+            Qt[t, i] /= R[t, t]
     rhs = np.zeros(k)
     rhs[:r] = e
     Rt = np.ascontiguousarray(R.T)  # lower triangular: R' w = (e, 0), then R xi = w
@@ -505,8 +507,26 @@ def _least_norm_with(L, C, e, y):
     xi = back_substitute(Rt, w, k)
     y[:] = 0.0
     for t in range(k):
-        y += w[t] * Qt[t]
+        for i in range(m):
+            y[i] += w[t] * Qt[t, i]
     return xi
+
+
+@njit(cache=True)
+def _dot(Q, a, b, m):
+    """``Q[a] . Q[b]`` over the first ``m`` entries (four chains of additions in flight)."""
+    a0 = a1 = a2 = a3 = 0.0
+    i = 0
+    while i + 4 <= m:
+        a0 += Q[a, i] * Q[b, i]
+        a1 += Q[a, i + 1] * Q[b, i + 1]
+        a2 += Q[a, i + 2] * Q[b, i + 2]
+        a3 += Q[a, i + 3] * Q[b, i + 3]
+        i += 4
+    while i < m:
+        a0 += Q[a, i] * Q[b, i]
+        i += 1
+    return (a0 + a1) + (a2 + a3)
 
 
 @njit(cache=True)
