@@ -420,5 +420,16 @@ def test_reset_restores_the_initial_joint_positions(obs, scene_facts):
     for name, q0 in scene_facts["q0"].items():
         assert q[name] == pytest.approx(q0, abs=1e-12), name
     assert stamp_clock(obs.latest("/clock")) > before  # the clock never goes back
+    # no step since the reset: its contact forces are not known, so no wrench is
+    # published (a zero one would say that the standing feet carry nothing) while the
+    # joint states go on; once stepping again, the wrenches come back
+    reset = stamp(js)
+    n = len(obs.messages("/joint_states"))
+    obs.wait_for(lambda: len(obs.messages("/joint_states")) >= n + 5, 10,
+                 "five more joint states while paused")
+    topic = f"{NS}/contact_wrenches/l_foot"
+    assert not [m for m in obs.messages(topic) if stamp(m) >= reset]
     assert obs.set_parameter("paused", False).successful
+    obs.wait_for(lambda: [m for m in obs.messages(topic) if stamp(m) > reset], 10,
+                 "a wrench after the first step since the reset")
     obs.sim_time_passes(0.02)

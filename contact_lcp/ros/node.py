@@ -347,7 +347,8 @@ class ContactLCPNode(NodeServices, StandardInterfaces, Node):
 
     def _publish_sensors(self, sim):
         """The sensor-rate streams: odometry, IMUs, /tf, ~/contacts and the contact
-        wrenches."""
+        wrenches (the last two only after a step, whose forces they are: before it, or
+        after a reset, a zero wrench would say that a standing foot carries nothing)."""
         t = self._loop.time
         stamp = packed.to_stamp(t)
         transforms = self._io.publish_sensors(stamp, t, sim, self._pub_tf is not None)
@@ -356,7 +357,7 @@ class ContactLCPNode(NodeServices, StandardInterfaces, Node):
         self._publish_contacts(sim, t)
         streams = [(link, self._wrench_streams.get(link)) for link in self._wrench_links()]
         links = [link for link, s in streams if s is not None and s.listened()]
-        if links:
+        if links and sim.stepped:
             for link, w in sim.link_wrenches(links, "local").items():
                 self._wrench_streams[link].send(w, stamp)
 
