@@ -18,7 +18,11 @@ import numpy as np
 def rung_counts(rows):
     """``name:outcome count, ...`` of the ladder rungs (``lcp_rungs`` of the recorded
     steps), the most frequent first; ``none`` when no step had contact."""
-    counts = collections.Counter(r for row in rows for r in row.split())
+    return _rung_text(collections.Counter(r for row in rows for r in row.split()))
+
+
+def _rung_text(counts):
+    """:func:`rung_counts` of a Counter of rungs."""
     return ", ".join(f"{r} {c}" for r, c in counts.most_common()) or "none"
 
 
@@ -108,7 +112,7 @@ def cmd_simulate(args):
         sim.load_state(args.resume)
         steps = max(steps - sim.stats.steps, 0)
         print(f"resumed {args.resume} at t = {sim.t:.3f} s")
-    run = _Run(sim)
+    run = _Run(sim, record=bool(args.output or args.plot))
     with _Interrupt() as stop:
         stopped, error = run.steps(steps, stop)
         if stopped == "step":  # a second Ctrl-C inside a step: its state may be half-made
@@ -127,14 +131,20 @@ def cmd_simulate(args):
 
 
 class _Run:
-    """The steps of one ``simulate`` run and what they recorded."""
+    """The steps of one ``simulate`` run and what they recorded.
 
-    def __init__(self, sim):
+    ``record``: every step's row is kept (:class:`RunRecorder`) for the files that need
+    them (``--output``, ``--plot``); without, only the summary's sums, so that a long run
+    that writes no recording holds no memory per step."""
+
+    def __init__(self, sim, record=True):
         from contact_lcp.sim.recording import RunRecorder
 
         self.sim = sim
-        self.rec = RunRecorder(sim.scene.output.wrench_links, sim.joint_names,
-                               scene_path=sim.scene.path)
+        self.rec = (RunRecorder(sim.scene.output.wrench_links, sim.joint_names,
+                                scene_path=sim.scene.path) if record else None)
+        self.force_z = 0.0  # the robots' vertical contact force summed over the steps [N]
+        self.rungs = collections.Counter()  # the ladder rungs the steps ran
         self.active = []
         self.done = 0
         self.max_pen = 0.0
@@ -166,7 +176,10 @@ class _Run:
                 if self.done == 1:
                     self.first = time.perf_counter() - wall0
                 self.max_pen = max(self.max_pen, info.max_penetration)
-                self.rec.add(sim, info)
+                if self.rec is not None:
+                    self.rec.add(sim, info)
+                self.force_z += float(sim.contact_force_total()[2])
+                self.rungs.update(info.lcp_rungs.split())
                 if len(sim.recorded_problems) > recorded:  # one count per recorded problem
                     self.active.append(int(info.report.info.get("pushing_facets",
                                                                 info.num_active)))
@@ -201,8 +214,7 @@ class _Run:
         # m g of the robots that stand on contacts (a fixed base carries its weight itself)
         mg = sum(sim.robot_mass(i) for i, r in enumerate(sim.world.robots)
                  if r.floating_base) * np.linalg.norm(sim.scene.gravity)
-        f_avg = (np.mean(np.asarray(self.rec.rows["contact_force_total"])[:, 2])
-                 if self.done else 0.0)
+        f_avg = self.force_z / self.done if self.done else 0.0
         dt = sim.t - self.t0
         summary = (f"done: {self.done} steps, {dt:.3f} s simulated in {wall:.2f} s "
                    f"({dt / max(wall, 1e-9):.2f}x real time{self._steady()}); model {sim.model.name}, "
@@ -218,7 +230,7 @@ class _Run:
         if mg > 0 and self.done:
             summary += f"; mean vertical contact force {f_avg:.1f} N vs m*g {mg:.1f} N"
         if self.done:
-            summary += f"; ladder rungs {rung_counts(self.rec.rows['lcp_rungs'])}"
+            summary += f"; ladder rungs {_rung_text(self.rungs)}"
         if args.resume:
             summary += (" (solves, pivots and failures counted from t = 0, as the state file "
                         "carries them)")

@@ -121,3 +121,30 @@ def test_warm_compiles_a_scene_ahead_and_leaves_nothing_to_compile(capsys):
     assert out.stdout.strip().endswith("compiled 0"), out.stdout
     assert main(["warm", "config/no_such_scene.yaml"]) == 2
     assert "scene file not found" in capsys.readouterr().err
+
+
+def test_a_run_that_writes_no_recording_keeps_no_rows_and_says_the_same(tmp_path, capsys):
+    # without --output or --plot no step's row is kept (a long run's memory stays flat);
+    # the summary's mean vertical force, penetration and ladder rungs are those of a
+    # recorded run
+    import re
+
+    from contact_lcp.cli_simulate import _Interrupt, _Run
+    from contact_lcp.sim import Simulator
+
+    scene = "config/humanoid_stand.yaml"
+
+    def summary(*extra):
+        assert main(["simulate", scene, "--duration", "0.05", *extra]) == 0
+        line = [s for s in capsys.readouterr().out.splitlines() if s.startswith("done:")][-1]
+        return line[line.index("max penetration"):]
+
+    bare = summary()
+    assert bare == summary("--output", str(tmp_path / "run.npz"))
+    force, mg = (float(x) for x in re.search(r"force ([0-9.]+) N vs m\*g ([0-9.]+) N",
+                                              bare).groups())
+    assert force == pytest.approx(mg, rel=0.02)  # standing from its first step
+    run = _Run(Simulator.from_file(scene), record=False)
+    with _Interrupt() as stop:
+        run.steps(20, stop)
+    assert run.rec is None and run.done == 20 and sum(run.rungs.values()) >= 20
