@@ -185,7 +185,10 @@ def test_a_newer_goal_preempts_the_running_one_and_says_so(client):
 
 
 def test_a_cancelled_goal_stops_and_reports_canceled(client):
-    handle = client.goal(-2.0, 4.0)
+    # a slow goal (0.07 rad/s: still far from its end however late the cancel comes on a
+    # loaded machine, one CI run's came ~2 s after it was sent) that would move the arm
+    # by more than the tolerance below in the second after the cancel had it not stopped
+    handle = client.goal(-2.0, 20.0)
     time.sleep(0.5)
     cancel = handle.cancel_goal_async()
     ros_harness.wait_for(cancel.done, 10.0, "the cancel answer")
