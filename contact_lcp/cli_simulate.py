@@ -176,9 +176,11 @@ class _Run:
                 if self.done == 1:
                     self.first = time.perf_counter() - wall0
                 self.max_pen = max(self.max_pen, info.max_penetration)
-                if self.rec is not None:
+                if self.rec is not None:  # (its row holds the step's total force)
                     self.rec.add(sim, info)
-                self.force_z += float(sim.contact_force_total()[2])
+                    self.force_z += float(self.rec.rows["contact_force_total"][-1][2])
+                else:
+                    self.force_z += float(sim.contact_force_total()[2])
                 self.rungs.update(info.lcp_rungs.split())
                 if len(sim.recorded_problems) > recorded:  # one count per recorded problem
                     self.active.append(int(info.report.info.get("pushing_facets",
