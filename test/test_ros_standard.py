@@ -185,9 +185,9 @@ def test_a_newer_goal_preempts_the_running_one_and_says_so(client):
 
 
 def test_a_cancelled_goal_stops_and_reports_canceled(client):
-    # a slow goal (0.07 rad/s: still far from its end however late the cancel comes on a
-    # loaded machine, one CI run's came ~2 s after it was sent) that would move the arm
-    # by more than the tolerance below in the second after the cancel had it not stopped
+    # a slow goal (0.07 rad/s): far from its end even when a loaded machine delivers the
+    # cancel seconds late, yet the arm would move by more than the tolerance below in the
+    # second the test waits had it not stopped
     handle = client.goal(-2.0, 20.0)
     time.sleep(0.5)
     cancel = handle.cancel_goal_async()
