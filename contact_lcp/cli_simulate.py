@@ -15,14 +15,10 @@ import time
 import numpy as np
 
 
-def rung_counts(rows):
-    """``name:outcome count, ...`` of the ladder rungs (``lcp_rungs`` of the recorded
-    steps), the most frequent first; ``none`` when no step had contact."""
-    return _rung_text(collections.Counter(r for row in rows for r in row.split()))
-
-
-def _rung_text(counts):
-    """:func:`rung_counts` of a Counter of rungs."""
+def rung_counts(counts):
+    """``name:outcome count, ...`` of a Counter of the ladder rungs the steps ran (the
+    words of their ``lcp_rungs``), the most frequent first; ``none`` when no step had
+    contact."""
     return ", ".join(f"{r} {c}" for r, c in counts.most_common()) or "none"
 
 
@@ -232,7 +228,7 @@ class _Run:
         if mg > 0 and self.done:
             summary += f"; mean vertical contact force {f_avg:.1f} N vs m*g {mg:.1f} N"
         if self.done:
-            summary += f"; ladder rungs {_rung_text(self.rungs)}"
+            summary += f"; ladder rungs {rung_counts(self.rungs)}"
         if args.resume:
             summary += (" (solves, pivots and failures counted from t = 0, as the state file "
                         "carries them)")
