@@ -180,18 +180,12 @@ def _row_terms(M, q, z, d1, d2, s, big, rows):
     size = np.empty(4)  # sum_j |M_ij| d2_j |zs_j|
     i = 0
     while i < n:
-        # four rows at a time when all four are finite (the columns of nonzero z_j);
-        # a row with a non-finite entry alone, over every column
-        r = 4 if i + 4 <= n and _finite4(rows, i) else 1
-        cols = nz if rows[i] - rows[i] == 0.0 else every
-        for t in range(r):
-            acc[t] = q[i + t]
-            read[t] = size[t] = 0.0
-        if r == 4:
-            a0, a1, a2, a3 = acc[0], acc[1], acc[2], acc[3]
+        if i + 4 <= n and _finite4(rows, i):  # four finite rows: the nonzero z_j's columns
+            r = 4
+            a0, a1, a2, a3 = q[i], q[i + 1], q[i + 2], q[i + 3]
             r0 = r1 = r2 = r3 = 0.0
             s0 = s1 = s2 = s3 = 0.0
-            for j in cols:
+            for j in nz:
                 zj, zsj, dj = z[j], zs[j], d2[j]
                 m0, m1, m2, m3 = M[i, j], M[i + 1, j], M[i + 2, j], M[i + 3, j]
                 a0 += m0 * zj
@@ -209,9 +203,10 @@ def _row_terms(M, q, z, d1, d2, s, big, rows):
             acc[0], acc[1], acc[2], acc[3] = a0, a1, a2, a3
             read[0], read[1], read[2], read[3] = r0, r1, r2, r3
             size[0], size[1], size[2], size[3] = s0, s1, s2, s3
-        else:
-            a0, r0, s0 = acc[0], 0.0, 0.0
-            for j in cols:
+        else:  # one row; with a non-finite entry, over every column
+            r = 1
+            a0, r0, s0 = q[i], 0.0, 0.0
+            for j in nz if rows[i] - rows[i] == 0.0 else every:
                 m0 = M[i, j]
                 a0 += m0 * z[j]
                 s0 += abs(m0) * d2[j] * zs[j]
