@@ -180,7 +180,8 @@ def build_parser():
     s = sub.add_parser("simulate", help="run a scene headless")
     s.add_argument("scene", help="scene YAML file (e.g. config/humanoid_stand.yaml)")
     s.add_argument("--duration", type=float, help="simulated seconds (default: the scene's)")
-    s.add_argument("--output", help="write the run to this .npz")
+    s.add_argument("--output", help="write the run to this .npz (while it runs, the steps "
+                   "are kept in files without names in its folder)")
     s.add_argument("--record-lcps", help="write every step's contact problem to this .npz "
                    "(replay with 'compare', with any model or method)")
     s.add_argument("--model", help="contact model instead of the scene's (e.g. frictionless)")

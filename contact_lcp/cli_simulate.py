@@ -108,7 +108,8 @@ def cmd_simulate(args):
         sim.load_state(args.resume)
         steps = max(steps - sim.stats.steps, 0)
         print(f"resumed {args.resume} at t = {sim.t:.3f} s")
-    run = _Run(sim, record=bool(args.output or args.plot))
+    run = _Run(sim, record=bool(args.output or args.plot),
+               spool=os.path.dirname(os.path.abspath(args.output or args.plot or ".")))
     with _Interrupt() as stop:
         stopped, error = run.steps(steps, stop)
         if stopped == "step":  # a second Ctrl-C inside a step: its state may be half-made
@@ -130,15 +131,16 @@ class _Run:
     """The steps of one ``simulate`` run and what they recorded.
 
     ``record``: every step's row is kept (:class:`RunRecorder`) for the files that need
-    them (``--output``, ``--plot``); without, only the summary's sums, so that a long run
-    that writes no recording holds no memory per step."""
+    them (``--output``, ``--plot``), packed into files without names in the folder
+    ``spool`` (the output's: a run of hours must not fill the memory, and ``/tmp`` may be
+    memory); without, only the summary's sums."""
 
-    def __init__(self, sim, record=True):
+    def __init__(self, sim, record=True, spool=None):
         from contact_lcp.sim.recording import RunRecorder
 
         self.sim = sim
         self.rec = (RunRecorder(sim.scene.output.wrench_links, sim.joint_names,
-                                scene_path=sim.scene.path) if record else None)
+                                scene_path=sim.scene.path, spool=spool) if record else None)
         self.force_z = 0.0  # the robots' vertical contact force summed over the steps [N]
         self.rungs = collections.Counter()  # the ladder rungs the steps ran
         self.active = []
@@ -174,7 +176,7 @@ class _Run:
                 self.max_pen = max(self.max_pen, info.max_penetration)
                 if self.rec is not None:  # (its row holds the step's total force)
                     self.rec.add(sim, info)
-                    self.force_z += float(self.rec.rows["contact_force_total"][-1][2])
+                    self.force_z += float(self.rec.last("contact_force_total")[2])
                 else:
                     self.force_z += float(sim.contact_force_total()[2])
                 self.rungs.update(info.lcp_rungs.split())
@@ -260,4 +262,6 @@ def _save_run(args, run, state=True):
         plot_run(run.rec.arrays(), args.plot, title=args.scene)
         print(f"force plot written to {args.plot}")
         saved.append(f"force plot to {args.plot}")
+    if run.rec is not None:
+        run.rec.close()
     return saved

@@ -118,10 +118,11 @@ def test_recorded_forces_and_wrenches_are_the_contacts_sums():
     total = np.zeros(3)
     for c in contacts:
         total += c.force_W * ((c.body_b in links) - (c.body_a in links))
-    np.testing.assert_allclose(rec.rows["contact_force_total"][-1], total, rtol=1e-12,
+    np.testing.assert_allclose(rec.last("contact_force_total"), total, rtol=1e-12,
                                atol=1e-9)
+    arrays = rec.arrays()
     for link in wrench_links:
-        np.testing.assert_array_equal(rec.wrenches[link][-1], sim.link_wrench(link))
+        np.testing.assert_array_equal(arrays[f"wrench/{link}"][-1], sim.link_wrench(link))
 
 
 def test_contacts_are_those_of_a_last_step_and_none_before_one():
@@ -138,3 +139,85 @@ def test_contacts_are_those_of_a_last_step_and_none_before_one():
     name = sim.scene.bodies[0].name
     set_pose_and_twist(sim, name, twist=np.zeros(6))
     assert not sim.stepped and sim.contacts() == []
+
+
+class _FakeRun:
+    """What a RunRecorder reads of a simulator and a step, without physics: a 30-dof
+    state, eight contacts and two wrench links a step, every value a function of the
+    step so that a recording can be checked row by row."""
+
+    joint_names = [f"j{i}" for i in range(12)]
+
+    def __init__(self):
+        self.i = 0
+
+    def step(self):
+        from types import SimpleNamespace
+
+        self.i += 1
+        self.q = np.full(31, float(self.i))
+        self.v = -self.q[:30]
+        return SimpleNamespace(t=1e-3 * self.i, max_penetration=1e-6 * self.i,
+                               num_contacts=8, num_active=self.i % 9,
+                               lcp_status=("SOLVED", "NO_CONTACT")[self.i % 2],
+                               pivots=self.i % 5, lcp_method="robust",
+                               lcp_rungs="warm:certified" if self.i % 3 else "",
+                               report=SimpleNamespace(failures=0), fallbacks=self.i % 2)
+
+    def contact_table(self, links):
+        table = np.arange(88.0).reshape(8, 11) + self.i
+        return table, table[:, 6:9].sum(axis=0), np.full((len(links), 6), float(self.i))
+
+    def joint_arrays(self):
+        return np.full(12, 0.5 * self.i), np.zeros(12), np.ones(12)
+
+
+def test_a_spooled_recording_holds_constant_memory_and_writes_the_same_run(
+        tmp_path, monkeypatch):
+    # With a spool folder the recorder keeps at most BLOCK steps in memory (the rest is
+    # in files without names there), so a run of hours cannot fill the memory; the file
+    # it writes and the arrays it gives are those of a recorder that keeps everything.
+    import os
+    import tracemalloc
+
+    import contact_lcp.sim.recording as recording
+
+    monkeypatch.setattr(recording, "BLOCK", 100)
+    kept = recording.RunRecorder(["a", "b"], _FakeRun.joint_names)
+    spooled = recording.RunRecorder(["a", "b"], _FakeRun.joint_names, spool=tmp_path)
+    fake = _FakeRun()
+    steps = 2037
+    grown = {}
+    tracemalloc.start()
+    try:
+        for rec in (kept, spooled):
+            fake.i = 0
+            for _ in range(150):  # (one block packed, 50 steps as Python rows)
+                rec.add(fake, fake.step())
+            before = tracemalloc.get_traced_memory()[0]
+            for _ in range(steps - 150):  # (19 more blocks packed, 37 steps as rows)
+                rec.add(fake, fake.step())
+            grown[rec is spooled] = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    # kept: a packed step is ~1.2 kB (q, v, 8 contacts, joints, wrenches); spooled: at
+    # most the 19 blocks' bookkeeping, an (offset, dtype, rows) tuple for each of 20
+    # columns, ~120 B each (measured: ~4 kB, the Python rows' lists reused)
+    assert grown[False] > 1000 * (steps - 150)
+    assert grown[True] < 19 * 20 * 120, grown
+    assert len(spooled) == len(kept) == steps and len(spooled.rows["t"]) <= 100
+    assert os.listdir(tmp_path) == []  # (nameless files)
+    kept.save(tmp_path / "kept.npz")
+    spooled.save(tmp_path / "spooled.npz")
+    with np.load(tmp_path / "kept.npz") as a, np.load(tmp_path / "spooled.npz") as b:
+        assert sorted(a.files) == sorted(b.files)
+        for name in a.files:
+            assert a[name].dtype == b[name].dtype and np.array_equal(a[name], b[name]), name
+        np.testing.assert_array_equal(a["t"], 1e-3 * np.arange(1, steps + 1))
+        np.testing.assert_array_equal(a["contact_count"], np.full(steps, 8))
+        np.testing.assert_array_equal(a["wrench/b"][:, 0], np.arange(1.0, steps + 1))
+        np.testing.assert_array_equal(a["contact_point"][8 * 1000 + 3],
+                                      np.arange(33.0, 36.0) + 1001)
+        assert list(a["lcp_rungs"][:3]) == ["warm:certified", "warm:certified", ""]
+    np.testing.assert_array_equal(spooled.arrays()["q"][:, 0], np.arange(1.0, steps + 1))
+    spooled.close()

@@ -1,12 +1,73 @@
 """Recording a run (run.npz) and the contact LCPs it solved (lcps.npz), without pickle."""
 
 import os
+import tempfile
 import zipfile
 
 import numpy as np
 
 from contact_lcp.exceptions import SceneError
 from contact_lcp.sim.files import write_atomically
+
+
+#: steps a recorder keeps as Python rows before it packs them into a block of arrays
+#: (and, with a spool folder, writes the block there): what a run holds in memory
+BLOCK = 2048
+
+
+class _Blocks:
+    """The packed blocks of one recorded array, rows of one dtype and shape.
+
+    In memory, or with ``folder`` in a file there that has no name (it is gone when the
+    recorder is, or the process ends, however it ends)."""
+
+    def __init__(self, folder=None):
+        self.file = None if folder is None else tempfile.TemporaryFile(dir=folder)
+        self.parts = []  # in memory: the arrays; in the file: (offset, rows) of each
+        self.rows = 0
+        self.dtype = None
+        self.shape = None  # of one row
+        self._end = 0  # bytes in the file
+
+    def add(self, block):
+        """Append ``block`` (rows, *shape); a later block may widen the dtype."""
+        block = np.ascontiguousarray(block)
+        if self.shape is None:
+            self.dtype, self.shape = block.dtype, block.shape[1:]
+        elif block.shape[1:] != self.shape:
+            raise ValueError(f"recorded rows of shape {self.shape} so far; this step's "
+                             f"are {block.shape[1:]}")
+        else:
+            self.dtype = np.result_type(self.dtype, block.dtype)
+        if self.file is None:
+            self.parts.append(block)
+        else:
+            self.file.write(_bytes(block, block.dtype))
+            self.parts.append((self._end, block.dtype, len(block)))
+            self._end += block.nbytes
+        self.rows += len(block)
+
+    def chunks(self):
+        """The blocks in order, each as an array of this column's dtype."""
+        if self.file is not None:
+            self.file.flush()
+        for part in self.parts:
+            if self.file is None:
+                yield part.astype(self.dtype, copy=False)
+                continue
+            offset, dtype, rows = part
+            raw, size = bytearray(), rows * dtype.itemsize * int(np.prod(self.shape))
+            while len(raw) < size:  # (pread may return less than asked)
+                got = os.pread(self.file.fileno(), size - len(raw), offset + len(raw))
+                if not got:
+                    raise OSError("a recorder's spool file ended early")
+                raw += got
+            yield np.frombuffer(raw, dtype).reshape((rows,) + self.shape).astype(
+                self.dtype, copy=False)
+
+    def close(self):
+        if self.file is not None:
+            self.file.close()
 
 
 class RunRecorder:
@@ -32,6 +93,11 @@ class RunRecorder:
     ``contact_force`` (K, 3) [N] on B in W (average over the step), ``contact_distance``
     (K,) [m] and ``contact_mu`` (K,). ``scene_path`` (a 0-d string) is the scene file's
     absolute path, empty when the scene came from no file.
+
+    Memory: the last :data:`BLOCK` steps as Python rows, the earlier ones packed into
+    arrays; with ``spool`` (a folder, e.g. the output's) the packed blocks go to
+    nameless files there instead, so a run of any length holds a constant amount of
+    memory, and :meth:`save` streams them into the ``.npz``.
     """
 
     #: the per-step columns; runs written before the viewer lack the last two
@@ -42,23 +108,32 @@ class RunRecorder:
     #: the per-contact columns, concatenated over the steps
     CONTACT_COLUMNS = ("contact_point", "contact_normal", "contact_force", "contact_distance",
                        "contact_mu")
+    #: columns of strings (packed as codes into the strings each column has seen)
+    TEXT_COLUMNS = ("lcp_status", "lcp_method", "lcp_rungs")
 
-    def __init__(self, wrench_links, joint_names=(), scene_path=None):
+    def __init__(self, wrench_links, joint_names=(), scene_path=None, spool=None):
         self.links = list(wrench_links)
         self.joint_names = list(joint_names)
         self.scene_path = "" if scene_path is None else os.path.abspath(str(scene_path))
         self.rows = {k: [] for k in self.STEP_COLUMNS + ("contact_count",)}
         self.tables = []  # per step, (k, 11): the CONTACT_COLUMNS side by side
         self.wrench_rows = []  # per step, (len(links), 6)
+        self._packed = {k: _Blocks(spool) for k in tuple(self.rows) + ("contacts", "wrenches")}
+        self._codes = {k: {} for k in self.TEXT_COLUMNS}
 
-    @property
-    def wrenches(self):
-        """``{link: [(6,) wrench of each step]}`` [N, N.m] in W about the link origin."""
-        return {link: [w[i] for w in self.wrench_rows] for i, link in enumerate(self.links)}
+    def __len__(self):
+        """Steps recorded."""
+        return self._packed["t"].rows + len(self.rows["t"])
+
+    def last(self, name):
+        """The last step's value of the step column ``name`` (IndexError before a step)."""
+        return self.rows[name][-1]
 
     def add(self, sim, info):
         """Append the state after a step and its :class:`StepInfo`."""
         r = self.rows
+        if len(r["t"]) == BLOCK:  # (before the append: the last step stays a Python row)
+            self._pack()
         r["t"].append(info.t)
         r["q"].append(sim.q)
         r["v"].append(sim.v)
@@ -81,30 +156,124 @@ class RunRecorder:
         self.tables.append(table)
         self.wrench_rows.append(wrenches)
 
+    def _block(self, name):
+        """The rows not yet packed of ``name`` (a step column, ``contacts`` or
+        ``wrenches``) as one array."""
+        if name == "contacts":
+            return np.concatenate(self.tables) if self.tables else np.zeros((0, 11))
+        if name == "wrenches":
+            return (np.stack(self.wrench_rows) if self.wrench_rows
+                    else np.zeros((0, len(self.links), 6)))
+        values = self.rows[name]
+        if name in self.TEXT_COLUMNS:
+            codes = self._codes[name]
+            return np.array([codes.setdefault(x, len(codes)) for x in values], dtype=np.int32)
+        if name.startswith("joint_"):
+            return np.asarray(values, dtype=float).reshape(len(values), len(self.joint_names))
+        if name == "contact_count":
+            return np.asarray(values, dtype=np.int64)
+        return np.asarray(values)
+
+    def _pack(self):
+        """Move the Python rows into the packed blocks."""
+        for name, blocks in self._packed.items():
+            blocks.add(self._block(name))
+        for values in self.rows.values():
+            values.clear()
+        self.tables.clear()
+        self.wrench_rows.clear()
+
+    def _chunks(self, name):
+        """``(dtype, shape of one row, rows, chunks)`` of ``name``: the packed blocks,
+        then the Python rows (a generator, one block in memory at a time)."""
+        blocks, tail = self._packed[name], self._block(name)
+        if blocks.shape is None:
+            return tail.dtype, tail.shape[1:], len(tail), iter([tail])
+        dtype = np.result_type(blocks.dtype, tail.dtype) if len(tail) else blocks.dtype
+
+        def chunks():
+            for c in blocks.chunks():
+                yield c.astype(dtype, copy=False)
+            yield tail.astype(dtype, copy=False)
+        return dtype, blocks.shape, blocks.rows + len(tail), chunks()
+
+    def _streams(self):
+        """``{name: (dtype, shape, chunks)}`` of every array the run file holds."""
+        out = {}
+        for name in self.rows:
+            dtype, row, n, chunks = self._chunks(name)
+            if name in self.TEXT_COLUMNS:
+                words = list(self._codes[name])  # in code order
+                text = np.asarray(words if words else [""], dtype=str)
+                chunks = _words(text, chunks)
+                dtype, row = text.dtype, ()
+            out[name] = (dtype, (n,) + row, chunks)
+        for k, cols in zip(self.CONTACT_COLUMNS,
+                           (slice(0, 3), slice(3, 6), slice(6, 9), 9, 10)):
+            dtype, row, n, chunks = self._chunks("contacts")  # (read once per column)
+            out[k] = (np.dtype(float), (n,) + ((3,) if isinstance(cols, slice) else ()),
+                      _columns(chunks, cols))
+        for i, link in enumerate(self.links):
+            dtype, row, n, chunks = self._chunks("wrenches")
+            out[f"wrench/{link}"] = (np.dtype(float), (n, 6), _columns(chunks, i))
+        out["joint_names"] = _whole(np.asarray(self.joint_names, dtype=str))
+        out["scene_path"] = _whole(np.asarray(self.scene_path, dtype=str))
+        return out
+
     def arrays(self):
         """The recorded columns as arrays (strings as fixed-width unicode)."""
-        out = {k: np.asarray(v) for k, v in self.rows.items()}
-        for k in ("lcp_status", "lcp_method", "lcp_rungs"):
-            out[k] = np.asarray(self.rows[k], dtype=str)
-        n = len(self.joint_names)
-        for k in ("joint_position", "joint_velocity", "joint_effort"):
-            out[k] = np.asarray(self.rows[k], dtype=float).reshape(len(self.rows["t"]), n)
-        out["joint_names"] = np.asarray(self.joint_names, dtype=str)
-        out["contact_count"] = np.asarray(self.rows["contact_count"], dtype=np.int64)
-        table = np.concatenate(self.tables) if self.tables else np.zeros((0, 11))
-        for k, cols in zip(self.CONTACT_COLUMNS, (slice(0, 3), slice(3, 6), slice(6, 9), 9, 10)):
-            out[k] = np.ascontiguousarray(table[:, cols])
-        out["scene_path"] = np.asarray(self.scene_path, dtype=str)
-        wrenches = (np.stack(self.wrench_rows) if self.wrench_rows
-                    else np.zeros((0, len(self.links), 6)))
-        for i, link in enumerate(self.links):
-            out[f"wrench/{link}"] = np.ascontiguousarray(wrenches[:, i])
+        out = {}
+        for name, (dtype, shape, chunks) in self._streams().items():
+            if shape == ():
+                out[name] = next(chunks)
+                continue
+            whole, o = np.empty(shape, dtype=dtype), 0
+            for c in chunks:
+                whole[o:o + len(c)] = c
+                o += len(c)
+            out[name] = whole
         return out
 
     def save(self, path):
-        """Write ``path`` (.npz, readable with ``allow_pickle=False``; atomically)."""
-        arrays = self.arrays()
-        write_atomically(path, lambda f: np.savez_compressed(f, **arrays))
+        """Write ``path`` (.npz, readable with ``allow_pickle=False``; atomically), one
+        block at a time."""
+        def write(f):
+            with zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED, allowZip64=True) as zf:
+                for name, (dtype, shape, chunks) in self._streams().items():
+                    with zf.open(name + ".npy", "w", force_zip64=True) as out:
+                        np.lib.format.write_array_header_1_0(out, {
+                            "descr": np.lib.format.dtype_to_descr(dtype),
+                            "fortran_order": False, "shape": shape})
+                        for c in chunks:
+                            out.write(_bytes(c, dtype))
+        write_atomically(path, write)
+
+    def close(self):
+        """Free the spool files (a recorder that is dropped frees them too)."""
+        for blocks in self._packed.values():
+            blocks.close()
+
+
+def _bytes(array, dtype):
+    """The bytes of ``array`` as ``dtype``, C order, without a copy when it is one."""
+    return np.ascontiguousarray(array, dtype=dtype).reshape(-1).view(np.uint8).data
+
+
+def _words(text, chunks):
+    """The chunks' codes as their words ``text[code]``."""
+    for c in chunks:
+        yield text[c]
+
+
+def _columns(chunks, cols):
+    """The chunks' columns ``cols`` (an index or a slice of the second axis)."""
+    for c in chunks:
+        yield np.ascontiguousarray(c[:, cols], dtype=float)
+
+
+def _whole(array):
+    """A stream of one array in one chunk."""
+    return array.dtype, array.shape, iter([array])
 
 
 def read_run(path):

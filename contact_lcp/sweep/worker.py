@@ -62,7 +62,9 @@ def simulate_run(task):
         if task["record"]:
             from contact_lcp.sim.recording import RunRecorder
 
-            recorder = RunRecorder(scene.output.wrench_links, sim.joint_names)
+            os.makedirs(os.path.dirname(task["record"]), exist_ok=True)
+            recorder = RunRecorder(scene.output.wrench_links, sim.joint_names,
+                                   spool=os.path.dirname(task["record"]))
         steps = int(round(task["duration"] / sim.h))
         for _ in range(steps):
             info = sim.step()
@@ -72,8 +74,8 @@ def simulate_run(task):
             if recorder is not None:
                 recorder.add(sim, info)
         if recorder is not None:
-            os.makedirs(os.path.dirname(task["record"]), exist_ok=True)
             recorder.save(task["record"])
+            recorder.close()
     except Exception as e:  # noqa: BLE001 -- one run's error is its row, not the sweep's end
         row.update(status="error", message=f"{type(e).__name__}: {e}")
     if sim is not None:
