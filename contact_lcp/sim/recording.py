@@ -23,7 +23,7 @@ class _Blocks:
 
     def __init__(self, folder=None):
         self.file = None if folder is None else tempfile.TemporaryFile(dir=folder)
-        self.parts = []  # in memory: the arrays; in the file: (offset, rows) of each
+        self.parts = []  # in memory: the arrays; in the file: (offset, dtype, rows) of each
         self.rows = 0
         self.dtype = None
         self.shape = None  # of one row
@@ -96,8 +96,9 @@ class RunRecorder:
 
     Memory: the last :data:`BLOCK` steps as Python rows, the earlier ones packed into
     arrays; with ``spool`` (a folder, e.g. the output's) the packed blocks go to
-    nameless files there instead, so a run of any length holds a constant amount of
-    memory, and :meth:`save` streams them into the ``.npz``.
+    nameless files there instead, so a run of any length holds the same memory (and a
+    tuple per column per block to find them), and :meth:`save` streams them into the
+    ``.npz``.
     """
 
     #: the per-step columns; runs written before the viewer lack the last two
