@@ -220,11 +220,10 @@ def test_the_cli_summary_counts_the_rungs():
 
 def test_a_robust_answer_that_misses_the_verdict_on_every_path_gets_the_lexicographic_one():
     # The ring's 270-row LCP of its loaded contacts at t = 0.791 s (a redundant contact
-    # set: M singular), warm-started from the last step's basis. On a Zen 3 CPU robust's
-    # search claims an answer on all four paths that misses the per-row verdict by
-    # round-off (1.2e-8 > 4.8e-9 warm, 5.1e-9 cold), and the step fell to the next rung
-    # with a failed solve; the lexicographic path certifies it. Whichever path answers
-    # on a given CPU, the standard attempts certify it.
+    # set: M singular), warm-started from the last step's basis. Robust's search can
+    # claim answers on all four of its paths that miss the per-row verdict by round-off
+    # (which bits it ends on depends on the CPU); the lexicographic path certifies it.
+    # Whichever path answers on a given CPU, the standard attempts certify it.
     with np.load(os.path.join(DATA, "ring_claimed_uncertified.npz")) as f:
         M, q, basis = f["M"], f["q"], f["initial_basis"]
     res = solve_with_retries(M, q, method="robust", initial_basis=basis)

@@ -355,8 +355,8 @@ def test_malformed_input_is_rejected_and_the_state_stays_finite(obs, sim_node):
     since = time.monotonic()
     for pub, msg, words in bad:
         # a distinct reason is logged at once when the last line is >= 0.1 s old (the
-        # throttle): the next message goes 0.15 s after this one's line, however late
-        # the node's executor takes it (a slow run once took two within 0.1 s)
+        # throttle): the next message goes 0.15 s after this one's line, so that however
+        # late the node's executor takes a message, the two are never closer than that
         pub.publish(msg)
         try:
             obs.wait_for(lambda: words in sim_node.log_path.read_text(), 30,

@@ -202,7 +202,7 @@ def test_a_spooled_recording_holds_constant_memory_and_writes_the_same_run(
         tracemalloc.stop()
     # kept: a packed step is ~1.2 kB (q, v, 8 contacts, joints, wrenches); spooled: at
     # most the 19 blocks' bookkeeping, an (offset, dtype, rows) tuple for each of 20
-    # columns, ~120 B each (measured: ~4 kB, the Python rows' lists reused)
+    # columns, ~120 B each (the Python rows' lists are reused, not grown)
     assert grown[False] > 1000 * (steps - 150)
     assert grown[True] < 19 * 20 * 120, grown
     assert len(spooled) == len(kept) == steps and len(spooled.rows["t"]) <= 100

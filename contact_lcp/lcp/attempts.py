@@ -157,10 +157,11 @@ def standard_attempts(M, method, options):
     if method == "robust" and options.get("lemke_fallback", True) \
             and options.get("pivot_budget") is None:
         # robust's own Lemke paths run only when its search certifies nothing, but the
-        # search can end on a basis whose answer misses the per-row verdict by round-off
+        # search can claim a basis whose answer misses the per-row verdict by round-off
         # on every path above (a redundant contact set's degenerate rows: the ring's
-        # 270-row LCP at t = 0.791 s, error 1.2e-8 > tol 4.8e-9 warm, 5.1e-9 cold, on a
-        # Zen 3 CPU), where the lexicographic path ends on another basis and certifies
+        # loaded-contact LCP in test_ladder, whose last bits depend on the CPU the
+        # kernels were compiled for), where the lexicographic path ends on another basis
+        # and certifies
         out.append(Attempt("lexicographic", "lexicographic", {}, inherit=False,
                            report={"lexicographic_retry": True}))
     return tuple(out)
