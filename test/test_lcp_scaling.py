@@ -317,3 +317,48 @@ def test_the_compiled_verdict_pass_is_the_definition_bit_for_bit(seed):
     # and the tolerances' second pass (also four rows at a time) from those terms
     _, tol = row_tolerance_vector(M, q, z, d1, d2, s)
     np.testing.assert_array_equal(tol, _tolerances_csr(*every, d1, d2, *want[1:]))
+
+
+def _ruiz_definition(M, q, max_sweeps):
+    """Ruiz's factors as the module notes define them, in numpy: row and column maxima
+    of ``|D1 M D2|`` with NaN entries passed over (``np.fmax``), each factor divided by
+    the power of two nearest the square root of its maximum until all lie in [1/2, 2]."""
+    from contact_lcp.lcp.scaling import _pow2_below, _pow2_sqrt, q_scale
+
+    n = q.shape[0]
+    A = np.abs(M)
+    big = np.fmax.reduce(A, axis=None, initial=0.0) if n else 0.0
+    d1, d2 = np.ones(n), np.full(n, _pow2_below(big))
+    sweeps = 0
+    for _ in range(max_sweeps):
+        S = A * d1[:, None] * d2[None, :]  # (|M_ij| d1_i) d2_j, the kernels' order
+        row = np.fmax.reduce(S, axis=1, initial=0.0)
+        col = np.fmax.reduce(S, axis=0, initial=0.0)
+        if all((x == 0.0) or (0.5 <= x <= 2.0) for x in np.concatenate([row, col])):
+            break
+        sweeps += 1
+        d1 = d1 / np.array([_pow2_sqrt(x) for x in row])
+        d2 = d2 / np.array([_pow2_sqrt(x) for x in col])
+    return d1, d2, q_scale(q, d1), sweeps
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_the_compiled_ruiz_sweeps_are_the_definition_bit_for_bit(seed):
+    # The compiled sweeps take the column maxima with np.maximum (vector maxima, NaN
+    # propagating) and take a column that met a NaN again one entry at a time: the
+    # factors are the definition's, NaN and inf entries included.
+    from contact_lcp.lcp.scaling import _ruiz
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 40))
+    M = rng.standard_normal((n, n)) * 2.0 ** rng.integers(-30, 30, (n, 1)) \
+        * 2.0 ** rng.integers(-20, 20, (1, n)) * 1.3
+    M[rng.random((n, n)) < 0.3] = 0.0
+    if n and seed % 3 == 0:
+        M.flat[rng.integers(0, n * n, 3)] = (np.nan, np.inf, -np.inf)
+    q = rng.standard_normal(n)
+    got = _ruiz(M, q, np.int64(MAX_SWEEPS))
+    want = _ruiz_definition(M, q, MAX_SWEEPS)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    assert got[2:] == want[2:]

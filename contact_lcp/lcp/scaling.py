@@ -75,18 +75,40 @@ def _ruiz(M, q, max_sweeps):
     a = np.empty(n)
     sweeps = 0
     for sweep in range(max_sweeps):
-        col[:] = 0.0
-        for i in range(n):
-            di = d1[i]
-            for j in range(n):  # element-wise: the compiler vectorizes the loop
-                a[j] = abs(M[i, j]) * di * d2[j]
-                col[j] = max(col[j], a[j])
-            row[i] = _max4(a)
+        _maxima(M, d1, d2, a, row, col)
         if _balanced(row, col):
             break
         sweeps += 1
         _rescale(row, col, d1, d2)
     return d1, d2, q_scale(q, d1), sweeps
+
+
+@njit(cache=True)
+def _maxima(M, d1, d2, a, row, col):
+    """Write into ``row`` and ``col`` the row and column maxima of ``|D1 M D2|`` (``a``
+    (n,) scratch), one pass; an entry that is NaN is passed over, as ``max`` does.
+
+    The column maxima take ``np.maximum`` (NaN-propagating), which the compiler turns
+    into vector maxima, where ``max`` (which keeps its first argument against a NaN)
+    stays one element at a time; the maxima of non-NaN numbers are the same bits in
+    either form, and a column that met a NaN is taken again with ``max``."""
+    n = M.shape[0]
+    col[:] = 0.0
+    for i in range(n):
+        di = d1[i]
+        for j in range(n):
+            x = abs(M[i, j]) * di * d2[j]
+            a[j] = x
+            col[j] = np.maximum(col[j], x)
+        row[i] = _max4(a)
+    if not _has_nan(col):
+        return
+    for j in range(n):
+        if col[j] != col[j]:
+            c = 0.0
+            for i in range(n):
+                c = max(c, abs(M[i, j]) * d1[i] * d2[j])
+            col[j] = c
 
 
 @njit(cache=True)
@@ -114,20 +136,27 @@ def _rescale(row, col, d1, d2):
 def _first_factor(M):
     """``2^-E``: the power of two that puts the largest ``|M_ij|`` in ``[1, 2)`` (1 for a
     zero or non-finite ``M``)."""
-    m0 = m1 = m2 = m3 = 0.0  # four chains, as in _max4; max is exact in any order
     n = M.shape[1]
+    col = np.zeros(n)  # column maxima by np.maximum, vector maxima (as in _maxima)
     for i in range(M.shape[0]):
-        j = 0
-        while j + 4 <= n:
-            m0 = max(m0, abs(M[i, j]))
-            m1 = max(m1, abs(M[i, j + 1]))
-            m2 = max(m2, abs(M[i, j + 2]))
-            m3 = max(m3, abs(M[i, j + 3]))
-            j += 4
-        while j < n:
-            m0 = max(m0, abs(M[i, j]))
-            j += 1
-    return _pow2_below(max(max(m0, m1), max(m2, m3)))
+        for j in range(n):
+            col[j] = np.maximum(col[j], abs(M[i, j]))
+    mx = _max4(col)
+    if _has_nan(col):  # a NaN entry: passed over, as max does
+        mx = 0.0
+        for i in range(M.shape[0]):
+            for j in range(n):
+                mx = max(mx, abs(M[i, j]))
+    return _pow2_below(mx)
+
+
+@njit(cache=True)
+def _has_nan(x):
+    """Whether an entry of ``x`` is NaN."""
+    for i in range(x.shape[0]):
+        if x[i] != x[i]:
+            return True
+    return False
 
 
 @njit(cache=True)
