@@ -345,14 +345,15 @@ def _ruiz_definition(M, q, max_sweeps):
 @pytest.mark.parametrize("seed", range(60))
 def test_the_compiled_ruiz_sweeps_are_the_definition_bit_for_bit(seed):
     # The compiled sweeps take the column maxima with np.maximum (vector maxima, NaN
-    # propagating) and take a column that met a NaN again one entry at a time: the
-    # factors are the definition's, NaN and inf entries included.
+    # propagating) and take a column that met a NaN again one entry at a time, and the
+    # first sweep's maxima are |M|'s scaled after the maximum: the factors are the
+    # definition's, NaN, inf and subnormal entries included.
     from contact_lcp.lcp.scaling import _ruiz
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(0, 40))
-    M = rng.standard_normal((n, n)) * 2.0 ** rng.integers(-30, 30, (n, 1)) \
-        * 2.0 ** rng.integers(-20, 20, (1, n)) * 1.3
+    e = (30, 300, 1000)[seed % 3]  # (1000: products in the subnormal range)
+    M = rng.standard_normal((n, n)) * 2.0 ** rng.integers(-e, e // 3 + 1, (n, n)).astype(float)
     M[rng.random((n, n)) < 0.3] = 0.0
     if n and seed % 3 == 0:
         M.flat[rng.integers(0, n * n, 3)] = (np.nan, np.inf, -np.inf)

@@ -65,17 +65,26 @@ def _ruiz(M, q, max_sweeps):
     """``(d1, d2, s, sweeps)`` of the module notes; O(n^2) per sweep."""
     n = q.shape[0]
     d1 = np.ones(n)
-    # the sweeps start from M / 2^E, its largest entry in [1, 2): (alpha M) for any
-    # power of two alpha then starts, and ends, bit for bit where M does (the square
-    # roots of the sweeps alone halve odd exponents differently: 2 M once failed where
-    # M and 4 M solved)
-    d2 = np.full(n, _first_factor(M))
+    d2 = np.ones(n)
     row = np.empty(n)
     col = np.empty(n)
     a = np.empty(n)
+    # the sweeps start from M / 2^E, its largest entry in [1, 2): (alpha M) for any
+    # power of two alpha then starts, and ends, bit for bit where M does (the square
+    # roots of the sweeps alone halve odd exponents differently: 2 M once failed where
+    # M and 4 M solved). The first sweep's maxima are |M|'s times 2^-E: rounding a
+    # product by a positive factor is monotonic, so the maximum of the rounded products
+    # is the rounded product of the maximum, the same bits without a pass of their own
+    _maxima(M, d1, d2, a, row, col)
+    first = _pow2_below(_max4(row))
+    for i in range(n):
+        d2[i] = first
+        row[i] *= first
+        col[i] *= first
     sweeps = 0
     for sweep in range(max_sweeps):
-        _maxima(M, d1, d2, a, row, col)
+        if sweep:
+            _maxima(M, d1, d2, a, row, col)
         if _balanced(row, col):
             break
         sweeps += 1
