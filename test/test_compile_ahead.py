@@ -79,3 +79,36 @@ def test_a_stale_lock_is_taken_over(cold):
 def test_no_cache_folder_starts_nothing(cold, monkeypatch):
     monkeypatch.setenv("NUMBA_CACHE_DIR", "")
     assert warm.compile_ahead() is None and not FakePopen.started
+
+
+def test_the_box_problem_the_process_solves_first_is_a_stepped_problem_in_kernel_types():
+    # The process compiles the contact model's kernels first on a box's corners built by
+    # hand (no collision kernel). numba compiles one signature per argument types: the
+    # hand-built problem must hold the types a stepped scene's problem holds, or what it
+    # compiles is not what a first run loads. Its physics: the box's weight, in equal
+    # shares (the least-norm forces), the second step solved by the first one's basis.
+    import numba
+    import numpy as np
+
+    from contact_lcp.contact.islands import solve_islands
+    from contact_lcp.contact.models import make_model
+    from contact_lcp.sim.scene import model_settings
+    from contact_lcp.sim.scene_loader import scene_from_dict
+    from contact_lcp.sim.simulator import Simulator
+    from contact_lcp.sim.warm import _BOX_SCENE, _box_problem
+
+    scene = scene_from_dict(_BOX_SCENE)
+    problem = _box_problem(scene)
+    sim = Simulator(scene)
+    sim.step()
+    stepped = sim.stepper.data.problem
+    for name in ("G", "u", "bias", "J", "K", "mu", "R_WC", "p_W", "pair", "v_free", "v"):
+        assert numba.typeof(getattr(problem, name)) == numba.typeof(getattr(stepped, name)), name
+    assert problem.num_contacts == stepped.num_contacts == 4
+    model = make_model(scene.contact.model, model_settings(scene))
+    first = solve_islands(model, problem)
+    second = solve_islands(model, problem, first.guess)
+    assert second.report.info["rungs"] == ("last_basis:solved",)
+    weight = scene.bodies[0].mass * 9.81 * scene.time_step  # [N.s] over the step
+    np.testing.assert_allclose(second.f[0::3], weight / 4, rtol=1e-9)
+    np.testing.assert_allclose(second.f[1::3], 0.0, atol=1e-12 * weight)

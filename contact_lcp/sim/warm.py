@@ -44,17 +44,58 @@ _BOX_SCENE = {"time_step": 0.001, "gravity": [0.0, 0.0, -9.81],
                           "pose": [0, 0, 0.05, 0, 0, 0, 1]}]}
 
 
+def _box_problem(scene):
+    """The contact problem of the box of ``scene`` (``_BOX_SCENE``) resting on its four
+    bottom corners at the start of a step: its rows built by hand (a free body's
+    Jacobian), so that no collision kernel is compiled for it."""
+    from contact_lcp.contact.problem import build_problem
+
+    body = scene.bodies[0]
+    m, (a, b, c) = body.mass, (0.5 * x for x in body.size)
+    inertia = m / 3.0 * np.array([b * b + c * c, a * a + c * c, a * a + b * b])
+    K = np.diag(np.concatenate([np.full(3, 1.0 / m), 1.0 / inertia]))
+    h = scene.time_step
+    corners = np.array([[sx * a, sy * b, -c] for sx in (-1, 1) for sy in (-1, 1)])
+    R = np.array([[[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]] * 4)  # (n, t1, t2)
+    J = np.zeros((12, 6))
+    for i, r in enumerate(corners):
+        for t in range(3):
+            axis = R[i][:, t]
+            J[3 * i + t, :3] = axis
+            J[3 * i + t, 3:] = np.cross(r, axis)
+    v_free = np.concatenate([h * np.asarray(scene.gravity, dtype=float), np.zeros(3)])
+    return build_problem(h, R, corners + [0.0, 0.0, c], np.zeros(4), np.full(4, 0.6), J, K,
+                         np.zeros(6), v_free, pair=np.zeros(4, dtype=np.int64))
+
+
 def _ahead():
-    """The compile-ahead process's work (see :mod:`contact_lcp.sim.compile_ahead`): a
-    small LCP with every method, then a few steps of a box resting on the ground."""
+    """The compile-ahead process's work (see :mod:`contact_lcp.sim.compile_ahead`), in
+    the order a first run needs it once its scene has loaded (its own collision kernels,
+    the run's first minute), so that what is ready when the run gets there is the most:
+    the contact model's step on a box's corners, cold and from the last basis (the first
+    rung), without collision kernels; the robust search of a first step; the forces; a
+    small LCP with every method; then a few steps of a box resting on the ground (the
+    dynamics and a box's collision kernels)."""
+    from contact_lcp.contact.islands import solve_islands
+    from contact_lcp.contact.models import make_model
     from contact_lcp.lcp import METHODS, solve
+    from contact_lcp.sim.scene import model_settings
     from contact_lcp.sim.scene_loader import scene_from_dict
     from contact_lcp.sim.simulator import Simulator
 
+    scene = scene_from_dict(_BOX_SCENE)
+    model = make_model(scene.contact.model, model_settings(scene))
+    problem = _box_problem(scene)
+    guess = None
+    for _ in range(2):
+        solution = solve_islands(model, problem, guess)
+        guess = solution.guess
     M, q = np.array([[2.0, 1.0], [1.0, 2.0]]), np.array([-1.0, -1.0])
+    solve(M, q, method="robust")
+    solution.f  # (the forces' distribution, which the node and recordings read)
     for method in METHODS:
         solve(M, q, method=method)
-    sim = Simulator(scene_from_dict(_BOX_SCENE))
+    sim = Simulator(scene)
     for _ in range(3):
         sim.step()
 
