@@ -145,18 +145,10 @@ def _rescale(row, col, d1, d2):
 def _first_factor(M):
     """``2^-E``: the power of two that puts the largest ``|M_ij|`` in ``[1, 2)`` (1 for a
     zero or non-finite ``M``)."""
-    n = M.shape[1]
-    col = np.zeros(n)  # column maxima by np.maximum, vector maxima (as in _maxima)
-    for i in range(M.shape[0]):
-        for j in range(n):
-            col[j] = np.maximum(col[j], abs(M[i, j]))
-    mx = _max4(col)
-    if _has_nan(col):  # a NaN entry: passed over, as max does
-        mx = 0.0
-        for i in range(M.shape[0]):
-            for j in range(n):
-                mx = max(mx, abs(M[i, j]))
-    return _pow2_below(mx)
+    n = M.shape[0]
+    ones, row = np.ones(n), np.empty(n)
+    _maxima(M, ones, ones, np.empty(n), row, np.empty(n))
+    return _pow2_below(_max4(row))
 
 
 @njit(cache=True)
