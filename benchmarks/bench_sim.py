@@ -21,6 +21,7 @@ the start and the end of the run):
    the same resting boxes (analytic Delassus matrix) is timed alone instead.
 
 Step times are the median over chunks of the mean step in the chunk, with one BLAS thread.
+The scenes run one after another, each scene's engines back to back (ours first).
 Targets (issue 36, not tests): Talos and Go1 >= 0.5x MuJoCo's real-time factor and ahead of
 Drake, DART and PyBullet; the tower ahead of DART and PyBullet, >= 0.25x MuJoCo, drift
 <= 0.01 mm.
@@ -339,6 +340,20 @@ def report(side, ours, scaling, load1, load1_end):
     return text
 
 
+def _ours(name, Simulator, rev, args, options):
+    """Our row on the scene ``name`` (a status when it cannot run)."""
+    if Simulator is None:
+        return dict(name=name, status="contact_lcp.sim not available")
+    if name in ROBOT_DATA_SCENES and not _installed("example-robot-data"):
+        return dict(name=name, status="not installed (example-robot-data)")
+    try:
+        return bench_sim_ours.measure_ours(name, os.path.join(ROOT, SCENES[name]), Simulator,
+                                           version=rev, method=args.method,
+                                           profile_steps=20 if args.quick else 500, **options)
+    except Exception as e:  # report, keep benchmarking the rest
+        return dict(name=name, status=f"failed: {type(e).__name__}: {e}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="a few steps of each; for the smoke test")
@@ -364,24 +379,17 @@ def main(argv=None):
     load1 = os.getloadavg()[0]
     rev = common.git_revision(ROOT)
 
-    print(f"[bench_sim] peers: {args.peers or 'none'} on {args.peer_scenes or 'no scene'}", file=sys.stderr,
-          flush=True)
-    peers = sim_peers.run_peers(names(args.peers), names(args.peer_scenes), **options)
     Simulator = simulator_class()
-    ours = []
-    for name in names(args.scenes):
-        print(f"[bench_sim] ours: {name}", file=sys.stderr, flush=True)
-        if Simulator is None:
-            ours.append(dict(name=name, status="contact_lcp.sim not available"))
-        elif name in ROBOT_DATA_SCENES and not _installed("example-robot-data"):
-            ours.append(dict(name=name, status="not installed (example-robot-data)"))
-        else:
-            try:
-                ours.append(bench_sim_ours.measure_ours(name, os.path.join(ROOT, SCENES[name]), Simulator,
-                                                        version=rev, method=args.method,
-                                                        profile_steps=20 if args.quick else 500, **options))
-            except Exception as e:  # report, keep benchmarking the rest
-                ours.append(dict(name=name, status=f"failed: {type(e).__name__}: {e}"))
+    ours, peers = [], []
+    # scene by scene, ours then the peers: each ratio compares runs a minute apart at
+    # most, as a shared machine's speed drifts over minutes
+    for name in dict.fromkeys(names(args.scenes) + names(args.peer_scenes)):
+        if name in names(args.scenes):
+            print(f"[bench_sim] ours: {name}", file=sys.stderr, flush=True)
+            ours.append(_ours(name, Simulator, rev, args, options))
+        if name in names(args.peer_scenes) and names(args.peers):
+            print(f"[bench_sim] peers: {args.peers} on {name}", file=sys.stderr, flush=True)
+            peers += sim_peers.run_peers(names(args.peers), [name], **options)
     for r in ours:  # the command line on the same scene, right after the in-process rows
         if r.get("status") == "ok" and r["name"] in CLI_SCENES:
             print(f"[bench_sim] contact-lcp simulate --output: {r['name']}", file=sys.stderr, flush=True)

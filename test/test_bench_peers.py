@@ -82,6 +82,27 @@ def test_failing_peer_still_writes_the_csv(monkeypatch, tmp_path):
     assert row["status"] == "failed: RuntimeError: no license" and row["revision"]
 
 
+def test_each_scene_runs_ours_and_then_its_peers_before_the_next_scene(monkeypatch):
+    # A ratio compares two engines on one scene: they run back to back, not minutes
+    # apart behind every other scene's runs.
+    bench_sim = pytest.importorskip("bench_sim")
+    order = []
+
+    def ours(name, *args, **options):
+        order.append(("ours", name))
+        return dict(name=name, status="failed: not measured here")
+
+    def peer(scene, **options):
+        order.append(("dart", scene.name))
+        raise RuntimeError("not measured here")
+
+    monkeypatch.setattr(sys.modules["bench_sim_ours"], "measure_ours", ours)
+    monkeypatch.setitem(sim_peers.PEERS, "dart", peer)
+    bench_sim.main(["--quick", "--peers", "dart", "--peer-scenes", "tower", "--scenes", "tower,humanoid",
+                    "--points", "", "--results-dir", ""])
+    assert order == [("ours", "tower"), ("dart", "tower"), ("ours", "humanoid")]
+
+
 def test_x_columns_divide_our_rtf_by_the_peer_on_the_same_scene():
     bench_sim = pytest.importorskip("bench_sim")
     from peer_harness import PeerRun
