@@ -9,10 +9,11 @@ the start and the end of the run):
 1. **side by side** — per scene (humanoid, Talos and Go1 standing at h = 1 ms, the 5-box
    tower at h = 10 ms, our ``config/*.yaml``), our row and each peer's (MuJoCo, Drake
    point and hydroelastic, DART, PyBullet: ``sim_peers.py``) from the same harness
-   (``peer_harness.measure``: untimed settle, only ``step()`` timed), with the physics of
-   every row: ``sum F_z / (m g)``, drift, the engine's and our own penetration, friction
-   cone, standing, the ``check`` verdict (``peer_checks``), and on our rows
-   ``x_<peer>`` = our real-time factor / the peer's on the same scene;
+   (``peer_harness.measuring``: untimed settle, only ``step()`` timed), with the physics
+   of every row: ``sum F_z / (m g)``, drift, the engine's and our own penetration,
+   friction cone, standing, the ``check`` verdict (``peer_checks``), and on our rows
+   ``x_<peer>`` = our speed over the peer's on the same scene: the median over the chunks
+   of the peer's step time over ours in the same turn;
 2. **ours** — LCP size and outcome, pivots, fallbacks, scene load time;
 3. **breakdown** — mean time per step of each stage of ``StepInfo.timings`` and the rest
    of the mean step ("other": Python glue), Python-level calls per step;
@@ -20,8 +21,11 @@ the start and the end of the run):
    boxes resting on the ground; when ``contact_lcp.sim`` is not importable, the LCP of
    the same resting boxes (analytic Delassus matrix) is timed alone instead.
 
-Step times are the median over chunks of the mean step in the chunk, with one BLAS thread.
-The scenes run one after another, each scene's engines back to back (ours first).
+Step times are the median over chunks of the mean step in the chunk, with one BLAS thread
+(``chunk_us`` in the CSV: each chunk's). The scenes run one after another; on each, ours
+and the peers run chunk by chunk in turn (ours first), so that the chunks a ratio
+compares ran seconds apart: a shared machine's speed drifts by tens of percent over
+minutes, and two engines run one after the other would carry that into their ratio.
 Targets (issue 36, not tests): Talos and Go1 >= 0.5x MuJoCo's real-time factor and ahead of
 Drake, DART and PyBullet; the tower ahead of DART and PyBullet, >= 0.25x MuJoCo, drift
 <= 0.01 mm.
@@ -52,6 +56,7 @@ sys.path.insert(0, HERE)
 import bench_sim_ours  # noqa: E402
 import common  # noqa: E402  (revision stamp, CSV, stats, tables)
 import peer_scenes  # noqa: E402
+from peer_harness import in_turn  # noqa: E402
 import sim_peers  # noqa: E402
 
 STAGES = bench_sim_ours.STAGES
@@ -71,8 +76,8 @@ BOX_MASS = 1.0
 X_COLUMNS = tuple("x_" + p for p in sim_peers.PEERS)
 COLUMNS = ("revision", "date", "load1", "load1_end", "section", "name", "engine", "scene", "status", "version",
            "time_step", "steps", "step_us", "step_mean_us", "steps_per_s", "rtf") + X_COLUMNS + (
-           "load_s", "points", "num_contacts", "num_active", "lcp_size", "lcp_solved", "lcp_method", "pivots",
-           "fallbacks", "force_ratio", "max_penetration", "penetration_check", "cone_ratio", "base_height",
+           "chunk_us", "load_s", "points", "num_contacts", "num_active", "lcp_size", "lcp_solved", "lcp_method",
+           "pivots", "fallbacks", "force_ratio", "max_penetration", "penetration_check", "cone_ratio", "base_height",
            "drift_mm", "stands", "check", "calls_per_step", "first_rung_share", "cli_rtf", "cli_share") + tuple(
                s + "_us" for s in STAGES) + ("other_us", "notes")
 
@@ -264,14 +269,26 @@ def _ratio(a, b):
     return a / b if a and b and np.isfinite(a) and np.isfinite(b) else float("nan")
 
 
+def _x(ours, peer):
+    """Our speed over the peer's on one scene: the median over the chunks of the peer's
+    chunk step time over ours in the same turn (the two ran seconds apart, see
+    :func:`peer_harness.in_turn`); the ratio of the whole runs' rates when the chunks do not
+    pair up."""
+    a, b = tuple(ours.get("chunk_times") or ()), tuple(peer.chunk_times)
+    if a and len(a) == len(b) and all(x > 0 for x in a + b):
+        return float(np.median(np.array(b) / np.array(a)))
+    return _ratio(ours.get("rtf"), peer.rtf)
+
+
 def side_by_side(peers, ours):
-    """Add ``x_<peer>`` (our RTF / the peer's, same scene) to each of our rows; returns
-    the rows of the side-by-side table: per scene ours first, then the peers."""
+    """Add ``x_<peer>`` (our speed over the peer's, same scene: :func:`_x`) to each of our
+    rows; returns the rows of the side-by-side table: per scene ours first, then the
+    peers."""
     rows = []
     for r in ours:
         for p in sim_peers.PEERS:
             match = [q for q in peers if q.engine == p and q.scene == r["name"] and q.status == "ok"]
-            r["x_" + p] = _ratio(r.get("rtf"), match[0].rtf) if match and r.get("status") == "ok" else None
+            r["x_" + p] = _x(r, match[0]) if match and r.get("status") == "ok" else None
     scenes = list(dict.fromkeys([r["name"] for r in ours] + [p.scene for p in peers]))
     for scene in scenes:
         rows += [dict(r, engine="contact_lcp", scene=scene) for r in ours if r["name"] == scene]
@@ -341,17 +358,27 @@ def report(side, ours, scaling, load1, load1_end):
 
 
 def _ours(name, Simulator, rev, args, options):
-    """Our row on the scene ``name`` (a status when it cannot run)."""
+    """Our run on the scene ``name``: a generator of :func:`peer_harness.measuring`'s
+    kind whose value is our row, or the row itself (a status) when it cannot run."""
     if Simulator is None:
         return dict(name=name, status="contact_lcp.sim not available")
     if name in ROBOT_DATA_SCENES and not _installed("example-robot-data"):
         return dict(name=name, status="not installed (example-robot-data)")
-    try:
-        return bench_sim_ours.measure_ours(name, os.path.join(ROOT, SCENES[name]), Simulator,
-                                           version=rev, method=args.method,
-                                           profile_steps=20 if args.quick else 500, **options)
-    except Exception as e:  # report, keep benchmarking the rest
-        return dict(name=name, status=f"failed: {type(e).__name__}: {e}")
+    return bench_sim_ours.measuring_ours(name, os.path.join(ROOT, SCENES[name]), Simulator, version=rev,
+                                         method=args.method, profile_steps=20 if args.quick else 500, **options)
+
+
+def _scene(name, ours, peers, Simulator, rev, args, options):
+    """Our run (``ours``) and the ``peers``' on the scene ``name``, chunk by chunk in turn
+    (:func:`peer_harness.in_turn`): ``(our row or None, the peers' PeerRuns)``."""
+    runs = []
+    if ours:
+        runs.append((_ours(name, Simulator, rev, args, options),  # (a failure: report, go on)
+                     lambda e: dict(name=name, status=f"failed: {type(e).__name__}: {e}")))
+    engines = [e for e in peers if name in sim_peers.ONLY.get(e, (name,))]
+    runs += zip(sim_peers.scene_runs(peers, name, **options), [sim_peers.failed(e, name) for e in engines])
+    results = in_turn(runs)
+    return (results[0] if ours else None), results[1 if ours else 0:]
 
 
 def main(argv=None):
@@ -381,15 +408,16 @@ def main(argv=None):
 
     Simulator = simulator_class()
     ours, peers = [], []
-    # scene by scene, ours then the peers: each ratio compares runs a minute apart at
-    # most, as a shared machine's speed drifts over minutes
+    # scene by scene, ours and the peers chunk by chunk in turn: a ratio compares chunks
+    # run seconds apart, as a shared machine's speed drifts by tens of percent over minutes
     for name in dict.fromkeys(names(args.scenes) + names(args.peer_scenes)):
-        if name in names(args.scenes):
-            print(f"[bench_sim] ours: {name}", file=sys.stderr, flush=True)
-            ours.append(_ours(name, Simulator, rev, args, options))
-        if name in names(args.peer_scenes) and names(args.peers):
-            print(f"[bench_sim] peers: {args.peers} on {name}", file=sys.stderr, flush=True)
-            peers += sim_peers.run_peers(names(args.peers), [name], **options)
+        mine = name in names(args.scenes)
+        theirs = names(args.peers) if name in names(args.peer_scenes) else []
+        print(f"[bench_sim] {name}: {', '.join((['ours'] if mine else []) + theirs)} in turn",
+              file=sys.stderr, flush=True)
+        row, runs = _scene(name, mine, theirs, Simulator, rev, args, options)
+        ours += [row] if mine else []
+        peers += runs
     for r in ours:  # the command line on the same scene, right after the in-process rows
         if r.get("status") == "ok" and r["name"] in CLI_SCENES:
             print(f"[bench_sim] contact-lcp simulate --output: {r['name']}", file=sys.stderr, flush=True)
@@ -409,7 +437,8 @@ def main(argv=None):
         date, stamp = common.utc_stamp()
         rows = [dict(r, section="ours" if r["engine"] == "contact_lcp" else "peers",
                      step_us=1e6 * r["step_time"] if "step_time" in r else r.get("step_us"),
-                     step_mean_us=1e6 * r["step_time_mean"] if "step_time_mean" in r else r.get("step_mean_us"))
+                     step_mean_us=1e6 * r["step_time_mean"] if "step_time_mean" in r else r.get("step_mean_us"),
+                     chunk_us=" ".join(f"{1e6 * t:.1f}" for t in r.get("chunk_times") or ()))
                 for r in side]
         rows += [dict(section="scaling", **r) for r in scaling]
         for r in rows:

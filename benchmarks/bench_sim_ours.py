@@ -1,4 +1,4 @@
-"""Our simulator measured like a peer (``peer_harness.measure``) for ``bench_sim.py``.
+"""Our simulator measured like a peer (``peer_harness.measuring``) for ``bench_sim.py``.
 
 :class:`OurEngine` gives ``contact_lcp.sim.Simulator`` the peer-engine interface, so our
 rows come from the very protocol and re-checks of the peers' rows (untimed settle, only
@@ -14,7 +14,7 @@ import numpy as np
 
 import common
 import peer_scenes
-from peer_harness import measure
+from peer_harness import measuring
 
 STAGES = ("collision", "dynamics", "lcp_build", "solve", "integrate")
 
@@ -55,15 +55,17 @@ def python_calls_per_step(sim, steps=500):
     return pstats.Stats(prof).total_calls / steps
 
 
-def measure_ours(name, path, Simulator, *, duration, settle, chunks, version, method=None, profile_steps=500):
-    """One row of ours for the scene ``name`` (a :data:`peer_scenes.SCENE_FILES` key)."""
+def measuring_ours(name, path, Simulator, *, duration, settle, chunks, version, method=None, profile_steps=500):
+    """One row of ours for the scene ``name`` (a :data:`peer_scenes.SCENE_FILES` key): a
+    generator of :func:`peer_harness.measuring`'s kind (it stops after the settle and each
+    chunk) whose value is the row."""
     scene = peer_scenes.load(name)
     t0 = time.perf_counter()
     sim = Simulator.from_file(path, solver_method=method)
     load_s = time.perf_counter() - t0
     engine = OurEngine(sim, scene, version)
-    run = measure(engine, scene, duration=duration, settle=settle, chunks=chunks, name="contact_lcp",
-                  scene_notes=False)
+    run = yield from measuring(engine, scene, duration=duration, settle=settle, chunks=chunks, name="contact_lcp",
+                               scene_notes=False)
     infos = engine.infos[-run.steps:]
     stages = {s + "_us": 1e6 * float(np.mean([i.timings.get(s, 0.0) for i in infos])) for s in STAGES}
     last = sim.step()  # one more, untimed step for the size of the model's LCP

@@ -17,6 +17,11 @@ mean step in the chunk. After every step, untimed, it reads the engine's contact
 ``sum F_z / (m g)`` is the mean over every timed step, and the engine's penetration the
 largest over them, and so is the friction cone; ``POSE_SAMPLES`` times per chunk it also
 reads the pose for our penetration (:mod:`peer_checks`), the drift and the standing check.
+
+:func:`measuring` is that protocol as a generator that stops after the settle and after
+each chunk, so that ``bench_sim.py`` can run the engines of one scene chunk by chunk in
+turn (:func:`in_turn`): on a shared machine whose speed drifts by tens of percent over
+minutes, two engines compare fairly only over chunks run seconds apart.
 """
 
 import dataclasses
@@ -65,10 +70,16 @@ class PeerRun:
     stands: bool = False
     check: str = ""
     notes: str = ""
+    #: the mean step time of each chunk [s], in the order run
+    chunk_times: tuple = ()
 
     def as_row(self):
         """A dict for the CSV/table (``name`` = the engine)."""
         return dict(dataclasses.asdict(self), name=self.engine)
+
+
+#: what :func:`measuring` yields after the settle, before the timed chunks
+SETTLED = "settled"
 
 
 def _positions(scene, pose):
@@ -76,8 +87,53 @@ def _positions(scene, pose):
     return np.asarray(pose[0][:3] if scene.kind == "robot" else np.asarray(pose)[:, :3], float).reshape(-1, 3)
 
 
-def measure(engine, scene, *, duration, settle, chunks, name, scene_notes=True):
-    """Time ``engine.step()`` and check its physics; returns a :class:`PeerRun`.
+def finish(run):
+    """Drive a :func:`measuring`-like generator to its end; its returned value (a value
+    that is not a generator, such as a failure's row, is returned as it is)."""
+    if not hasattr(run, "send"):
+        return run
+    while True:
+        try:
+            next(run)
+        except StopIteration as stop:
+            return stop.value
+
+
+def in_turn(runs):
+    """Drive the runs, pairs ``(run, failed)`` of a generator of :func:`measuring`'s kind
+    and a function of an exception, one stop each in turn, so that every engine's k-th
+    chunk runs right after the others' k-th; returns their values in order. A run that
+    raises ends as ``failed(exception)``; a run that is not a generator is its own value."""
+    out = [None] * len(runs)
+    live = []
+    for i, (run, _) in enumerate(runs):
+        if hasattr(run, "send"):
+            live.append(i)
+        else:
+            out[i] = run
+    while live:
+        for i in list(live):
+            run, failed = runs[i]
+            try:
+                next(run)
+            except StopIteration as stop:
+                out[i] = stop.value
+                live.remove(i)
+            except Exception as e:  # a broken or unstable engine must not stop the others
+                out[i] = failed(e)
+                live.remove(i)
+    return out
+
+
+def measure(engine, scene, **options):
+    """:func:`measuring` run to its end: a :class:`PeerRun`."""
+    return finish(measuring(engine, scene, **options))
+
+
+def measuring(engine, scene, *, duration, settle, chunks, name, scene_notes=True):
+    """Time ``engine.step()`` and check its physics; a generator that yields
+    :data:`SETTLED` after the settle and each chunk's mean step time [s] after it, and
+    returns a :class:`PeerRun`.
 
     ``scene_notes``: append the scene's notes (what the peers' URDF copy changes) to the
     engine's. Raises FloatingPointError on a non-finite force or pose.
@@ -89,6 +145,7 @@ def measure(engine, scene, *, duration, settle, chunks, name, scene_notes=True):
     step, clock, contacts = engine.step, time.perf_counter, engine.contacts
     for _ in range(int(round(settle / h))):
         step()
+    yield SETTLED
     per = max(1, int(round(duration / h)) // chunks)
     stride = max(1, per // POSE_SAMPLES)
     walls, fz, depth, cone, count, ours, moved, heights = [], [], [], [], [], [], [], []
@@ -114,6 +171,7 @@ def measure(engine, scene, *, duration, settle, chunks, name, scene_notes=True):
                 moved.append(p - start)
                 heights.append(p[0, 2])
         walls.append(wall / per)
+        yield walls[-1]
     step_time = float(np.median(walls))
     moved = np.array(moved)
     force_ratio = float(np.mean(fz)) / (scene.mass * scene.gravity)
@@ -132,4 +190,5 @@ def measure(engine, scene, *, duration, settle, chunks, name, scene_notes=True):
         base_height=float(heights[-1]) if scene.kind == "robot" else float("nan"),
         drift_mm=1e3 * float(np.max(np.linalg.norm(moved[:, :, :2], axis=2))), stands=stands,
         check=peer_checks.verdict(force_ratio, engine_depth, our_depth, cone_max, scene.friction),
-        notes="; ".join(n for n in [engine.notes] + (list(scene.notes) if scene_notes else []) if n))
+        notes="; ".join(n for n in [engine.notes] + (list(scene.notes) if scene_notes else []) if n),
+        chunk_times=tuple(walls))

@@ -20,7 +20,7 @@ import tempfile
 
 import numpy as np
 
-from peer_harness import PeerRun, measure
+from peer_harness import PeerRun, measuring
 
 NAME = "dart"
 
@@ -157,12 +157,13 @@ def build_tower(dart, scene, tmp):
     return _Engine(dart, world, "ground_shape", "tower", roots, {}, "FCL box-box; deactivation off")
 
 
-def run(scene, **options):
-    """Measure ``scene`` (a :mod:`peer_scenes` scene) in DART; a :class:`PeerRun`."""
+def runs(scene, **options):
+    """Measure ``scene`` (a :mod:`peer_scenes` scene) in DART: a generator of
+    :func:`peer_harness.measuring`'s kind, whose value is a :class:`PeerRun`."""
     try:
         dart = importlib.import_module("dartpy")
     except ImportError:
         return PeerRun(NAME, scene.name, "not installed")
     with tempfile.TemporaryDirectory() as tmp:
         engine = (build_robot if scene.kind == "robot" else build_tower)(dart, scene, tmp)
-    return measure(engine, scene, name=NAME, **options)
+    return (yield from measuring(engine, scene, name=NAME, **options))

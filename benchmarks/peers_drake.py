@@ -27,7 +27,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from peer_harness import PeerRun, measure
+from peer_harness import PeerRun, measuring
 
 #: Hydroelastic modulus of the compliant boxes [Pa] (hard rubber; the tower's boxes).
 HYDRO_MODULUS = 1e7
@@ -238,7 +238,7 @@ def build_tower(scene, hydro=False):
 
 
 def _runner(name, hydro):
-    def run(scene, **options):
+    def runs(scene, **options):
         try:
             importlib.import_module("pydrake")
         except ImportError:
@@ -250,11 +250,12 @@ def _runner(name, hydro):
             engine = (build_robot if scene.kind == "robot" else build_tower)(scene, hydro)
         finally:
             log.setLevel(level)
-        return measure(engine, scene, name=name, **options)
+        return (yield from measuring(engine, scene, name=name, **options))
 
-    run.__doc__ = f"Measure a :mod:`peer_scenes` scene in Drake ({'hydroelastic' if hydro else 'point'} contact)."
-    return run
+    runs.__doc__ = (f"Measure a :mod:`peer_scenes` scene in Drake ({'hydroelastic' if hydro else 'point'} "
+                    "contact): a generator of :func:`peer_harness.measuring`'s kind, whose value is a PeerRun.")
+    return runs
 
 
-run = _runner("drake", False)
-run_hydro = _runner("drake_hydro", True)
+runs = _runner("drake", False)
+runs_hydro = _runner("drake_hydro", True)

@@ -17,7 +17,7 @@ import importlib
 
 import numpy as np
 
-from peer_harness import PeerRun, measure
+from peer_harness import PeerRun, measuring
 
 NAME = "mujoco"
 
@@ -174,11 +174,12 @@ def run_pour(scene, steps):
             "notes": "implicitfast, Newton, pyramidal cone, soft contacts (default solref)"}
 
 
-def run(scene, **options):
-    """Measure ``scene`` (a :mod:`peer_scenes` scene) in MuJoCo; a :class:`PeerRun`."""
+def runs(scene, **options):
+    """Measure ``scene`` (a :mod:`peer_scenes` scene) in MuJoCo: a generator of
+    :func:`peer_harness.measuring`'s kind, whose value is a :class:`PeerRun`."""
     try:
         mujoco = importlib.import_module("mujoco")
     except ImportError:
         return PeerRun(NAME, scene.name, "not installed")
     engine = (build_robot if scene.kind == "robot" else build_tower)(mujoco, scene)
-    return measure(engine, scene, name=NAME, **options)
+    return (yield from measuring(engine, scene, name=NAME, **options))

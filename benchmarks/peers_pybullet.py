@@ -21,7 +21,7 @@ import tempfile
 
 import numpy as np
 
-from peer_harness import PeerRun, measure
+from peer_harness import PeerRun, measuring
 
 NAME = "pybullet"
 
@@ -116,8 +116,9 @@ def build_tower(p, scene, tmp):
     return _Engine(p, c, plane, bodies, "tower", {}, "default solver (50 iterations), default contact ERP")
 
 
-def run(scene, **options):
-    """Measure ``scene`` (a :mod:`peer_scenes` scene) in PyBullet; a :class:`PeerRun`."""
+def runs(scene, **options):
+    """Measure ``scene`` (a :mod:`peer_scenes` scene) in PyBullet: a generator of
+    :func:`peer_harness.measuring`'s kind, whose value is a :class:`PeerRun`."""
     try:
         p = importlib.import_module("pybullet")
     except ImportError:
@@ -125,6 +126,6 @@ def run(scene, **options):
     with tempfile.TemporaryDirectory() as tmp:
         engine = (build_robot if scene.kind == "robot" else build_tower)(p, scene, tmp)
         try:
-            return measure(engine, scene, name=NAME, **options)
+            return (yield from measuring(engine, scene, name=NAME, **options))
         finally:
             p.disconnect(physicsClientId=engine.c)

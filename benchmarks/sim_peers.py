@@ -15,6 +15,10 @@ h = 10 ms, read from our own scene files. Every engine is measured by the same h
 geometry and force balance (:mod:`peer_checks`). A peer that fails is a row whose status
 says why, never an exception out of :func:`run_peers`.
 
+:func:`run_peers` measures one engine after another; :func:`scene_runs` gives the
+engines' runs on one scene as generators, for ``bench_sim.py`` to run chunk by chunk in
+turn with ours (:func:`peer_harness.in_turn`).
+
 Settings that differ between engines (PD servo law, gravity compensation, friction
 combination, contact compliance) are in each row's ``notes``.
 """
@@ -26,11 +30,12 @@ import peers_dart
 import peers_drake
 import peers_mujoco
 import peers_pybullet
-from peer_harness import PeerRun
+from peer_harness import PeerRun, in_turn
 
-#: engine name -> function(scene, *, duration, settle, chunks) -> PeerRun
-PEERS = {"mujoco": peers_mujoco.run, "drake": peers_drake.run, "drake_hydro": peers_drake.run_hydro,
-         "dart": peers_dart.run, "pybullet": peers_pybullet.run}
+#: engine name -> function(scene, *, duration, settle, chunks): a generator of
+#: :func:`peer_harness.measuring`'s kind whose value is a PeerRun (or a PeerRun itself)
+PEERS = {"mujoco": peers_mujoco.runs, "drake": peers_drake.runs, "drake_hydro": peers_drake.runs_hydro,
+         "dart": peers_dart.runs, "pybullet": peers_pybullet.runs}
 #: engine name -> the Python module it needs
 MODULES = {"mujoco": "mujoco", "drake": "pydrake", "drake_hydro": "pydrake", "dart": "dartpy", "pybullet": "pybullet"}
 #: peer scenes run by default
@@ -44,26 +49,39 @@ def installed(engine):
     return importlib.util.find_spec(MODULES[engine]) is not None
 
 
-def run_peers(engines=tuple(PEERS), scenes=SCENES, **options):
-    """Run each engine on each scene; a list of :class:`PeerRun` (failures as statuses).
+def scene_runs(engines, name, **options):
+    """The runs of ``engines`` on the scene ``name``, in order: generators (see
+    :data:`PEERS`), or PeerRun rows of the engines that failed to start; engines that do
+    not run this scene are left out. ``options``: ``duration``, ``settle`` [s] of
+    simulated time and ``chunks`` (see :func:`peer_harness.measuring`)."""
+    engines = [eng for eng in engines if name in ONLY.get(eng, (name,))]
+    try:
+        scene = peer_scenes.load(name)
+    except Exception as e:  # e.g. example-robot-data missing: every engine's row says so
+        return [PeerRun(eng, name, f"failed: scene: {type(e).__name__}: {e}") for eng in engines]
+    out = []
+    for eng in engines:
+        try:
+            out.append(PEERS[eng](scene, **options))
+        except Exception as e:
+            out.append(PeerRun(eng, name, f"failed: {type(e).__name__}: {e}"))
+    return out
 
-    ``options``: ``duration``, ``settle`` [s] of simulated time and ``chunks`` (see
-    :func:`peer_harness.measure`).
-    """
+
+def failed(engine, scene):
+    """The row of ``engine`` on ``scene`` when its run raised ``e``: a function of ``e``."""
+    return lambda e: PeerRun(engine, scene, f"failed: {type(e).__name__}: {e}")
+
+
+def run_peers(engines=tuple(PEERS), scenes=SCENES, **options):
+    """Run each engine on each scene, one after another; a list of :class:`PeerRun`
+    (failures as statuses: a broken peer or an unstable scene must not stop the
+    benchmark). ``options`` as :func:`scene_runs`."""
     out = []
     for name in scenes if engines else ():
-        try:
-            scene = peer_scenes.load(name)
-        except Exception as e:  # e.g. example-robot-data missing: every engine's row says so
-            out += [PeerRun(eng, name, f"failed: scene: {type(e).__name__}: {e}") for eng in engines]
-            continue
-        for eng in engines:
-            if name not in ONLY.get(eng, (name,)):
-                continue
-            try:
-                out.append(PEERS[eng](scene, **options))
-            except Exception as e:  # a broken peer or an unstable scene must not stop the benchmark
-                out.append(PeerRun(eng, name, f"failed: {type(e).__name__}: {e}"))
+        for eng, run in zip([e for e in engines if name in ONLY.get(e, (name,))],
+                            scene_runs(engines, name, **options)):
+            out += in_turn([(run, failed(eng, name))])
     return out
 
 

@@ -82,25 +82,50 @@ def test_failing_peer_still_writes_the_csv(monkeypatch, tmp_path):
     assert row["status"] == "failed: RuntimeError: no license" and row["revision"]
 
 
-def test_each_scene_runs_ours_and_then_its_peers_before_the_next_scene(monkeypatch):
-    # A ratio compares two engines on one scene: they run back to back, not minutes
-    # apart behind every other scene's runs.
+def test_each_scene_runs_ours_and_its_peers_chunk_by_chunk_in_turn(monkeypatch):
+    # A ratio compares two engines on one scene: their chunks alternate, seconds apart,
+    # and the next scene starts after both have finished.
     bench_sim = pytest.importorskip("bench_sim")
     order = []
 
+    def runs(engine, name, value):
+        order.append((engine, name, "build"))
+        for c in range(2):
+            yield "settled" if c == 0 else 0.001
+            order.append((engine, name, c))
+        return value
+
     def ours(name, *args, **options):
-        order.append(("ours", name))
-        return dict(name=name, status="failed: not measured here")
+        return runs("ours", name, dict(name=name, status="failed: not measured here"))
 
     def peer(scene, **options):
-        order.append(("dart", scene.name))
-        raise RuntimeError("not measured here")
+        return runs("dart", scene.name, PeerRun("dart", scene.name, "failed: not measured here"))
 
-    monkeypatch.setattr(sys.modules["bench_sim_ours"], "measure_ours", ours)
+    from peer_harness import PeerRun
+    monkeypatch.setattr(sys.modules["bench_sim_ours"], "measuring_ours", ours)
     monkeypatch.setitem(sim_peers.PEERS, "dart", peer)
-    bench_sim.main(["--quick", "--peers", "dart", "--peer-scenes", "tower", "--scenes", "tower,humanoid",
-                    "--points", "", "--results-dir", ""])
-    assert order == [("ours", "tower"), ("dart", "tower"), ("ours", "humanoid")]
+    peers, mine, _ = bench_sim.main(["--quick", "--peers", "dart", "--peer-scenes", "tower",
+                                     "--scenes", "tower,humanoid", "--points", "", "--results-dir", ""])
+    assert order == [("ours", "tower", "build"), ("dart", "tower", "build"), ("ours", "tower", 0),
+                     ("dart", "tower", 0), ("ours", "tower", 1), ("dart", "tower", 1),
+                     ("ours", "humanoid", "build"), ("ours", "humanoid", 0), ("ours", "humanoid", 1)]
+    assert [r["name"] for r in mine] == ["tower", "humanoid"] and [p.engine for p in peers] == ["dart"]
+
+
+def test_an_engine_that_fails_in_its_turn_is_a_row_and_the_others_go_on(monkeypatch):
+    from peer_harness import in_turn
+
+    def good():
+        yield "settled"
+        yield 0.001
+        return "good"
+
+    def bad():
+        yield "settled"
+        raise RuntimeError("diverged")
+
+    out = in_turn([(bad(), lambda e: f"failed: {e}"), (good(), None), ("a row", None)])
+    assert out == ["failed: diverged", "good", "a row"]
 
 
 def test_x_columns_divide_our_rtf_by_the_peer_on_the_same_scene():
@@ -114,6 +139,21 @@ def test_x_columns_divide_our_rtf_by_the_peer_on_the_same_scene():
     assert ours[0]["x_mujoco"] == 0.25 and ours[0]["x_dart"] is None and ours[0]["x_pybullet"] is None
     assert [(r["engine"], r["scene"]) for r in side] == [("contact_lcp", "go1"), ("mujoco", "go1"), ("dart", "go1"),
                                                           ("mujoco", "tower")]
+
+
+def test_x_is_the_median_of_the_ratios_of_chunks_run_in_turn():
+    # The machine slows down 2x from the third turn on, after our third chunk and before
+    # the peer's: each turn's ratio is 1/4 but one; the whole runs' medians give 1/2.
+    bench_sim = pytest.importorskip("bench_sim")
+    from peer_harness import PeerRun
+
+    peer = PeerRun("mujoco", "go1", "ok", rtf=5.0, chunk_times=(1e-4, 1e-4, 2e-4, 2e-4, 2e-4))
+    ours = [dict(name="go1", status="ok", rtf=2.5, chunk_times=(4e-4, 4e-4, 4e-4, 8e-4, 8e-4))]
+    bench_sim.side_by_side([peer], ours)
+    assert ours[0]["x_mujoco"] == pytest.approx(0.25)
+    unpaired = [dict(name="go1", status="ok", rtf=5.0, chunk_times=(1e-4,))]
+    bench_sim.side_by_side([peer], unpaired)
+    assert unpaired[0]["x_mujoco"] == 1.0  # the runs' rates: 5 / 5
 
 
 def test_go1_scene_puts_the_feet_on_the_floor():
@@ -217,6 +257,7 @@ def test_measure_reports_what_the_engine_did():
     assert run.drift_mm == pytest.approx(30 * 1e-3)  # 10 settle + 20 timed steps of 1 um
     assert run.stands and run.check == "ok" and run.notes == "fake"
     assert run.rtf == pytest.approx(0.01 / run.step_time) and run.step_time > 0
+    assert len(run.chunk_times) == 2 and run.step_time == pytest.approx(np.median(run.chunk_times))
 
 
 def test_measure_stops_at_a_non_finite_force():
