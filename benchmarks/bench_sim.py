@@ -401,7 +401,7 @@ def main(argv=None):
         if unknown:
             ap.error(f"{opt}: unknown {unknown}; expected names from {sorted(known)}")
     # full: 5 s of simulated time per scene and engine after 0.5 s of settling
-    duration, settle, chunks, steps = (0.02, 0.005, 2, 20) if args.quick else (5.0, 0.5, 5, 3000)
+    duration, settle, chunks, steps = (0.02, 0.005, 2, 20) if args.quick else (5.0, 0.5, 10, 3000)
     options = dict(duration=duration, settle=settle, chunks=chunks)
     load1 = os.getloadavg()[0]
     rev = common.git_revision(ROOT)
