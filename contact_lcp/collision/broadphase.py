@@ -9,7 +9,7 @@ geometry's last reading and a bound ``drift[g]`` on how far any of its points mo
 (see :meth:`ContactDetector.advance`): a geometry whose sphere grown by its drift cannot
 reach anything is not read again. Both tests are compiled here, with the levers that
 bound each geometry's speed (:func:`lever_matrix`) and the look-ahead kernels of the
-step (:func:`_reach`, :func:`farther`).
+step (:func:`reach_bound`, :func:`farther`).
 """
 
 import numpy as np
@@ -151,7 +151,7 @@ def lever_matrix(model, objs, centers, radii):
 
 
 @njit(cache=True)
-def _reach(L, v_a, v_b, h, cap):
+def reach_bound(L, v_a, v_b, h, cap):
     """(G,) ``min(h L max(|v_a|, |v_b|), cap)``: see :meth:`ContactDetector.reach`.
     Four geometries at a time (four chains of additions in flight), each summed in
     column order."""

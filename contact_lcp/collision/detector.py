@@ -32,10 +32,10 @@ import coal
 import numpy as np
 
 from contact_lcp.collision.broadphase import (
-    _reach,
     lever_bound,
     lever_matrix,
     near_pairs,
+    reach_bound,
     to_read,
     update_centres,
 )
@@ -281,7 +281,7 @@ class ContactDetector(GeneralPairs):
     def reach(self, v_a, v_b, h, cap):
         """:meth:`lookahead` at the larger of ``|v_a|`` and ``|v_b|`` per coordinate (the
         speeds at the start of a step and after its free motion or its impulses)."""
-        return _reach(self._levers, v_a, v_b, float(h), float(cap))
+        return reach_bound(self._levers, v_a, v_b, float(h), float(cap))
 
     def advance(self, q_next, v, h):
         """Tell the broad phase that the world moved to ``q_next`` in a step of ``h`` [s]

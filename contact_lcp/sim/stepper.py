@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from contact_lcp.collision.broadphase import farther
+from contact_lcp.collision.broadphase import farther, reach_bound
 from contact_lcp.collision.contact_set import ContactSet
 from contact_lcp.contact.problem import (ContactProblem, active_contacts, assemble,
                                          problem_from_rows)
@@ -340,15 +340,25 @@ class Stepper:
                 if prescribed is not None:
                     v_next[prescribed] = v_free[prescribed]
                 break
-            g = problem.J.T @ sol.solved if sol.generalized is None else sol.generalized
-            v_next = v_free + K @ g
+            # the first round's answer and what it asks of the step in one compiled call
+            # (dense rows); the later rounds' below, each part on its own
+            fused = rounds == 0 and not self.sparse
+            if fused:
+                v_next, wider, redo, more = _answered(
+                    problem.J, sol.solved, _NO_IMPULSE if sol.generalized is None else
+                    sol.generalized, K, v_free, self.detector.levers, h, self.max_lookahead,
+                    lookahead, self.activation, J_found, found.distance)
+            else:
+                g = problem.J.T @ sol.solved if sol.generalized is None else sol.generalized
+                v_next = v_free + K @ g
             if rounds == MAX_ACTIVE_ROUNDS:
                 break
             # Contacts left out that the impulses drive shut (a sphere pushed into a
             # neighbour by the pile) join the problem, and bodies that the impulses move
             # farther than the search looked get a wider search.
-            wider = self.detector.reach(v_next, v_free, h, self.max_lookahead)
-            redo = farther(wider, lookahead, self.activation)
+            if not fused:
+                wider = self.detector.reach(v_next, v_free, h, self.max_lookahead)
+                redo = farther(wider, lookahead, self.activation)
             # contacts whose points' paths curve into each other by more than the
             # push-out removes in a step keep that much more gap (once a step)
             bend = False
@@ -368,9 +378,10 @@ class Stepper:
             # problem) keeps open must stay in, or the rounds alternate between the two
             # sets and the last one leaves out contacts the other needed (penetration)
             answers.append(v_next)
-            more = self._active(J_found, v_free, answers[0], found.distance)
-            for v_r in answers[1:]:
-                more = np.union1d(more, self._active(J_found, v_free, v_r, found.distance))
+            if not fused or redo:  # (a redo found other candidates: their rows)
+                more = self._active(J_found, v_free, answers[0], found.distance)
+                for v_r in answers[1:]:
+                    more = np.union1d(more, self._active(J_found, v_free, v_r, found.distance))
             if not redo and not bend and more.size == active.size:  # (a superset: the same)
                 break
             active, rounds = more, rounds + 1
@@ -389,6 +400,27 @@ class Stepper:
                                      max_penetration=_before(projected, pen), timings=timings,
                                      v_step=v_step, projection=projected)
         return q_next, v_next, rec
+
+
+#: :func:`_answered` without a generalized impulse of the model's own (then ``J' f``)
+_NO_IMPULSE = np.zeros(0)
+
+
+@njit(cache=True)
+def _answered(J, f, g, K, v_free, levers, h, cap, lookahead, activation, J_found, distance):
+    """The velocity after the answer's impulses and what it asks of the step:
+    ``(v_next, wider, redo, active)`` with ``v_next = v_free + K g`` (``g = J' f`` when
+    ``g`` is empty), each geometry's reach over the step at the larger of the two speeds
+    (:func:`~contact_lcp.collision.broadphase.reach_bound`, at most ``cap``), whether one
+    reaches farther than the search looked (``lookahead``) by more than ``activation``,
+    and the candidates (rows ``J_found``, gaps ``distance``) active under ``v_next``
+    (:func:`~contact_lcp.contact.problem.active_contacts`). Dense rows and ``K``."""
+    if g.shape[0] == 0:
+        g = J.T @ f
+    v_next = v_free + K @ g
+    wider = reach_bound(levers, v_next, v_free, h, cap)
+    return (v_next, wider, farther(wider, lookahead, activation),
+            active_contacts(J_found, v_free, v_next, distance, h, activation))
 
 
 def _before(projected, pen):
