@@ -87,18 +87,6 @@ def _positions(scene, pose):
     return np.asarray(pose[0][:3] if scene.kind == "robot" else np.asarray(pose)[:, :3], float).reshape(-1, 3)
 
 
-def finish(run):
-    """Drive a :func:`measuring`-like generator to its end; its returned value (a value
-    that is not a generator, such as a failure's row, is returned as it is)."""
-    if not hasattr(run, "send"):
-        return run
-    while True:
-        try:
-            next(run)
-        except StopIteration as stop:
-            return stop.value
-
-
 def in_turn(runs):
     """Drive the runs, pairs ``(run, failed)`` of a generator of :func:`measuring`'s kind
     and a function of an exception, one stop each in turn, so that every engine's k-th
@@ -126,8 +114,13 @@ def in_turn(runs):
 
 
 def measure(engine, scene, **options):
-    """:func:`measuring` run to its end: a :class:`PeerRun`."""
-    return finish(measuring(engine, scene, **options))
+    """:func:`measuring` run to its end: a :class:`PeerRun` (its exceptions propagate)."""
+    run = measuring(engine, scene, **options)
+    while True:
+        try:
+            next(run)
+        except StopIteration as stop:
+            return stop.value
 
 
 def measuring(engine, scene, *, duration, settle, chunks, name, scene_notes=True):

@@ -57,3 +57,33 @@ def test_an_unknown_scene_is_named_in_the_error(capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "talos_stand" in err and "humanoid" in err and "talos" in err
+
+
+def test_the_command_line_share_is_taken_in_turn_with_the_in_process_rate(monkeypatch):
+    # Each turn pairs the command's rate with the in-process rate measured right before
+    # it: the machine slowing down 2x after the first turn does not enter the share.
+    order, clock, slow = [], [0.0], [1.0]
+
+    class Sim:
+        h = 1e-3
+
+        @classmethod
+        def from_file(cls, path):
+            return cls()
+
+        def step(self):
+            if not order or order[-1] != "here":
+                order.append("here")
+            clock[0] += 1e-3 * slow[0]  # in-process: 1/slow times real time
+
+    def command(path, duration):
+        order.append("cli")
+        rate = 0.9 / slow[0]  # 0.9x the in-process rate at the same speed
+        slow[0] = 2.0
+        return rate
+
+    monkeypatch.setattr(bench_sim, "cli_rate", command)
+    monkeypatch.setattr(bench_sim.time, "perf_counter", lambda: clock[0])
+    rtf, share = bench_sim.cli_share("scene.yaml", 1.0, Sim, rounds=3, steps=10, settle=0)
+    assert order == ["here", "cli"] * 3
+    assert share == pytest.approx(0.9) and rtf == pytest.approx(0.45)
