@@ -206,11 +206,11 @@ class World:
         self.groups = split_world(model, whole=whole)
         self.geometry_fk = tree_placements(model, geom)
         if len(self.groups) == 1:
-            self.data = model.createData()
+            self._data = model.createData()
             self._data_dyn = model.createData()
             self._data_jac = model.createData()
         else:  # see contact_lcp.dynamics.groups: Data per group, placements from q
-            self.data = None
+            self._data = None
             if self.geometry_fk is None:
                 kinds = sorted({model.joints[j].shortname() for j in range(1, model.njoints)})
                 raise SceneError(
@@ -222,7 +222,8 @@ class World:
             self._joint_group = np.zeros(model.njoints, dtype=np.int64)
             for k, g in enumerate(self.groups):
                 self._joint_group[g.j0:g.j1] = k
-        self.collision_data = pin.GeometryData(geom)
+        self._collision_data = pin.GeometryData(geom)
+        self._pending = None  # (q, v) of placements not yet computed (forward)
         self.q0 = np.concatenate(q0) if q0 else np.zeros(0)
         self.v0 = np.concatenate(v0) if v0 else np.zeros(0)
         self._q_kin = None
@@ -276,26 +277,52 @@ class World:
 
         Call once per step before :meth:`contact_jacobian`, :meth:`frame_placement` and
         the collision detector. ``data`` gets joint and frame placements (and velocities
-        when ``v`` is given); the joint Jacobians go to a private Data so that other
+        when ``v`` is given), and ``collision_data`` the geometry placements, when either
+        is first read after this call (a step reads neither: the detector computes its
+        placements from ``q``, the contact rows take the joint Jacobians), with this call's
+        ``q`` and ``v``; the joint Jacobians go to a private Data at once, so that other
         users of ``data`` (crba, rnea...) cannot change them before
         :meth:`contact_jacobian`. ``trusted``: the caller has checked ``q`` and ``v``
         (float arrays of the right shape, finite): the checks are skipped.
         """
-        m, d = self.model, self.data
+        m, d = self.model, self._data
         if not trusted:
             q = self._check_q(q)
             v = None if v is None else self._check_vector(v, "v", m.nv)
         if d is None:
             self._forward_groups(q, v)
             return
+        pin.computeJointJacobians(m, self._data_jac, q)
+        self._q_kin = q.copy()
+        self._pending = (self._q_kin, None if v is None else np.array(v, dtype=float))
+
+    def _placed(self):
+        """The placements (and velocities) of the last :meth:`forward` into ``data`` and
+        ``collision_data``, if not there yet."""
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return
+        m, d, (q, v) = self.model, self._data, pending
         if v is None:
             pin.forwardKinematics(m, d, q)
         else:
             pin.forwardKinematics(m, d, q, v)
         pin.updateFramePlacements(m, d)
-        pin.updateGeometryPlacements(m, d, self.collision_model, self.collision_data)
-        pin.computeJointJacobians(m, self._data_jac, q)
-        self._q_kin = q.copy()
+        pin.updateGeometryPlacements(m, d, self.collision_model, self._collision_data)
+
+    @property
+    def data(self):
+        """The world's ``pin.Data`` (None for a world split into groups) with the joint and
+        frame placements and velocities of the last :meth:`forward`."""
+        self._placed()
+        return self._data
+
+    @property
+    def collision_data(self):
+        """The ``pin.GeometryData`` with the geometry placements of the last
+        :meth:`forward`."""
+        self._placed()
+        return self._collision_data
 
     def _forward_groups(self, q, v):
         """:meth:`forward` of a split world: each group's kinematics and Jacobians on its
@@ -315,7 +342,7 @@ class World:
         """The ``pin.Data`` with the joint placements and joint Jacobians of the last
         :meth:`forward` (read it; do not run algorithms on it); one-group worlds only
         (loop closures keep a world whole)."""
-        if self.data is None:
+        if self._data is None:
             raise InvalidProblem(f"this world is split into {len(self.groups)} Pinocchio "
                                  "models; read joint_jacobians instead of jacobian_data")
         return self._data_jac
@@ -324,7 +351,7 @@ class World:
     def joint_jacobians(self):
         """(6, nv) ndarray: every joint's world-frame Jacobian at the last :meth:`forward`
         (Pinocchio's ``data.J``, WORLD convention), whatever the world's groups."""
-        return self._data_jac.J if self.data is not None else self._J_W
+        return self._data_jac.J if self._data is not None else self._J_W
 
     def geometry_placements(self):
         """(ngeoms, 4, 4) ndarray: every collision geometry's placement in W at the last
@@ -446,7 +473,7 @@ class World:
         nv = self.model.nv
         q, v = self._check_q(q), self._check_vector(v, "v", nv)
         tau = self._check_vector(tau, "tau", nv)
-        if self.data is not None:
+        if self._data is not None:
             return pin.aba(self.model, self._data_dyn, q, v, tau).copy()
         return np.concatenate([pin.aba(g.model, g.data_dyn, q[g.qs], v[g.vs], tau[g.vs])
                                for g in self.groups])
@@ -456,7 +483,7 @@ class World:
         block diagonal over the groups of a split world)."""
         q = self._check_q(q)
         if self._q_minv is None or not same_vector(self._q_minv, q):
-            if self.data is not None:
+            if self._data is not None:
                 Minv = np.array(pin.computeMinverse(self.model, self._data_dyn, q))
             else:
                 Minv = block_diagonal([pin.computeMinverse(g.model, g.data_dyn, q[g.qs])
