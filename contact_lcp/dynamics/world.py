@@ -35,7 +35,7 @@ GROUND = "ground"
 
 
 @njit(cache=True)
-def _fill_contact_rows(J, frames, points, joint_b, joint_a, J_W, support):
+def fill_contact_rows(J, frames, points, joint_b, joint_a, J_W, support):
     """Row 3i + j of J: axis j of contact i's frame dotted with v_B - v_A at its point.
 
     ``J_W`` (6, nv) is the world-frame Jacobian of every joint's motion (Pinocchio's
@@ -228,13 +228,13 @@ class World:
         self.v0 = np.concatenate(v0) if v0 else np.zeros(0)
         self._q_kin = None
         self._q_minv, self._minv = None, None
-        # support[j, c]: velocity coordinate c moves joint j (its own and its ancestors')
-        self._support = np.zeros((model.njoints, model.nv), dtype=np.bool_)
+        # joint_support[j, c]: velocity coordinate c moves joint j (its own and its ancestors')
+        self.joint_support = np.zeros((model.njoints, model.nv), dtype=np.bool_)
         for j in range(1, model.njoints):
             for a in model.supports[j]:
                 if a:
-                    self._support[j, model.idx_vs[a]:model.idx_vs[a] + model.nvs[a]] = True
-        self.support_columns = support_columns(self._support)  # (CSR: sparse_rows.py)
+                    self.joint_support[j, model.idx_vs[a]:model.idx_vs[a] + model.nvs[a]] = True
+        self.support_columns = support_columns(self.joint_support)  # (CSR: sparse_rows.py)
 
     @staticmethod
     def _prefix_clashing(robot_parts, parts):
@@ -527,9 +527,9 @@ class World:
             p_W = [c.p_W for c in contacts]
             joint_a = [c.joint_a for c in contacts]
             joint_b = [c.joint_b for c in contacts]
-        _fill_contact_rows(J, np.ascontiguousarray(R_WC, dtype=float),
+        fill_contact_rows(J, np.ascontiguousarray(R_WC, dtype=float),
                            np.ascontiguousarray(p_W, dtype=float),
                            np.asarray(joint_b, dtype=np.int64),
                            np.asarray(joint_a, dtype=np.int64),
-                           self.joint_jacobians, self._support)
+                           self.joint_jacobians, self.joint_support)
         return J

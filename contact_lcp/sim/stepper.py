@@ -36,6 +36,7 @@ from contact_lcp.contact.problem import (ContactProblem, active_contacts, assemb
 from contact_lcp.contact.islands import solve_islands
 from contact_lcp.contact.sparse_problem import active_contacts_csr, assemble_csr
 from contact_lcp.dynamics.sparse_rows import contact_jacobian_csr
+from contact_lcp.dynamics.world import fill_contact_rows
 from contact_lcp.contact.report import NO_CONTACT, SolveReport
 from contact_lcp.exceptions import InvalidProblem
 from contact_lcp.sim.curvature import CurvatureCheck
@@ -242,6 +243,19 @@ class Stepper:
             return contact_jacobian_csr(self.world, q, found)
         return self.world.contact_jacobian(q, found)
 
+    def _rows(self, q, found, v_free):
+        """``(J_found, active)``: the rows of the contacts ``found`` at ``q`` (3f, nv) and
+        those active under the free motion (increasing), in one compiled call on the dense
+        path."""
+        if self.sparse:
+            J_found = self._jacobian(q, found)
+            return J_found, self._active(J_found, v_free, v_free, found.distance)
+        world = self.world
+        world.ensure_forward(q)  # (the joint Jacobians at q)
+        return _rows_and_active(found.R_WC, found.p_W, found.joint_b, found.joint_a,
+                                world.joint_jacobians, world.joint_support, v_free,
+                                found.distance, self.h, self.activation)
+
     def _active(self, J_found, v_free, v_next, distance):
         """:func:`~contact_lcp.contact.problem.active_contacts` of rows ``J_found``."""
         if self.sparse:
@@ -294,8 +308,7 @@ class Stepper:
         extras = {} if self.facets is None else {"facet_sets": self.facets.find(q, lookahead)}
         t2 = time.perf_counter()
         timings["collision"] = t2 - t1
-        J_found = self._jacobian(q, found)
-        active = self._active(J_found, v_free, v_free, found.distance)
+        J_found, active = self._rows(q, found, v_free)
         rounds, spent, answers = 0, [], []
         defect = None  # (len(found),) curvature defects, once a round found them large
         while True:
@@ -400,6 +413,17 @@ class Stepper:
                                      max_penetration=_before(projected, pen), timings=timings,
                                      v_step=v_step, projection=projected)
         return q_next, v_next, rec
+
+
+@njit(cache=True)
+def _rows_and_active(R_WC, p_W, joint_b, joint_a, J_W, support, v_free, distance, h,
+                     activation):
+    """The contacts' rows (3f, nv) (:func:`~contact_lcp.dynamics.world.fill_contact_rows`
+    of the joint Jacobians ``J_W`` and ``support``) and those active under ``v_free``
+    (:func:`~contact_lcp.contact.problem.active_contacts`)."""
+    J = np.zeros((3 * R_WC.shape[0], J_W.shape[1]))
+    fill_contact_rows(J, R_WC, p_W, joint_b, joint_a, J_W, support)
+    return J, active_contacts(J, v_free, v_free, distance, h, activation)
 
 
 #: :func:`_answered` without a generalized impulse of the model's own (then ``J' f``)
