@@ -350,8 +350,11 @@ class World:
     @property
     def joint_jacobians(self):
         """(6, nv) ndarray: every joint's world-frame Jacobian at the last :meth:`forward`
-        (Pinocchio's ``data.J``, WORLD convention), whatever the world's groups."""
-        return self._data_jac.J if self._data is not None else self._J_W
+        (Pinocchio's ``data.J``, WORLD convention), whatever the world's groups. Always two
+        dimensions: eigenpy returns a one-column matrix (one velocity coordinate, a lone
+        pendulum) as a vector."""
+        J = self._data_jac.J if self._data is not None else self._J_W
+        return J if J.ndim == 2 else J.reshape(6, self.model.nv)
 
     def geometry_placements(self):
         """(ngeoms, 4, 4) ndarray: every collision geometry's placement in W at the last
