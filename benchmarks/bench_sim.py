@@ -270,8 +270,8 @@ def cli_share(path, duration, Simulator, rounds=3, steps=1000, settle=200):
     the steady step rate in this process on the same scene, measured in turn (the
     in-process rate of ``steps`` steps, then the command, ``rounds`` times): the medians
     of the command's rates and of each turn's ratio; ``(None, None)`` when the command
-    fails. Minutes apart, the two rates carried this machine's drift into the share (two
-    runs gave Talos 0.86 and 0.59)."""
+    fails. Measured minutes apart, the two rates would carry the machine's drift into the
+    share."""
     sim = Simulator.from_file(path)
     for _ in range(settle):
         sim.step()
@@ -400,9 +400,7 @@ def _scene(name, ours, peers, Simulator, rev, args, options):
     if ours:
         runs.append((_ours(name, Simulator, rev, args, options),  # (a failure: report, go on)
                      lambda e: dict(name=name, status=f"failed: {type(e).__name__}: {e}")))
-    engines = [e for e in peers if name in sim_peers.ONLY.get(e, (name,))]
-    runs += zip(sim_peers.scene_runs(peers, name, **options), [sim_peers.failed(e, name) for e in engines])
-    results = in_turn(runs)
+    results = in_turn(runs + sim_peers.scene_runs(peers, name, **options))
     return (results[0] if ours else None), results[1 if ours else 0:]
 
 

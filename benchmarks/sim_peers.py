@@ -50,25 +50,27 @@ def installed(engine):
 
 
 def scene_runs(engines, name, **options):
-    """The runs of ``engines`` on the scene ``name``, in order: generators (see
-    :data:`PEERS`), or PeerRun rows of the engines that failed to start; engines that do
-    not run this scene are left out. ``options``: ``duration``, ``settle`` [s] of
+    """The runs of ``engines`` on the scene ``name``, in order, for
+    :func:`peer_harness.in_turn`: pairs of a generator (see :data:`PEERS`), or the PeerRun
+    row of an engine that failed to start, and the row-maker of its failure; engines that
+    do not run this scene are left out. ``options``: ``duration``, ``settle`` [s] of
     simulated time and ``chunks`` (see :func:`peer_harness.measuring`)."""
     engines = [eng for eng in engines if name in ONLY.get(eng, (name,))]
     try:
         scene = peer_scenes.load(name)
     except Exception as e:  # e.g. example-robot-data missing: every engine's row says so
-        return [PeerRun(eng, name, f"failed: scene: {type(e).__name__}: {e}") for eng in engines]
+        return [(PeerRun(eng, name, f"failed: scene: {type(e).__name__}: {e}"), None) for eng in engines]
     out = []
     for eng in engines:
+        failed = _failed(eng, name)
         try:
-            out.append(PEERS[eng](scene, **options))
+            out.append((PEERS[eng](scene, **options), failed))
         except Exception as e:
-            out.append(PeerRun(eng, name, f"failed: {type(e).__name__}: {e}"))
+            out.append((failed(e), failed))
     return out
 
 
-def failed(engine, scene):
+def _failed(engine, scene):
     """The row of ``engine`` on ``scene`` when its run raised ``e``: a function of ``e``."""
     return lambda e: PeerRun(engine, scene, f"failed: {type(e).__name__}: {e}")
 
@@ -79,9 +81,8 @@ def run_peers(engines=tuple(PEERS), scenes=SCENES, **options):
     benchmark). ``options`` as :func:`scene_runs`."""
     out = []
     for name in scenes if engines else ():
-        for eng, run in zip([e for e in engines if name in ONLY.get(e, (name,))],
-                            scene_runs(engines, name, **options)):
-            out += in_turn([(run, failed(eng, name))])
+        for run in scene_runs(engines, name, **options):
+            out += in_turn([run])
     return out
 
 

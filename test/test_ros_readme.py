@@ -75,8 +75,8 @@ def test_every_topic_and_service_of_the_node_is_in_the_docs_with_its_type():
             return (node.get_publisher_names_and_types_by_node("contact_lcp", "/")
                     + node.get_subscriber_names_and_types_by_node("contact_lcp", "/"))
 
-        # the graph fills as discovery reaches the node's endpoints (on a loaded machine a
-        # first query saw 2 of its topics)
+        # the graph fills as discovery reaches the node's endpoints, which on a loaded
+        # machine takes a while after the node starts
         expected = ["/joint_states", "/clock", "/odom", "/imu",
                     "/contact_lcp/contact_wrenches/l_foot", "/contact_lcp/commands"]
         h.wait_for(lambda: set(expected) <= {name for name, _ in graph_of_node()}, 20.0,
