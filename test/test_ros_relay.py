@@ -116,7 +116,12 @@ def test_the_node_publishes_through_the_relay_and_by_itself_once_it_died():
         assert np.allclose(steps, np.round(steps), atol=2e-4) and np.all(steps >= 1 - 1e-6)
         # once established: every 1/200 s of sim time, none missing
         stamps = [stamp(m) for m in h.messages("/joint_states", settled)]
-        assert np.allclose(np.diff(stamps), 0.005, atol=1e-6)
+        off = ~np.isclose(np.diff(stamps), 0.005, atol=1e-6)  # (np.allclose's test, per pair)
+        gaps = [(stamps[i], stamps[i + 1]) for i in np.flatnonzero(off)]
+        # (the relay skips what falls more than its ring behind, and counts it: a gap with
+        # a count is the relay starved of the CPU, without one a sample lost after it)
+        assert not gaps, (f"joint-state stamps missing between {gaps[:5]}; the relay "
+                          f"counted {h.node._relay.dropped} messages skipped")
         os.kill(h.node._relay.proc.pid, signal.SIGKILL)
         # the node notices within its 1 Hz report and publishes itself
         # (the killed relay stays in the graph until its DDS lease runs out, ~20 s)
