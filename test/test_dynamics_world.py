@@ -371,3 +371,22 @@ def test_geometry_placements_before_any_forward_are_those_at_q0(whole):
     later = mixed_world(whole)
     later.forward(later.q0)
     np.testing.assert_array_equal(X, later.geometry_placements())
+
+
+@pytest.mark.parametrize("whole", [True, False])
+def test_frame_placements_read_before_data_are_the_ones_data_gets(whole):
+    """Read before ``data`` (the run recorder's links each step), a frame's placement is
+    computed with the joints' alone; ``data`` then still gets every placement and the
+    velocities of the last forward pass, and the next pass's placements are new."""
+    w, ref = mixed_world(whole), mixed_world(whole)
+    links = ["l_foot", "r_foot", "fore", "box"]
+    for seed in (0, 1):
+        q, v, _ = random_state(w, seed)
+        w.forward(q, v)
+        X = w.frame_placements(links)
+        np.testing.assert_array_equal(X[1], w.frame_placement("r_foot"))
+        ref.forward(q, v)
+        for name, X_i in zip(links, X):
+            np.testing.assert_array_equal(X_i, ref.frame_placement(name))
+            np.testing.assert_array_equal(w.frame_velocity(name), ref.frame_velocity(name))
+        np.testing.assert_array_equal(w.geometry_placements(), ref.geometry_placements())

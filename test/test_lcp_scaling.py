@@ -319,6 +319,41 @@ def test_the_compiled_verdict_pass_is_the_definition_bit_for_bit(seed):
     np.testing.assert_array_equal(tol, _tolerances_csr(*every, d1, d2, *want[1:]))
 
 
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_row_exceeds_its_tolerance_as_the_whole_tolerance_says(seed):
+    # exceeds_tolerance sums a row's spread only when the visible part and the cap do not
+    # decide; its answer is the comparison with the row's whole tolerance, in w's units
+    # and in z's, for values at and around each bound, on rows with NaN and inf too.
+    from contact_lcp.lcp.residual import (exceeds_tolerance, row_scales,
+                                          row_tolerance_vector, row_verdict_terms)
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 14))
+    M = rng.standard_normal((n, n)) * 10.0 ** rng.integers(-20, 20, size=(n, n))
+    M[rng.random((n, n)) < 0.3] = 0.0
+    if seed % 4 == 0:
+        M[rng.integers(n), rng.integers(n)] = (np.nan, np.inf, -np.inf)[seed % 3]
+    q = rng.standard_normal(n)
+    z = np.where(rng.random(n) < (0.0, 0.6, 1.0)[seed % 3], 0.0, np.abs(rng.standard_normal(n)))
+    d1, d2 = 2.0 ** rng.integers(-5, 5, n), 2.0 ** rng.integers(-5, 5, n)
+    s = 2.0 ** int(rng.integers(-3, 3))
+    big, rows = row_scales(M, d2)
+    _, _, _, _, a, mag, floor = row_verdict_terms(M, q, z, d1, d2, s, big, rows)
+    _, tol = row_tolerance_vector(M, q, z, d1, d2, s)
+    a_max = np.max(a) if not np.isnan(a).any() else np.nan
+    for i in range(n):
+        for z_units, unit in ((False, s / d1[i]), (True, s * d2[i])):
+            seen = min(a[i], 1e-3) * unit if np.isfinite(a[i]) else 0.0
+            for t in (tol[i] * unit, seen, 1e-3 * unit, 0.0):
+                for x in (t, np.nextafter(t, np.inf), np.nextafter(t, -np.inf), 2 * t, 0.5 * t):
+                    if not np.isfinite(x):
+                        continue
+                    want = bool(x > tol[i] * unit)
+                    got = exceeds_tolerance(x, s, z_units, M, d1, d2, a, mag, floor, rows,
+                                            a_max, i)
+                    assert got == want, (i, z_units, x, tol[i])
+
 def _ruiz_definition(M, q, max_sweeps):
     """Ruiz's factors as the module notes define them, in numpy: row and column maxima
     of ``|D1 M D2|`` with NaN entries passed over (``np.fmax``), each factor divided by

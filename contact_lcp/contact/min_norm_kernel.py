@@ -40,8 +40,8 @@ from numba import njit
 
 from contact_lcp.contact.lcp_builder import _assemble
 from contact_lcp.lcp.cholesky import back_substitute, forward_substitute
-from contact_lcp.lcp.residual import (row_scales, row_tolerance_vector_with, row_verdict_with,
-                                      verdict)
+from contact_lcp.lcp.residual import (exceeds_tolerance, row_scales, row_verdict_terms,
+                                      row_verdict_with)
 from contact_lcp.lcp.scaling import MAX_SWEEPS, _ruiz
 
 #: :func:`least_norm_face` codes: the least-norm impulse applied (certified)
@@ -169,20 +169,23 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol):
             z[nn + nb + a] = lam[a]
     d1, d2, sc, _ = _ruiz(M, q, np.int64(MAX_SWEEPS))
     big, row_sums = row_scales(M, d2)  # (every verdict below is of this M and d2)
-    # the rows' tolerances (which rows are open) and, from them, row_verdict's verdict
-    w, tol = row_tolerance_vector_with(M, q, z, d1, d2, sc, big, row_sums)
-    ok = verdict(w, tol, z, d1, d2, sc)[0] <= 1.0
+    # the verdict, and the terms of the rows' tolerances: which rows are open (``w_i``
+    # within ``tol_i``) is asked of each row below (``exceeds_tolerance``)
+    w, ok, _, _, at, mag, floor = row_verdict_terms(M, q, z, d1, d2, sc, big, row_sums)
     if not ok and d:
         # a slip within the edge rows' tolerance under friction inside the cone: the
         # LCP's answer there has lam = 0 (the Python face's rule)
+        a_max = _max_abs(at)
         for a in range(s):
-            if lam[a] > 0.0 and w[nn + nb + a] > tol[nn + nb + a] * sc / d1[nn + nb + a]:
+            r = nn + nb + a
+            if lam[a] > 0.0 and exceeds_tolerance(w[r], sc, False, M, d1, d2, at, mag, floor,
+                                                  row_sums, a_max, r):
                 lam[a] = 0.0
-                z[nn + nb + a] = 0.0
-        w, tol = row_tolerance_vector_with(M, q, z, d1, d2, sc, big, row_sums)
-        ok = verdict(w, tol, z, d1, d2, sc)[0] <= 1.0
+                z[r] = 0.0
+        w, ok, _, _, at, mag, floor = row_verdict_terms(M, q, z, d1, d2, sc, big, row_sums)
     if not ok:
         return NOT_CERTIFIED, f
+    a_max = _max_abs(at)
     # the face's columns B (each at most 3 entries of the face rows) and y*
     m_max = nf
     col_rows = np.zeros((m_max, 3), dtype=np.int64)
@@ -194,7 +197,7 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol):
     ystar = np.zeros(m_max)
     m = 0
     for a in range(nn):
-        if w[a] > tol[a] * sc / d1[a]:
+        if exceeds_tolerance(w[a], sc, False, M, d1, d2, at, mag, floor, row_sums, a_max, a):
             continue  # a closed normal row: no impulse
         if a >= s:  # a limit row
             col_rows[m, 0] = 3 * s + a - s
@@ -216,13 +219,15 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol):
         edge = first = 0
         for e in range(d):
             r = nn + a * d + e
-            if w[r] <= tol[r] * sc / d1[r]:
+            if not exceeds_tolerance(w[r], sc, False, M, d1, d2, at, mag, floor, row_sums,
+                                     a_max, r):
                 if open_edges == 0:
                     first = e
                 open_edges += 1
                 edge = e
         r = nn + nb + a
-        sliding = lam[a] > tol[r] * sc * d2[r]
+        sliding = exceeds_tolerance(lam[a], sc, True, M, d1, d2, at, mag, floor, row_sums,
+                                    a_max, r)
         if not sliding:
             if open_edges < d:
                 return NEEDS_QP, f

@@ -387,10 +387,31 @@ class World:
 
     def frame_placement(self, name):
         """(4, 4) ndarray ``X_WF`` of frame ``name`` at the last :meth:`forward`."""
-        fid = self.frame_id(name)
-        if self.data is not None:
-            return self.data.oMf[fid].homogeneous.copy()
-        return self._frame_se3(fid)[0].homogeneous.copy()
+        return self.frame_placements((name,))[0]
+
+    def frame_placements(self, names):
+        """(len(names), 4, 4) ndarray: ``X_WF`` of each frame of ``names`` at the last
+        :meth:`forward`. When the placements are not in ``data`` yet (:meth:`_placed`),
+        only the joints' placements and these frames' are computed (the run recorder
+        reads two links' every step; all frames' and geometries' cost it several times
+        that), and ``data`` still gets everything when it is read."""
+        fids = [self.frame_id(name) for name in names]
+        X = np.empty((len(fids), 4, 4))
+        if self._data is None:
+            for i, fid in enumerate(fids):
+                X[i] = self._frame_se3(fid)[0].homogeneous
+            return X
+        m, d, pending = self.model, self._data, self._pending
+        if pending is None:
+            for i, fid in enumerate(fids):
+                X[i] = d.oMf[fid].homogeneous
+            return X
+        if self.__dict__.get("_joints_placed") is not pending:
+            pin.forwardKinematics(m, d, pending[0])
+            self._joints_placed = pending
+        for i, fid in enumerate(fids):
+            X[i] = pin.updateFramePlacement(m, d, fid).homogeneous
+        return X
 
     def _frame_se3(self, fid):
         """(X_WF, joint, group) of frame ``fid`` in a split world."""

@@ -314,24 +314,59 @@ def row_verdict(M, q, z, d1, d2, s):
 @njit(cache=True)
 def row_verdict_with(M, q, z, d1, d2, s, big, rows):
     """:func:`row_verdict` with ``(big, rows)`` of :func:`row_scales` at hand."""
+    w, ok, err, tol, _, _, _ = row_verdict_terms(M, q, z, d1, d2, s, big, rows)
+    return w, ok, err, tol
+
+
+@njit(cache=True)
+def row_verdict_terms(M, q, z, d1, d2, s, big, rows):
+    """:func:`row_verdict_with` and the terms of its pass, ``(w, ok, err, tol, a, mag,
+    floor)`` (:func:`_row_terms`), for a caller that also asks how rows compare with
+    their tolerances (:func:`exceeds_tolerance`) without paying every row's spread."""
     n = q.shape[0]
     w, a, mag, floor = _row_terms(M, q, z, d1, d2, s, big, rows)
     if not (floor - floor == 0.0):
-        return w, False, np.inf, 0.0
+        return w, False, np.inf, 0.0, a, mag, floor
     ok = True
     err = tol = 0.0
     for i in range(n):
         res = abs(min(z[i] / (s * d2[i]), d1[i] * w[i] / s))
         seen = _with_floor(min(a[i], TOL_CAP), mag[i], floor)
         if not (res - res == 0.0 and seen - seen == 0.0):
-            return w, False, np.inf, 0.0
+            return w, False, np.inf, 0.0, a, mag, floor
         err = max(err, res * s / d1[i])
         tol = max(tol, seen * s / d1[i])
         if res > seen:
             full = _row_tolerance(M, d1, d2, a, mag, floor, i)
             if not (full - full == 0.0 and res <= full):  # (row_pass rejects inf rows)
                 ok = False
-    return w, ok, err, tol
+    return w, ok, err, tol, a, mag, floor
+
+
+@njit(cache=True)
+def exceeds_tolerance(x, s, z_units, M, d1, d2, a, mag, floor, rows, a_max, i):
+    """Whether ``x > tol_i s / d1_i`` (``z_units``: ``x > tol_i s d2_i``), ``tol_i`` row
+    ``i``'s whole tolerance (:func:`row_tolerance_vector_with`), from the terms of
+    :func:`row_verdict_terms`, ``rows`` of :func:`row_scales` and ``a_max = max_j a_j``.
+    The O(n) spread of ``tol_i`` is summed only when its bounds do not decide: ``tol_i``
+    is at least the row's visible part (the spread is not negative) and, when finite, at
+    most ``TOL_CAP``, which it is when the row's entries, the ``a_j`` and their products
+    are (``a_max rows_i`` far from overflow); the factors are powers of two, so each
+    bound compares as ``tol_i`` would."""
+    if a[i] - a[i] == 0.0 and floor - floor == 0.0:
+        seen = _with_floor(min(a[i], TOL_CAP), mag[i], floor)
+        if not x > _in_units(seen, s, z_units, d1, d2, i):
+            return False
+        if a_max * rows[i] < 1e300 and x > _in_units(TOL_CAP, s, z_units, d1, d2, i):
+            return True
+    return x > _in_units(_row_tolerance(M, d1, d2, a, mag, floor, i), s, z_units, d1, d2, i)
+
+
+@njit(cache=True)
+def _in_units(t, s, z_units, d1, d2, i):
+    """A tolerance ``t`` of row ``i`` in the units of ``z_i`` (``t s d2_i``) or of ``w_i``
+    (``t s / d1_i``)."""
+    return t * s * d2[i] if z_units else t * s / d1[i]
 
 
 @njit(cache=True)

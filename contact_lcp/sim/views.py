@@ -229,10 +229,7 @@ class SimulatorViews:
 
     def _link_placements(self, links):
         """(len(links), 4, 4) ``X_WL`` of each link at the current state."""
-        X = np.empty((len(links), 4, 4))
-        for i, link in enumerate(links):
-            X[i] = self.world.frame_placement(link)
-        return X
+        return self.world.frame_placements(links)
 
     def _link_index(self, names, links):
         """(len(names),) int: which of ``links`` each surface name is (-1: none); kept
