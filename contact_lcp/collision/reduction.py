@@ -97,35 +97,38 @@ _SMALL = 24  # up to this many points the direct test beats qhull (23: 50 vs 93 
 def _above_lower_hull(xy, d, tol, skip):
     """Points that lie on or above the lower hull of the others in (x, y, d).
 
-    Points with ``skip`` set are not tested (reported False).
+    Points with ``skip`` set are not tested (reported False); ``skip`` holds at least the
+    vertices of the 2-D hull of all points (with ``tol``), which no segment or triangle
+    of the others covers: both callers keep that rim whole and pass it, so it is not
+    computed twice.
 
     Point p is such a point when a segment or triangle of other points covers p's (x, y)
     with an interpolated d <= d_p + tol (Caratheodory: three points suffice in 2-D).
-    Three cases are decided without a search: a vertex of the 2-D hull of all points is
-    covered by nothing; p at the deepest level (d within ``tol`` of the minimum) is
-    covered exactly when it is not a vertex of the 2-D hull of that level (any other
-    point would raise the interpolated d); any other p at least as high as every point
-    is covered (it lies inside the 2-D hull). The others
-    take the O(k^3) search of :func:`_covered`: a flattened sole (most points at one
-    depth) costs O(k log k) instead of O(k^4).
+    Two cases are decided without a search: p at the deepest level (d within ``tol`` of
+    the minimum) is covered exactly when it is not a vertex of the 2-D hull of that level
+    (any other point would raise the interpolated d); any other p at least as high as
+    every point is covered (it lies inside the 2-D hull). The others take the O(k^3)
+    search of :func:`_covered` (the depth order it needs is sorted on the first): a
+    flattened sole (most points at one depth) costs O(k log k) instead of O(k^4).
     """
     k = xy.shape[0]
     out = np.zeros(k, dtype=np.bool_)
     if k == 0:
         return out
-    o = np.argsort(d)
-    dmin, dmax = d[o[0]], d[o[k - 1]]
+    dmin, dmax = d.min(), d.max()
     level = np.flatnonzero(d <= dmin + tol)
     rim_low = _hull_mark(xy, level, tol)
-    rim_all = _hull_mark(xy, np.arange(k), tol)
+    o = np.empty(0, dtype=np.int64)
     for p in range(k):
-        if skip[p] or rim_all[p]:  # a vertex of the 2-D hull is covered by nothing
+        if skip[p]:
             continue
         if d[p] <= dmin + tol:
             out[p] = not rim_low[p]
         elif d[p] + tol >= dmax:
             out[p] = True
         else:
+            if o.shape[0] == 0:
+                o = np.argsort(d)
             out[p] = _covered(xy, d, tol, o, p)
     return out
 
