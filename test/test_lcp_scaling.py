@@ -319,14 +319,14 @@ def test_the_compiled_verdict_pass_is_the_definition_bit_for_bit(seed):
     np.testing.assert_array_equal(tol, _tolerances_csr(*every, d1, d2, *want[1:]))
 
 
-
 @pytest.mark.parametrize("seed", range(40))
 def test_a_row_exceeds_its_tolerance_as_the_whole_tolerance_says(seed):
     # exceeds_tolerance sums a row's spread only when the visible part and the cap do not
     # decide; its answer is the comparison with the row's whole tolerance, in w's units
     # and in z's, for values at and around each bound, on rows with NaN and inf too.
-    from contact_lcp.lcp.residual import (exceeds_tolerance, row_scales,
-                                          row_tolerance_vector, row_verdict_terms)
+    from contact_lcp.lcp.residual import (TOL_CAP, _with_floor, exceeds_tolerance,
+                                          row_scales, row_tolerance_vector,
+                                          row_verdict_terms)
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 14))
@@ -344,8 +344,8 @@ def test_a_row_exceeds_its_tolerance_as_the_whole_tolerance_says(seed):
     a_max = np.max(a) if not np.isnan(a).any() else np.nan
     for i in range(n):
         for z_units, unit in ((False, s / d1[i]), (True, s * d2[i])):
-            seen = min(a[i], 1e-3) * unit if np.isfinite(a[i]) else 0.0
-            for t in (tol[i] * unit, seen, 1e-3 * unit, 0.0):
+            seen = _with_floor(min(a[i], TOL_CAP), mag[i], floor) * unit  # the visible part
+            for t in (tol[i] * unit, seen, TOL_CAP * unit, 0.0):
                 for x in (t, np.nextafter(t, np.inf), np.nextafter(t, -np.inf), 2 * t, 0.5 * t):
                     if not np.isfinite(x):
                         continue
@@ -353,6 +353,7 @@ def test_a_row_exceeds_its_tolerance_as_the_whole_tolerance_says(seed):
                     got = exceeds_tolerance(x, s, z_units, M, d1, d2, a, mag, floor, rows,
                                             a_max, i)
                     assert got == want, (i, z_units, x, tol[i])
+
 
 def _ruiz_definition(M, q, max_sweeps):
     """Ruiz's factors as the module notes define them, in numpy: row and column maxima
