@@ -313,3 +313,31 @@ def test_the_faces_contacts_are_the_loaded_and_the_touching_ones(seed):
     want = np.flatnonzero((f[0::3] > 0.0) | (vel[0::3] + bias <= touch))
     np.testing.assert_array_equal(S, want)
     assert vel_tol == VELOCITY_TOL * max(1.0, np.max(np.abs(v_free)))
+
+
+def test_a_sole_point_past_two_facets_is_held_on_their_edge(monkeypatch):
+    # Talos standing, 3 ms in (test/data/talos_face_on_an_edge.npz: the face kernel's
+    # arguments): a sole point's least-norm friction lies on an edge of its pyramid.
+    # Held on one facet, its friction left across the other one, and the active set
+    # alternated between the two facets (or between zeroed and free) until the face's QP
+    # took over (11 ms a step here). Held on the edge, the compiled kernel ends, on a
+    # point at least as small as the QP's and the same to the QP's active-set tolerance.
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    import contact_lcp.contact.min_norm as mn
+    from contact_lcp.contact.min_norm_kernel import APPLIED, NEEDS_QP, least_norm_face
+
+    a = dict(np.load(Path(__file__).parent / "data" / "talos_face_on_an_edge.npz"))
+    args = [a[n] for n in ("G", "u", "bias", "J", "K", "mu", "f", "vel", "S")] + \
+        [int(a["l"]), int(a["d"]), a["angle"], float(a["vel_tol"])]
+    code, f = least_norm_face(*args)
+    assert code == APPLIED
+    problem = SimpleNamespace(G=a["G"], u=a["u"], bias=a["bias"], J=a["J"], K=a["K"],
+                              mu=a["mu"], v_free=np.zeros(a["K"].shape[0]),
+                              num_contacts=a["mu"].shape[0], num_limits=int(a["l"]))
+    monkeypatch.setattr(mn, "least_norm_face", lambda *x: (NEEDS_QP, x[6]))
+    ref, note = mn.min_norm_impulse(problem, a["f"], int(a["d"]), a["angle"])
+    assert note == "min_norm"
+    assert np.linalg.norm(f) <= np.linalg.norm(ref) * (1.0 + 1e-12)
+    np.testing.assert_allclose(f, ref, rtol=0.0, atol=1e-6 * np.abs(ref).max())

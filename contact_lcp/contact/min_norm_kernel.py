@@ -18,11 +18,15 @@ symmetric positive semi-definite is ``B' G B (y - y*) = 0`` (``G = J K J'``), i.
 
 The least-norm ``y`` on those equalities and in every contact's cone is found by an
 active set: each contact is free, zeroed, or (sticking) held on one facet of its
-pyramid. Each round solves the least-norm ``y`` with the active set's equalities (a QR
-of ``[L, C]``); the contact whose impulse leaves its cone the most joins the set (zeroed
-when its normal is negative, else on the facet its friction points to); when none does,
-the equalities' multipliers decide: a zeroed contact's must lie in its cone's dual, a
-facet's must be non-negative, else the most negative is released. With nothing to add
+pyramid or on the edge between two. Each round solves the least-norm ``y`` with the
+active set's equalities (a QR of ``[L, C]``); the contact whose impulse leaves its cone
+the most joins the set (zeroed when its normal is negative, else on the facet its
+friction points to, or, held on a facet and leaving across the next one, on their
+edge); when none does, the equalities' multipliers decide: a zeroed contact's must lie
+in its cone's dual, a facet's must be non-negative, else the most negative is released
+(an edge's contact onto its other facet, a zeroed sticking contact onto the edge whose
+ray lowers the norm the most: released free, either would come back the way it left
+and the set would alternate). With nothing to add
 or release the point satisfies the KKT conditions of the strictly convex problem, so it
 is its unique minimiser; it is then certified as a solution of the face's LCP by the
 project's verdict (:func:`contact_lcp.lcp.residual.row_verdict`, on the
@@ -68,8 +72,9 @@ SLACK = 1e-12
 #: rounds of the active set (contacts zeroed or put on a facet, or released) before the
 #: QP decides
 MAX_ROUNDS = 40
-#: a contact's state in the active set
-FREE, ZEROED, ON_FACET = 0, 1, 2
+#: a contact's state in the active set (``ON_EDGE``: on the two facets around one edge,
+#: its impulse along that edge's ray)
+FREE, ZEROED, ON_FACET, ON_EDGE = 0, 1, 2, 3
 
 
 @njit(cache=True)
@@ -294,11 +299,13 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol):
     Lr = np.ascontiguousarray(L[:, :rank])
     e = Lr.T @ ystar[:m]  # L' y = L' y*: the velocities kept
     # the active set: each contact free, zeroed, or (sticking) on one facet of its pyramid
+    # or on the edge between two
     state = np.zeros(groups, dtype=np.int64)
-    facet = np.zeros(groups, dtype=np.int64)
+    facet = np.zeros(groups, dtype=np.int64)  # ON_FACET: the facet; ON_EDGE: the edge
     y = np.zeros(m)
     for _ in range(MAX_ROUNDS):
-        C, owner = _constraints(state, facet, start, size, kind, m, mus, cos, sin, col_rows)
+        C, owner, col_facet = _constraints(state, facet, start, size, kind, m, mus, cos, sin,
+                                           col_rows)
         xi = _least_norm_with(Lr, C, e, y)
         if xi.shape[0] == 0:
             return NEEDS_QP, f  # the constraints and the velocities are not independent
@@ -316,20 +323,29 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol):
             a = col_rows[p, 0] // 3
             if kind[p] != 0 or y[p] < 0.0:
                 state[add] = ZEROED
+                continue
+            j = _sector(y[p + 1], y[p + 2], cos[a], sin[a])
+            turn = (j - facet[add]) % d
+            if state[add] == ON_FACET and d >= 3 and (turn == 1 or turn == d - 1):
+                # held on one facet, its friction leaves across the edge it shares with
+                # the next one: the least-norm point lies on that edge (one facet after
+                # the other would alternate between the two every round)
+                facet[add] = j if turn == 1 else facet[add]
+                state[add] = ON_EDGE
             else:
                 state[add] = ON_FACET
-                facet[add] = _sector(y[p + 1], y[p + 2], cos[a], sin[a])
+                facet[add] = j
             continue
         # the constraints' multipliers (y = L mu + C nu): a zeroed contact's lie in its
         # cone's dual, a facet's is non-negative, or the contact is released; with none
         # to release, the point is the least-norm one (KKT)
         mult = np.zeros(m)
-        worst, release = -slack, -1
+        worst, release, dropped = -slack, -1, -1
         for c in range(C.shape[1]):
             g = owner[c]
-            if state[g] == ON_FACET:
+            if state[g] == ON_FACET or state[g] == ON_EDGE:
                 if xi[rank + c] < worst:
-                    worst, release = xi[rank + c], g
+                    worst, release, dropped = xi[rank + c], g, col_facet[c]
             else:
                 mult += xi[rank + c] * C[:, c]
         for g in range(groups):
@@ -337,10 +353,22 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol):
                 v = _dual_violation(mult, start[g], kind, col_coef, cos, sin, mus,
                                     col_rows[start[g], 0] // 3, d)
                 if v < worst:
-                    worst, release = v, g
+                    worst, release, dropped = v, g, -1
         if release < 0:
             break
-        state[release] = FREE
+        p = start[release]
+        if state[release] == ON_EDGE:  # off the facet whose multiplier is negative
+            ridge = facet[release]
+            facet[release] = (ridge - 1) % d if dropped == ridge else ridge
+            state[release] = ON_FACET
+        elif state[release] == ZEROED and kind[p] == 0 and d >= 3:
+            # a zeroed sticking contact whose multiplier leaves its cone's dual: along
+            # the edge ray that lowers the norm the most (released free, its normal
+            # would come out negative again and the set would alternate)
+            facet[release] = _steepest_edge(mult, p, cos, sin, mus, col_rows[p, 0] // 3, d)
+            state[release] = ON_EDGE
+        else:
+            state[release] = FREE
     else:
         return NEEDS_QP, f
     # f = B y on the face rows; its LCP unknowns (the sliding speeds are unchanged)
@@ -444,14 +472,17 @@ def _cholesky_range(H, rel_tol):
 
 @njit(cache=True)
 def _constraints(state, facet, start, size, kind, m, mus, cos, sin, col_rows):
-    """The active set's equalities ``C' y = 0`` (m, c) and the contact of each column: a
-    zeroed contact's unit columns, a facet's inward unit normal ``r_j x r_(j+1)`` (its
-    edges' rays ``(1, mu cos, mu sin)``)."""
+    """The active set's equalities ``C' y = 0`` (m, c), the contact of each column and
+    its facet (-1: none): a zeroed contact's unit columns, a facet's inward unit normal
+    ``r_j x r_(j+1)`` (its edges' rays ``(1, mu cos, mu sin)``), an edge's two facets'."""
+    d = cos.shape[1]
     count = 0
     for g in range(state.shape[0]):
-        count += size[g] if state[g] == ZEROED else 1 if state[g] == ON_FACET else 0
+        count += (size[g] if state[g] == ZEROED else 1 if state[g] == ON_FACET else
+                  2 if state[g] == ON_EDGE else 0)
     C = np.zeros((m, count))
     owner = np.empty(count, dtype=np.int64)
+    col_facet = np.full(count, -1, dtype=np.int64)
     c = 0
     for g in range(state.shape[0]):
         p = start[g]
@@ -460,21 +491,24 @@ def _constraints(state, facet, start, size, kind, m, mus, cos, sin, col_rows):
                 C[p + i, c] = 1.0
                 owner[c] = g
                 c += 1
-        elif state[g] == ON_FACET:
+        elif state[g] == ON_FACET or state[g] == ON_EDGE:
             a = col_rows[p, 0] // 3
-            j = facet[g]
-            j2 = (j + 1) % cos.shape[1]
-            r1 = np.array([1.0, mus[a] * cos[a, j], mus[a] * sin[a, j]])
-            r2 = np.array([1.0, mus[a] * cos[a, j2], mus[a] * sin[a, j2]])
-            nrm = np.cross(r1, r2)
-            if nrm[0] < 0.0:  # inward: the cone's axis (1, 0, 0) on its positive side
-                nrm = -nrm
-            nrm /= np.sqrt(nrm @ nrm)
-            for i in range(3):
-                C[p + i, c] = nrm[i]
-            owner[c] = g
-            c += 1
-    return C, owner
+            for t in range(1 if state[g] == ON_FACET else 2):
+                # ON_EDGE e: the facets e - 1 and e, which meet on edge e
+                j = facet[g] if state[g] == ON_FACET or t == 1 else (facet[g] - 1) % d
+                j2 = (j + 1) % d
+                r1 = np.array([1.0, mus[a] * cos[a, j], mus[a] * sin[a, j]])
+                r2 = np.array([1.0, mus[a] * cos[a, j2], mus[a] * sin[a, j2]])
+                nrm = np.cross(r1, r2)
+                if nrm[0] < 0.0:  # inward: the cone's axis (1, 0, 0) on its positive side
+                    nrm = -nrm
+                nrm /= np.sqrt(nrm @ nrm)
+                for i in range(3):
+                    C[p + i, c] = nrm[i]
+                owner[c] = g
+                col_facet[c] = j
+                c += 1
+    return C, owner, col_facet
 
 
 @njit(cache=True)
@@ -558,6 +592,19 @@ def _violation(y, p, kind, col_coef, cos, sin, mus, a, d):
         edge_split(fc[1], fc[2], cos[a], sin[a], b)
         return max(-fc[0], abs(mus[a] * fc[0] - b.sum()))
     return max(-y[p], 0.0)
+
+
+@njit(cache=True)
+def _steepest_edge(lam, p, cos, sin, mus, a, d):
+    """The edge ``e`` of a sticking contact's pyramid (columns from ``p``) whose ray
+    ``(1, mu cos_e, mu sin_e)`` has the most negative ``lam . ray`` (the first of equal
+    ones), as :func:`_dual_violation` scans them."""
+    worst, edge = 0.0, 0
+    for e in range(d):
+        v = lam[p] + mus[a] * (cos[a, e] * lam[p + 1] + sin[a, e] * lam[p + 2])
+        if v < worst:
+            worst, edge = v, e
+    return edge
 
 
 @njit(cache=True)
