@@ -365,7 +365,7 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol):
             # a zeroed sticking contact whose multiplier leaves its cone's dual: along
             # the edge ray that lowers the norm the most (released free, its normal
             # would come out negative again and the set would alternate)
-            facet[release] = _steepest_edge(mult, p, cos, sin, mus, col_rows[p, 0] // 3, d)
+            facet[release] = _steepest_edge(mult, p, cos, sin, mus, col_rows[p, 0] // 3, d)[1]
             state[release] = ON_EDGE
         else:
             state[release] = FREE
@@ -596,27 +596,26 @@ def _violation(y, p, kind, col_coef, cos, sin, mus, a, d):
 
 @njit(cache=True)
 def _steepest_edge(lam, p, cos, sin, mus, a, d):
-    """The edge ``e`` of a sticking contact's pyramid (columns from ``p``) whose ray
-    ``(1, mu cos_e, mu sin_e)`` has the most negative ``lam . ray`` (the first of equal
-    ones), as :func:`_dual_violation` scans them."""
+    """``(worst, e)``: the most negative ``lam . ray`` (0 when none is) over the edge rays
+    ``(1, mu cos_e, mu sin_e)`` of a sticking contact's pyramid (columns from ``p``), and
+    the first edge ``e`` that reaches it (0 when none is negative)."""
     worst, edge = 0.0, 0
     for e in range(d):
         v = lam[p] + mus[a] * (cos[a, e] * lam[p + 1] + sin[a, e] * lam[p + 2])
         if v < worst:
-            worst, edge = v, e
-    return edge
+            edge = e
+        worst = min(worst, v)
+    return worst, edge
 
 
 @njit(cache=True)
 def _dual_violation(lam, p, kind, col_coef, cos, sin, mus, a, d):
     """The most negative ``lam . ray`` over the rays generating the cone of the contact
     whose columns start at ``p`` (0 when ``lam`` lies in the cone's dual)."""
-    worst = 0.0
     if kind[p] == 0:
-        for e in range(d):
-            worst = min(worst, lam[p] + mus[a] * (cos[a, e] * lam[p + 1]
-                                                   + sin[a, e] * lam[p + 2]))
-    elif kind[p] == 3:
+        return _steepest_edge(lam, p, cos, sin, mus, a, d)[0]
+    worst = 0.0
+    if kind[p] == 3:
         # the facet's rays in the columns' coordinates: (u1 . r, u2 . r)
         for e in range(d):
             ray = np.array([1.0, mus[a] * cos[a, e], mus[a] * sin[a, e]])
