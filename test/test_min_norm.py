@@ -320,8 +320,8 @@ def test_a_sole_point_past_two_facets_is_held_on_their_edge(monkeypatch):
     # arguments): a sole point's least-norm friction lies on an edge of its pyramid.
     # Held on one facet, its friction left across the other one, and the active set
     # alternated between the two facets (or between zeroed and free) until the face's QP
-    # took over (11 ms a step here). Held on the edge, the compiled kernel ends, on a
-    # point at least as small as the QP's and the same to the QP's active-set tolerance.
+    # took over. Held on the edge, the compiled kernel ends, on a point at least as small
+    # as the QP's and the same to the QP's active-set tolerance.
     from pathlib import Path
     from types import SimpleNamespace
 
