@@ -95,7 +95,9 @@ def _euler_midpoint(I_c, w, n_c, h):
 def _free_velocities(q, v, tau, h, v_free, gravity, iq, iv, single, lever, mass, I_c,
                      prescribed, armature):
     """:meth:`FreeFlyers.free_velocity` compiled; ``prescribed`` and ``armature`` (nv,)
-    (all False / zero when not given)."""
+    (all False / zero when not given). ``I_c`` (lone bodies' inertias) is None when no
+    joint is a lone body (``single`` all False): numba then prunes the exact step (Newton
+    on Euler's equation), which a robot's first run would otherwise compile for nothing."""
     for k in range(iq.shape[0]):
         b = iv[k]
         skip = False
@@ -112,15 +114,16 @@ def _free_velocities(q, v, tau, h, v_free, gravity, iq, iv, single, lever, mass,
         if not exact:
             v_free[b:b + 3] += h * _cross3(w, v_B)
             continue
-        a = iq[k]
-        R = _quat_matrix(q[a + 3], q[a + 4], q[a + 5], q[a + 6])
-        c = lever[k]
-        f_B = tau[b:b + 3]
-        n_B = tau[b + 3:b + 6]
-        v_c = v_B + _cross3(w, c) + h * (f_B / mass[k] + R.T @ gravity)
-        w_next = _euler_midpoint(I_c[k], w.copy(), n_B - _cross3(c, f_B), h)
-        v_free[b:b + 3] = v_c - _cross3(w_next, c)
-        v_free[b + 3:b + 6] = w_next
+        if I_c is not None:  # (a model without lone bodies passes None: not compiled)
+            a = iq[k]
+            R = _quat_matrix(q[a + 3], q[a + 4], q[a + 5], q[a + 6])
+            c = lever[k]
+            f_B = tau[b:b + 3]
+            n_B = tau[b + 3:b + 6]
+            v_c = v_B + _cross3(w, c) + h * (f_B / mass[k] + R.T @ gravity)
+            w_next = _euler_midpoint(I_c[k], w.copy(), n_B - _cross3(c, f_B), h)
+            v_free[b:b + 3] = v_c - _cross3(w_next, c)
+            v_free[b + 3:b + 6] = w_next
 
 
 
@@ -166,7 +169,10 @@ class FreeFlyers:
         self._single = np.array(self.single_body, dtype=np.bool_)
         self._c = np.array(self.lever, dtype=float).reshape(-1, 3)
         self._mass = np.array(self.mass, dtype=float)
-        self._I = np.array(self.I_c, dtype=float).reshape(-1, 3, 3)
+        # (None without lone bodies: their exact step is then not compiled, see
+        # _free_velocities)
+        self._I = (np.array(self.I_c, dtype=float).reshape(-1, 3, 3)
+                   if any(self.single_body) else None)
         self._no_prescribed = np.zeros(model.nv, dtype=np.bool_)
         self._no_armature = np.zeros(model.nv)
         # every other joint moves one coordinate along a line or about a fixed axis:
