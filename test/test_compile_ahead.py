@@ -112,3 +112,108 @@ def test_the_box_problem_the_process_solves_first_is_a_stepped_problem_in_kernel
     weight = scene.bodies[0].mass * 9.81 * scene.time_step  # [N.s] over the step
     np.testing.assert_allclose(second.f[0::3], weight / 4, rtol=1e-9)
     np.testing.assert_allclose(second.f[1::3], 0.0, atol=1e-12 * weight)
+
+
+def test_an_idle_core_is_seen_now_not_in_the_load_average(monkeypatch):
+    # /proc/stat's idle time over a short window decides: a machine whose other core
+    # is idle now starts the process even while the 1-minute load average still counts
+    # a run that just ended; one core busy (beside this process's) starts none
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.9, 1.0, 0.5))
+    samples = iter([(1000, 400), (1200, 600)])  # all 200 jiffies idle: 2 cores' worth
+    monkeypatch.setattr(warm, "_cpu_times", lambda: next(samples))
+    assert warm._free_core(window=0.0)
+    samples = iter([(1000, 400), (1200, 500)])  # half idle: one core busy elsewhere
+    monkeypatch.setattr(warm, "_cpu_times", lambda: next(samples))
+    assert not warm._free_core(window=0.0)
+
+    def unreadable():
+        raise OSError("no /proc")
+
+    monkeypatch.setattr(warm, "_cpu_times", unreadable)  # elsewhere: the load average
+    assert not warm._free_core(window=0.0)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.2, 0.2))
+    assert warm._free_core(window=0.0)
+
+
+class FakeProcess:
+    def __init__(self):
+        self.ended = None
+
+    def poll(self):
+        return self.ended
+
+
+class FakeCache:
+    """A kernel's cache lookup: empty until the other process saved the kernel."""
+
+    def __init__(self):
+        self.saved, self.lookups = None, 0
+
+    def load_overload(self, sig, target_context):
+        self.lookups += 1
+        return self.saved
+
+
+def _kernel():
+    pass
+
+
+def test_a_kernel_the_other_process_is_compiling_is_waited_for_and_loaded(tmp_path,
+                                                                          monkeypatch):
+    import threading
+    import time
+    import types
+
+    lock = tmp_path / "compile_ahead.lock"
+    cache = FakeCache()
+    dispatcher = types.SimpleNamespace(py_func=_kernel, _cache=cache)
+    proc = FakeProcess()
+    warm._patient(dispatcher, proc, str(lock))
+    name = f"{__name__}._kernel"
+    lock.write_text(name)  # the other process compiles this kernel
+
+    def finish():  # ... saves it, and moves on to the next one
+        time.sleep(0.3)
+        cache.saved = "compiled"
+        lock.write_text("contact_lcp.other.kernel")
+
+    t0 = time.monotonic()
+    threading.Thread(target=finish).start()
+    assert dispatcher._cache.load_overload("sig", None) == "compiled"
+    assert time.monotonic() - t0 >= 0.25 and cache.lookups == 2
+    # another kernel in compilation, or the other process ended: no wait
+    cache.saved = None
+    t0 = time.monotonic()
+    assert dispatcher._cache.load_overload("sig", None) is None
+    lock.write_text(name)
+    proc.ended = 0
+    assert dispatcher._cache.load_overload("sig", None) is None
+    assert time.monotonic() - t0 < 0.2
+    # wrapped once, however many modules hold the kernel
+    lookup = dispatcher._cache.load_overload
+    warm._patient(dispatcher, proc, str(lock))
+    assert dispatcher._cache.load_overload is lookup
+
+
+def test_the_other_process_names_each_kernel_it_starts_to_compile(tmp_path):
+    from numba import njit
+    from numba.core import event
+
+    lock = tmp_path / "compile_ahead.lock"
+    lock.write_text("")
+
+    def inner(x):
+        return x + 1.0
+
+    def outer(x):
+        return inner_jit(x) * 2.0
+
+    inner_jit = njit(inner)
+    outer_jit = njit(outer)
+    writer = warm.report_progress(str(lock))
+    try:
+        outer_jit(1.0)  # compiles inner inside outer: the outer one is named
+    finally:
+        event.unregister("numba:compile", writer)
+    assert lock.read_text() == f"{outer.__module__}.{outer.__qualname__}"

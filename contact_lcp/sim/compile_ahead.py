@@ -7,6 +7,12 @@ compiles them into the same cache while this process compiles what its own scene
 and this process loads them when its first step gets there. Kept apart from
 :mod:`contact_lcp.sim.warm` (which builds a ``Simulator``) so that the simulator can
 import it.
+
+The second process writes into its lock file the kernel it is compiling (numba saves a
+kernel to the cache after its compilation ends, before the next one starts). When this
+process misses the cache for that kernel (its first step got there first), it waits for
+the other process to finish it and loads it, instead of compiling the same kernel
+again beside it: the robust search alone takes half a minute to compile.
 """
 
 #: set to "0" to keep :func:`compile_ahead` from starting its process
@@ -61,18 +67,48 @@ def compile_ahead():
         os.unlink(lock)
         return None
     atexit.register(_end, proc, lock)
+    _wait_for_shared(proc, lock)
     return proc
 
 
-def _free_core():
+def _free_core(window=0.1):
     """Whether a core is idle for the second process (on a busy machine it would take
-    this one's time, not add its own)."""
+    this one's time, not add its own): on Linux, the cores' idle time over ``window``
+    seconds now (``/proc/stat``), at least ``IDLE_CORES`` of a core beside the one this
+    process takes (it sleeps meanwhile); elsewhere the 1-minute load average. The load
+    average lags: for a minute after an install or another run it still counts them,
+    and a first run on a machine idle by then would compile everything alone."""
     import os
+    import time
 
+    cores = os.cpu_count() or 1
     try:
-        return os.getloadavg()[0] <= (os.cpu_count() or 1) - 1.0
-    except OSError:
-        return False
+        before = _cpu_times()
+        time.sleep(window)
+        after = _cpu_times()
+    except (OSError, ValueError):
+        try:
+            return os.getloadavg()[0] <= cores - 1.0
+        except OSError:
+            return False
+    total = after[0] - before[0]
+    idle = (after[1] - before[1]) / total * cores if total > 0 else 0.0
+    return idle >= 1.0 + IDLE_CORES
+
+
+#: the idle share of a core, beyond this process's own, that the second process needs
+IDLE_CORES = 0.75
+
+
+def _cpu_times():
+    """``(total, idle)`` jiffies of all cores (``/proc/stat``'s first line; idle and
+    iowait count as idle)."""
+    with open("/proc/stat") as f:
+        fields = f.readline().split()
+    if not fields or fields[0] != "cpu":
+        raise ValueError("/proc/stat has no cpu line")
+    ticks = [int(x) for x in fields[1:]]
+    return sum(ticks[:8]), ticks[3] + ticks[4]  # (guest time is inside user time)
 
 
 def _cached(cache):
@@ -101,3 +137,102 @@ def _end(proc, lock):
         os.unlink(lock)
     except OSError:
         pass
+
+
+#: longest wait for a kernel the second process is compiling [s] (the robust search
+#: takes ~30 s on a 2-core machine; past this, this process compiles it itself)
+_WAIT_S = 300.0
+
+
+def report_progress(lock):
+    """In the second process: write into ``lock`` the name of each kernel it starts to
+    compile (the outermost compilations only: the kernels inside one are cached with it).
+    The previous name stays until the next one starts, after numba saved the kernel.
+    Returns the listener (``numba.core.event.unregister("numba:compile", it)`` ends it)."""
+    import os
+
+    from numba.core import event
+
+    depth = [0]
+
+    class _Writer(event.Listener):
+        def on_start(self, ev):
+            depth[0] += 1
+            if depth[0] == 1:
+                name = _kernel_name(ev.data["dispatcher"])
+                tmp = f"{lock}.{os.getpid()}"
+                try:
+                    with open(tmp, "w") as f:
+                        f.write(name)
+                    os.replace(tmp, lock)
+                except OSError:
+                    pass
+
+        def on_end(self, ev):
+            depth[0] -= 1
+
+    writer = _Writer()
+    event.register("numba:compile", writer)
+    return writer
+
+
+def _kernel_name(dispatcher):
+    func = getattr(dispatcher, "py_func", None)
+    return f"{getattr(func, '__module__', '?')}.{getattr(func, '__qualname__', '?')}"
+
+
+def _wait_for_shared(proc, lock):
+    """In this process: when a kernel of this package misses the cache while the second
+    process ``proc`` is compiling it (its name in ``lock``), wait until that process has
+    moved on (or ended, or ``_WAIT_S`` passed) and load it from the cache again; see the
+    module notes. Each jitted function of the package's modules imported so far gets
+    the wait on its cache's lookup; a numba without that lookup gets none (this process
+    then compiles the kernel itself, as before)."""
+    import sys
+
+    from numba.core.dispatcher import Dispatcher
+
+    for mod_name, module in list(sys.modules.items()):
+        if not mod_name.startswith("contact_lcp.") or module is None:
+            continue
+        for value in list(vars(module).values()):
+            if isinstance(value, Dispatcher):
+                _patient(value, proc, lock)
+
+
+def _patient(dispatcher, proc, lock):
+    """Wrap ``dispatcher``'s cache lookup with the wait of :func:`_wait_for_shared`."""
+    cache = getattr(dispatcher, "_cache", None)
+    load = getattr(cache, "load_overload", None)
+    if load is None or getattr(load, "_waits", False):
+        return
+    name = _kernel_name(dispatcher)
+
+    def load_overload(sig, target_context):
+        found = load(sig, target_context)
+        if found is None and _compiling(proc, lock) == name:
+            _wait(proc, lock, name)
+            found = load(sig, target_context)
+        return found
+
+    load_overload._waits = True
+    cache.load_overload = load_overload
+
+
+def _compiling(proc, lock):
+    """The kernel the second process is compiling, or None (it ended, or says nothing)."""
+    if proc.poll() is not None:
+        return None
+    try:
+        with open(lock) as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
+
+
+def _wait(proc, lock, name):
+    import time
+
+    end = time.monotonic() + _WAIT_S
+    while _compiling(proc, lock) == name and time.monotonic() < end:
+        time.sleep(0.05)

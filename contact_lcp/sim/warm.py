@@ -47,8 +47,10 @@ _BOX_SCENE = {"time_step": 0.001, "gravity": [0.0, 0.0, -9.81],
 def _box_problem(scene):
     """The contact problem of the box of ``scene`` (``_BOX_SCENE``) resting on its four
     bottom corners at the start of a step: its rows built by hand (a free body's
-    Jacobian), so that no collision kernel is compiled for it."""
-    from contact_lcp.contact.problem import build_problem
+    Jacobian) and its ``G``, ``u`` and bias with numpy, so that neither a collision kernel
+    nor the problem's own assembly is compiled for it (a first run compiles that one in
+    its own step, while this process compiles the contact model's kernels)."""
+    from contact_lcp.contact.problem import problem_from_rows
 
     body = scene.bodies[0]
     m, (a, b, c) = body.mass, (0.5 * x for x in body.size)
@@ -64,18 +66,25 @@ def _box_problem(scene):
             J[3 * i + t, :3] = axis
             J[3 * i + t, 3:] = np.cross(r, axis)
     v_free = np.concatenate([h * np.asarray(scene.gravity, dtype=float), np.zeros(3)])
-    return build_problem(h, R, corners + [0.0, 0.0, c], np.zeros(4), np.full(4, 0.6), J, K,
-                         np.zeros(6), v_free, pair=np.zeros(4, dtype=np.int64))
+    G = J @ K @ J.T
+    rows = (True, np.zeros(4), 0.5 * (G + G.T), J @ v_free, np.zeros(4))  # at rest: no bias
+    return problem_from_rows(h, R, corners + [0.0, 0.0, c], np.full(4, 0.6), J, K,
+                             np.zeros(6), v_free, rows, 0, np.zeros(4, dtype=np.int64), {},
+                             None)
 
 
 def _ahead():
     """The compile-ahead process's work (see :mod:`contact_lcp.sim.compile_ahead`), in
-    the order a first run needs it once its scene has loaded (its own collision kernels,
-    the run's first minute), so that what is ready when the run gets there is the most:
-    the contact model's step on a box's corners, cold and from the last basis (the first
-    rung), without collision kernels; the robust search of a first step; the forces; a
-    small LCP with every method; then a few steps of a box resting on the ground (the
-    dynamics and a box's collision kernels)."""
+    the order a first run needs it once its scene has loaded (its own collision and
+    dynamics kernels, the run's first minute), the largest first, so that what a first
+    step would otherwise compile itself is ready when it gets there: the contact model's
+    first rung (a box resting on its four corners, from the basis of their normal
+    impulses), the robust search from a basis (as the first step's frictional solve
+    runs it; both are the longest compiles of the first step), then the box's step from no
+    guess (the frictionless solve of the two-step), the forces, a small LCP with every
+    method, and a few steps of a box resting on the ground (the dynamics and a box's
+    collision kernels)."""
+    from contact_lcp.contact.guess import PyramidGuess
     from contact_lcp.contact.islands import solve_islands
     from contact_lcp.contact.models import make_model
     from contact_lcp.lcp import METHODS, solve
@@ -86,13 +95,19 @@ def _ahead():
     scene = scene_from_dict(_BOX_SCENE)
     model = make_model(scene.contact.model, model_settings(scene))
     problem = _box_problem(scene)
+    k, d = problem.num_contacts, model.settings.friction_directions
+    resting = PyramidGuess(problem.pair, problem.p_W, np.zeros((k, 3)), problem.J[3 * k:],
+                           np.ones(k, dtype=bool), np.zeros((k, d), dtype=bool),
+                           np.zeros(k, dtype=bool))
+    solve_islands(model, problem, resting)
+    M, q = np.array([[2.0, 1.0], [0.0, 2.0]]), np.array([-1.0, -1.0])
+    solve(M, q, method="robust", initial_basis=np.array([1]))
     guess = None
     for _ in range(2):
         solution = solve_islands(model, problem, guess)
         guess = solution.guess
-    M, q = np.array([[2.0, 1.0], [1.0, 2.0]]), np.array([-1.0, -1.0])
-    solve(M, q, method="robust")
     solution.f  # (the forces' distribution, which the node and recordings read)
+    M, q = np.array([[2.0, 1.0], [1.0, 2.0]]), np.array([-1.0, -1.0])
     for method in METHODS:
         solve(M, q, method=method)
     sim = Simulator(scene)
@@ -104,6 +119,10 @@ if __name__ == "__main__":
     import os
     import sys
 
+    from contact_lcp.sim.compile_ahead import report_progress
+
+    if len(sys.argv) > 1:
+        report_progress(sys.argv[1])
     try:
         _ahead()
     finally:
