@@ -18,7 +18,10 @@ Entries (``--entries``):
 Each process runs ``--steps`` steps (default 100, what ``--duration 0.1`` runs at 1 kHz:
 the second step is the first that the contact model's first rung, the last basis, can
 solve, which compiles more). Reported per run: wall seconds from the launch of the process to the first
-completed step and the process's CPU seconds by then (``cli``: not seen apart), the
+completed step and the process's CPU seconds by then (``cli``: not seen apart), whether
+it started the compile-ahead process (``ahead``, :mod:`contact_lcp.sim.compile_ahead`)
+and the seconds its first step waited for kernels that process was compiling
+(``waited_s``; ``sim`` and ``node`` only), the
 seconds of import, scene load and first step, the wall and CPU seconds to the last step
 (``cli``: to its exit), and what numba compiled in the whole run: kernels, signatures,
 compile seconds (the ``numba:compile`` events of ``numba.core.event``; a kernel's *self*
@@ -57,7 +60,8 @@ DEFAULT_SCENE = "config/humanoid_stand.yaml"
 TARGETS = {"cold": 60.0, "warm": 3.0}
 COLUMNS = ("revision", "date", "load1", "load1_end", "section", "scene", "entry", "cache", "status",
            "wall_s", "cpu_s", "import_s", "load_s", "step_s", "steps", "wall_n_s", "cpu_n_s", "kernels",
-           "signatures", "compile_s", "later_s", "kernel", "self_s", "incl_s", "target_s", "notes")
+           "signatures", "compile_s", "later_s", "ahead", "waited_s", "kernel", "self_s", "incl_s", "target_s",
+           "notes")
 
 
 class CompileLog:
@@ -141,13 +145,17 @@ def child(entry, scene, steps, out):
         sim.step()
         status = "ok"
     t_step, cpu_s = time.time(), _cpu_s()
+    from contact_lcp.sim.compile_ahead import stats
+
+    ahead = stats()  # (by the first step: what it waited for is the first step's)
     log.later = True
     for _ in range(steps - 1):
         sim.step()
     with open(out, "w") as f:
         json.dump(dict(status=status, t_start=t_start, import_s=t_import - t0, load_s=t_load - t_import,
                        step_s=t_step - t_load, t_step=t_step, cpu_s=cpu_s, t_steps=time.time(),
-                       cpu_steps_s=_cpu_s(), kernels=log.kernels), f)
+                       cpu_steps_s=_cpu_s(), ahead=ahead["started"], waited_s=ahead["waited_s"],
+                       kernels=log.kernels), f)
 
 
 def time_step_of(scene):
@@ -195,7 +203,8 @@ def run_once(entry, scene, steps, cache_home, timeout):
                cpu_n_s=res["cpu_steps_s"], kernels=len(kernels),
                signatures=sum(len(k["signatures"]) for k in kernels.values()),
                compile_s=sum(k["self_s"] for k in kernels.values()),
-               later_s=sum(k["later_s"] for k in kernels.values()))
+               later_s=sum(k["later_s"] for k in kernels.values()), ahead=res.get("ahead"),
+               waited_s=res.get("waited_s"))
     row["_kernels"] = kernels
     return row
 
@@ -252,7 +261,7 @@ def main(argv=None):
     print(f"\nstart-up of {args.scene} (load average {load1:.2f} -> {load1_end:.2f}, {os.cpu_count()} cores)")
     print(common.format_table(rows, ("entry", "cache", "status", "wall_s", "cpu_s", "import_s", "load_s",
                                      "step_s", "steps", "wall_n_s", "cpu_n_s", "kernels", "signatures", "compile_s",
-                                     "later_s", "target_s")))
+                                     "later_s", "ahead", "waited_s", "target_s")))
     if kernel_rows:
         print(f"\ntop kernels by compile seconds (self excludes the kernels compiled inside)")
         print(common.format_table(kernel_rows, ("entry", "cache", "kernel", "signatures", "self_s", "incl_s", "later_s")))

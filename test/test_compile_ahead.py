@@ -32,13 +32,17 @@ def cold(tmp_path, monkeypatch):
     monkeypatch.setattr(warm, "_free_core", lambda: True)
     monkeypatch.setattr("subprocess.Popen", FakePopen)
     monkeypatch.setattr("atexit.register", lambda *a: None)
+    # (the wait on the kernels' cache lookups is tested on its own below; here it would
+    # stay on this test process's kernels)
+    monkeypatch.setattr(warm, "_wait_for_shared", lambda proc, lock: None)
     FakePopen.started = []
     return cache
 
 
-def test_a_cold_cache_starts_one_process_running_this_package(cold):
+def test_a_cold_cache_starts_one_process_running_this_package(cold, monkeypatch):
+    monkeypatch.setattr(warm, "_STATS", {"started": False, "waited_s": 0.0})
     proc = warm.compile_ahead()
-    assert proc is FakePopen.started[0]
+    assert proc is FakePopen.started[0] and warm.stats()["started"]
     assert proc.args[:3] == [sys.executable, "-m", "contact_lcp.sim.warm"]
     lock = proc.args[3]
     assert os.path.dirname(lock) == str(cold) and os.path.exists(lock)
@@ -165,6 +169,7 @@ def test_a_kernel_the_other_process_is_compiling_is_waited_for_and_loaded(tmp_pa
     import time
     import types
 
+    monkeypatch.setattr(warm, "_STATS", {"started": True, "waited_s": 0.0})
     lock = tmp_path / "compile_ahead.lock"
     cache = FakeCache()
     dispatcher = types.SimpleNamespace(py_func=_kernel, _cache=cache)
@@ -182,6 +187,7 @@ def test_a_kernel_the_other_process_is_compiling_is_waited_for_and_loaded(tmp_pa
     threading.Thread(target=finish).start()
     assert dispatcher._cache.load_overload("sig", None) == "compiled"
     assert time.monotonic() - t0 >= 0.25 and cache.lookups == 2
+    assert 0.25 <= warm.stats()["waited_s"] <= time.monotonic() - t0  # (bench_start's)
     # another kernel in compilation, or the other process ended: no wait
     cache.saved = None
     t0 = time.monotonic()

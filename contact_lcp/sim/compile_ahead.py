@@ -22,6 +22,9 @@ _SENTINEL = "robust._search-"
 #: a lock older than this is left by processes that were killed: taken over [s]
 _STALE_LOCK_S = 600.0
 _checked = False
+#: what this process saw of a second process: whether it started one and how long it
+#: waited for kernels that process was compiling [s] (:func:`stats`)
+_STATS = {"started": False, "waited_s": 0.0}
 
 
 def compile_ahead():
@@ -67,8 +70,16 @@ def compile_ahead():
         os.unlink(lock)
         return None
     atexit.register(_end, proc, lock)
+    _STATS["started"] = True
     _wait_for_shared(proc, lock)
     return proc
+
+
+def stats():
+    """``{"started": bool, "waited_s": float}``: whether this process started the second
+    process, and the seconds it waited for kernels that process was compiling (what
+    ``benchmarks/bench_start.py`` reports beside a cold start)."""
+    return dict(_STATS)
 
 
 def _free_core(window=0.1):
@@ -233,6 +244,7 @@ def _compiling(proc, lock):
 def _wait(proc, lock, name):
     import time
 
-    end = time.monotonic() + _WAIT_S
-    while _compiling(proc, lock) == name and time.monotonic() < end:
+    start = time.monotonic()
+    while _compiling(proc, lock) == name and time.monotonic() < start + _WAIT_S:
         time.sleep(0.05)
+    _STATS["waited_s"] += time.monotonic() - start
