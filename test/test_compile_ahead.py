@@ -1,5 +1,5 @@
 """On a cold kernel cache a Simulator starts compiling the shared kernels in a second
-process (contact_lcp/sim/warm.compile_ahead); never on a warm cache, a busy machine, a
+process (contact_lcp/sim/compile_ahead); never on a warm cache, a busy machine, a
 cache another process is filling, or when turned off."""
 
 import os

@@ -29,11 +29,12 @@ _STATS = {"started": False, "waited_s": 0.0}
 
 def compile_ahead():
     """On a cold kernel cache, start compiling the shared kernels in a process of its
-    own (see the module notes); once per process. Nothing is started when the cache already holds them, when numba has no cache folder, when no
-    core is idle (1-minute load average above the cores less one), when another process
-    is compiling them (a lock file in the cache folder) or when
-    ``CONTACT_LCP_COMPILE_AHEAD=0``. The process is ended when this one exits. Returns
-    it, or None.
+    own (see the module notes); once per process. Nothing is started when the cache
+    already holds them, when numba has no cache folder, when no core is idle
+    (:func:`_free_core`), when another process is compiling them (a lock file in the cache
+    folder) or when ``CONTACT_LCP_COMPILE_AHEAD=0``. The process is ended when this one
+    exits; this process's kernels wait for the ones it is compiling (module notes).
+    Returns it, or None.
     """
     global _checked
     import atexit
