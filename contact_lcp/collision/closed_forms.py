@@ -8,6 +8,12 @@ patch, merged in pair order. The pairs no closed form takes (other shapes, or a 
 closed form declines, such as a sphere's centre inside a box) come back as ``rest`` for
 coal. One call instead of one per kind with a merge of their contact sets in Python
 between them, which cost more than the closed forms themselves.
+
+It and the reduction it calls are written in loops, without boolean masks, numba's sorts
+or slice assignments of arrays: it is the longest compile of a robot's first step on a
+cold cache, and each of those array expressions compiles numba machinery of its own (the
+first slice assignment of an array in a process compiles numba's shape-mismatch message,
+some 6 s).
 """
 
 import numpy as np
@@ -15,14 +21,58 @@ from numba import njit
 
 from contact_lcp.collision.boxes import box_contacts
 from contact_lcp.collision.ground import polytopes_on_ground
+from contact_lcp.collision.reduction import stable_order
 from contact_lcp.collision.spheres import sphere_contacts
 
 
 @njit(cache=True)
-def _sorted_union(a, b):
-    """The pair positions of ``a`` and ``b`` (disjoint) in increasing order."""
-    out = np.concatenate((a, b))
-    out.sort()
+def _split(pairs, flag):
+    """``(pairs[flag[pairs]], pairs[~flag[pairs]])`` in loops (``flag`` per pair)."""
+    n = 0
+    for a in range(pairs.shape[0]):
+        if flag[pairs[a]]:
+            n += 1
+    yes = np.empty(n, dtype=np.int64)
+    no = np.empty(pairs.shape[0] - n, dtype=np.int64)
+    i = j = 0
+    for a in range(pairs.shape[0]):
+        if flag[pairs[a]]:
+            yes[i] = pairs[a]
+            i += 1
+        else:
+            no[j] = pairs[a]
+            j += 1
+    return yes, no
+
+
+@njit(cache=True)
+def _merged(a, b):
+    """The pair positions of ``a`` and ``b`` (disjoint, each increasing), increasing."""
+    out = np.empty(a.shape[0] + b.shape[0], dtype=np.int64)
+    i = j = 0
+    for o in range(out.shape[0]):
+        if j == b.shape[0] or (i < a.shape[0] and a[i] < b[j]):
+            out[o] = a[i]
+            i += 1
+        else:
+            out[o] = b[j]
+            j += 1
+    return out
+
+
+@njit(cache=True)
+def _left(pairs, done):
+    """The entries of ``pairs`` whose ``done`` (one per entry) is False."""
+    n = 0
+    for a in range(pairs.shape[0]):
+        if not done[a]:
+            n += 1
+    out = np.empty(n, dtype=np.int64)
+    n = 0
+    for a in range(pairs.shape[0]):
+        if not done[a]:
+            out[n] = pairs[a]
+            n += 1
     return out
 
 
@@ -67,61 +117,78 @@ def closed_forms(X, near, la, verts, start, ground_h, eps0, r2, flat, interior, 
     rest : (r,) int ndarray
         Near pairs no closed form took, increasing.
     """
-    ground = np.zeros(near.shape[0], dtype=np.bool_)
-    for a in range(near.shape[0]):
-        ground[a] = on_ground[near[a]]
-    g_pairs = near[ground]
-    rest = near[~ground]
-    geoms = second[g_pairs]
-    Xg = np.empty((geoms.shape[0], 4, 4))
-    eps = np.empty(geoms.shape[0])
-    for a in range(geoms.shape[0]):
-        Xg[a] = X[geoms[a]]
-        eps[a] = eps0 + la[geoms[a]]
+    g_pairs, rest = _split(near, on_ground)
+    Xg = np.empty((g_pairs.shape[0], 4, 4))
+    eps = np.empty(g_pairs.shape[0])
+    geoms = np.empty(g_pairs.shape[0], dtype=np.int64)
+    for a in range(g_pairs.shape[0]):
+        g = second[g_pairs[a]]
+        geoms[a] = g
+        for r in range(4):
+            for c in range(4):
+                Xg[a, r, c] = X[g, r, c]
+        eps[a] = eps0 + la[g]
     P1, d1, own1 = polytopes_on_ground(verts, start, geoms, Xg, ground_h, eps, r2, flat,
                                        interior, cap)
     P2, R2, d2, own2 = np.empty((0, 3)), np.empty((0, 3, 3)), np.empty(0), near[:0]
     if spheres is not None:
-        is_sphere = np.zeros(rest.shape[0], dtype=np.bool_)
-        for a in range(rest.shape[0]):
-            is_sphere[a] = sphere_kind[rest[a]] > 0
-        if is_sphere.any():
-            ana = rest[is_sphere]
+        ana, rest = _split(rest, sphere_kind > 0)
+        if ana.shape[0]:
             done2, P2, R2, d2, own2 = sphere_contacts(ana, sphere_kind, first, second, X,
                                                       sphere_r, box_half, la, eps0, ground_h)
-            rest = _sorted_union(rest[~is_sphere], ana[~done2])
+            rest = _merged(rest, _left(ana, done2))
+        else:
+            rest = _merged(rest, ana)
     P3, R3, d3, own3 = np.empty((0, 3)), np.empty((0, 3, 3)), np.empty(0), near[:0]
     if boxes is not None:
-        is_box = np.zeros(rest.shape[0], dtype=np.bool_)
-        for a in range(rest.shape[0]):
-            is_box[a] = box_pair[rest[a]]
-        if is_box.any():
-            bb = rest[is_box]
+        bb, rest = _split(rest, box_pair)
+        if bb.shape[0]:
             done3, P3, R3, d3, own3 = box_contacts(bb, first, second, X, box_half, la, eps0,
                                                    r2, flat, interior, cap)
-            rest = _sorted_union(rest[~is_box], bb[~done3])
+            rest = _merged(rest, _left(bb, done3))
+        else:
+            rest = _merged(rest, bb)
     n1, n2, n3 = d1.shape[0], d2.shape[0], d3.shape[0]
     n = n1 + n2 + n3
     pair = np.empty(n, dtype=np.int64)
+    for i in range(n1):
+        pair[i] = g_pairs[own1[i]]
+    for i in range(n2):
+        pair[n1 + i] = own2[i]
+    for i in range(n3):
+        pair[n1 + n2 + i] = own3[i]
+    # in pair order, stable (as the detector's merge); each part is in pair order, so
+    # one part (the common case) already is
+    order = np.arange(n)
+    for i in range(1, n):
+        if pair[i] < pair[i - 1]:
+            order = stable_order(pair.astype(np.float64), np.zeros(n))
+            break
     P = np.empty((n, 3))
     R = np.empty((n, 3, 3))
     d = np.empty(n)
-    for i in range(n1):
-        pair[i] = g_pairs[own1[i]]
-        P[i] = P1[i]
-        R[i] = ground_frame
-        d[i] = d1[i]
-    for i in range(n2):
-        pair[n1 + i] = own2[i]
-        P[n1 + i] = P2[i]
-        R[n1 + i] = R2[i]
-        d[n1 + i] = d2[i]
-    for i in range(n3):
-        pair[n1 + n2 + i] = own3[i]
-        P[n1 + n2 + i] = P3[i]
-        R[n1 + n2 + i] = R3[i]
-        d[n1 + n2 + i] = d3[i]
-    if max(n1, n2, n3) == n:  # one part: already in pair order
-        return P, R, d, pair, rest
-    order = np.argsort(pair, kind="mergesort")  # stable, as the detector's merge
-    return P[order], R[order], d[order], pair[order], rest
+    sorted_pair = np.empty(n, dtype=np.int64)
+    for o in range(n):
+        i = order[o]
+        sorted_pair[o] = pair[i]
+        if i < n1:
+            for r in range(3):
+                P[o, r] = P1[i, r]
+                for c in range(3):
+                    R[o, r, c] = ground_frame[r, c]
+            d[o] = d1[i]
+        elif i < n1 + n2:
+            _put(P, R, d, o, P2, R2, d2, i - n1)
+        else:
+            _put(P, R, d, o, P3, R3, d3, i - n1 - n2)
+    return P, R, d, sorted_pair, rest
+
+
+@njit(cache=True)
+def _put(P, R, d, o, Ps, Rs, ds, i):
+    """Contact ``i`` of ``(Ps, Rs, ds)`` written at row ``o`` of ``(P, R, d)``."""
+    for r in range(3):
+        P[o, r] = Ps[i, r]
+        for c in range(3):
+            R[o, r, c] = Rs[i, r, c]
+    d[o] = ds[i]

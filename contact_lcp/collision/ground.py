@@ -14,52 +14,94 @@ at most ``cap`` well-spread points remain, those in contact first.
 import numpy as np
 from numba import njit
 
-from contact_lcp.collision.reduction import _above_lower_hull, _monotone_chain, _remove_close, _spread
+from contact_lcp.collision.reduction import (_above_lower_hull, _remove_close, _spread, hull_mark,
+                                             stable_order)
 
 
 @njit(cache=True)
 def _hull_keep(xy, idx):
-    """Sorted unique hull vertices of the points ``idx`` (2-D, by x then y)."""
-    sub = xy[idx]
-    by_y = np.argsort(np.ascontiguousarray(sub[:, 1]), kind="mergesort")  # one signature
-    order = by_y[np.argsort(sub[by_y, 0], kind="mergesort")]  # by x, then y
-    chain = _monotone_chain(sub, order, 1e-12)
-    mark = np.zeros(idx.shape[0], dtype=np.bool_)
-    for c in chain:
-        mark[c] = True
-    return idx[np.flatnonzero(mark)]
+    """The points ``idx`` (increasing) that are vertices of their 2-D hull, increasing."""
+    mark = hull_mark(xy, idx, 1e-12)
+    return _marked(idx, mark, True)
+
+
+@njit(cache=True)
+def _marked(idx, mark, value):
+    """The entries of ``idx`` whose ``mark`` is ``value``, in order."""
+    n = 0
+    for a in range(idx.shape[0]):
+        if mark[a] == value:
+            n += 1
+    out = np.empty(n, dtype=np.int64)
+    n = 0
+    for a in range(idx.shape[0]):
+        if mark[a] == value:
+            out[n] = idx[a]
+            n += 1
+    return out
+
+
+@njit(cache=True)
+def _rows(xy, idx):
+    """``xy[idx]`` (m, 2) as a new C array."""
+    out = np.empty((idx.shape[0], 2))
+    for a in range(idx.shape[0]):
+        out[a, 0], out[a, 1] = xy[idx[a], 0], xy[idx[a], 1]
+    return out
+
+
+@njit(cache=True)
+def _at(d, idx):
+    """``d[idx]`` as a new array."""
+    out = np.empty(idx.shape[0])
+    for a in range(idx.shape[0]):
+        out[a] = d[idx[a]]
+    return out
+
+
+@njit(cache=True)
+def _sorted_take(keep, chosen):
+    """``np.sort(keep[chosen])`` (an insertion sort: ``chosen`` holds a few points)."""
+    out = np.empty(chosen.shape[0], dtype=np.int64)
+    for a in range(chosen.shape[0]):
+        v = keep[chosen[a]]
+        j = a
+        while j > 0 and out[j - 1] > v:
+            out[j] = out[j - 1]
+            j -= 1
+        out[j] = v
+    return out
 
 
 @njit(cache=True)
 def reduce_patch(P, d, r2, flat_tol, remove_interior, cap):
     """Indices (increasing) of the points ``P`` (k, 3) of one patch kept by the reduction
     (see the module notes), ``P`` in coordinates whose first two axes span the patch's
-    plane; ``d`` (k,) their gaps, flattened in place."""
+    plane; ``d`` (k,) their gaps (finite), flattened in place. Loops only, no array
+    expressions or numba sorts: this runs on every step of a robot on its soles, and its
+    compile is on the first step's path."""
     k = P.shape[0]
     if flat_tol > 0.0:
         dmin = d.min()
         for i in range(k):
             if d[i] <= dmin + flat_tol:
                 d[i] = dmin
-    keep = _remove_close(P, r2, np.argsort(d, kind="mergesort"))
-    xy = np.ascontiguousarray(P[:, :2])
+    keep = _remove_close(P, r2, stable_order(d, d))
+    xy = np.empty((k, 2))
+    for i in range(k):
+        xy[i, 0], xy[i, 1] = P[i, 0], P[i, 1]
     if cap > 0 and remove_interior and keep.shape[0] > 2 * cap:
-        keep = np.sort(keep[_spread(np.ascontiguousarray(xy[keep]), d[keep], 2 * cap)])
+        keep = _sorted_take(keep, _spread(_rows(xy, keep), _at(d, keep), 2 * cap))
     if remove_interior and keep.shape[0] > 3:
-        dk = d[keep]
+        dk = _at(d, keep)
         if dk.max() - dk.min() <= 1e-9:
             keep = _hull_keep(xy, keep)
         else:
-            rim = _hull_keep(xy, keep)
-            skip = np.zeros(keep.shape[0], dtype=np.bool_)
-            for i in range(keep.shape[0]):
-                for r in rim:
-                    if keep[i] == r:
-                        skip[i] = True
-            above = _above_lower_hull(np.ascontiguousarray(xy[keep]), dk, 1e-12, skip)
-            keep = keep[~above]
+            rim = hull_mark(xy, keep, 1e-12)  # (the rim is kept whole: not tested)
+            above = _above_lower_hull(_rows(xy, keep), dk, 1e-12, rim)
+            keep = _marked(keep, above, False)
     if cap > 0 and keep.shape[0] > cap:
-        keep = np.sort(keep[_spread(np.ascontiguousarray(xy[keep]), d[keep], cap)])
+        keep = _sorted_take(keep, _spread(_rows(xy, keep), _at(d, keep), cap))
     return keep
 
 
@@ -137,7 +179,8 @@ def polytopes_on_ground(verts, start, geoms, X, h, eps, r2, flat_tol, remove_int
                             remove_interior, cap)
         pp = P[base:base + m].copy()
         for i in range(keep.shape[0]):
-            P[n, :] = pp[keep[i]]
+            for c in range(3):
+                P[n, c] = pp[keep[i], c]
             d[n] = dd[keep[i]]
             owner[n] = a
             n += 1

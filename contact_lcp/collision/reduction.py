@@ -94,6 +94,65 @@ _SMALL = 24  # up to this many points the direct test beats qhull (23: 50 vs 93 
 
 
 @njit(cache=True)
+def stable_order(key, tie):
+    """Indices that sort the points by ``key`` (k,), then ``tie`` (k,), then index: numpy's
+    stable order (``argsort(kind="stable")`` of ``tie``, then of ``key`` in that order) for
+    finite keys. A bottom-up merge sort in plain loops: numba's own sorts compile for
+    seconds each on a cold cache, and these patches are small."""
+    k = key.shape[0]
+    a = np.empty(k, dtype=np.int64)
+    b = np.empty(k, dtype=np.int64)
+    for i in range(k):
+        a[i] = i
+    width = 1
+    while width < k:
+        for lo in range(0, k, 2 * width):
+            mid, hi = min(lo + width, k), min(lo + 2 * width, k)
+            i, j, o = lo, mid, lo
+            while i < mid and j < hi:
+                x, y = a[i], a[j]
+                if key[y] < key[x] or (key[y] == key[x] and tie[y] < tie[x]):
+                    b[o] = y
+                    j += 1
+                else:
+                    b[o] = x
+                    i += 1
+                o += 1
+            while i < mid:
+                b[o] = a[i]
+                i += 1
+                o += 1
+            while j < hi:
+                b[o] = a[j]
+                j += 1
+                o += 1
+        a, b = b, a
+        width *= 2
+    return a
+
+
+@njit(cache=True)
+def hull_mark(xy, idx, tol):
+    """(len(idx),) bool: which of the points ``idx`` are vertices of their own 2-D hull
+    (all of them when there are at most two)."""
+    m = idx.shape[0]
+    mark = np.zeros(m, dtype=np.bool_)
+    if m <= 2:
+        for a in range(m):
+            mark[a] = True
+        return mark
+    sub = np.empty((m, 2))
+    x, y = np.empty(m), np.empty(m)
+    for a in range(m):
+        x[a], y[a] = xy[idx[a], 0], xy[idx[a], 1]
+        sub[a, 0], sub[a, 1] = x[a], y[a]
+    order = stable_order(x, y)  # by x, then y
+    for c in _monotone_chain(sub, order, tol):
+        mark[c] = True
+    return mark
+
+
+@njit(cache=True)
 def _above_lower_hull(xy, d, tol, skip):
     """Points that lie on or above the lower hull of the others in (x, y, d).
 
@@ -116,37 +175,34 @@ def _above_lower_hull(xy, d, tol, skip):
     if k == 0:
         return out
     dmin, dmax = d.min(), d.max()
-    level = np.flatnonzero(d <= dmin + tol)
-    rim_low = _hull_mark(xy, level, tol)
-    o = np.empty(0, dtype=np.int64)
+    n_level = 0
     for p in range(k):
-        if skip[p]:
-            continue
         if d[p] <= dmin + tol:
-            out[p] = not rim_low[p]
+            n_level += 1
+    level = np.empty(n_level, dtype=np.int64)
+    n_level = 0
+    for p in range(k):
+        if d[p] <= dmin + tol:
+            level[n_level] = p
+            n_level += 1
+    rim_low = hull_mark(xy, level, tol)
+    o = np.empty(0, dtype=np.int64)
+    at = 0
+    for p in range(k):
+        low = d[p] <= dmin + tol
+        if skip[p]:
+            at += low
+            continue
+        if low:
+            out[p] = not rim_low[at]
+            at += 1
         elif d[p] + tol >= dmax:
             out[p] = True
         else:
             if o.shape[0] == 0:
-                o = np.argsort(d)
+                o = stable_order(d, d)
             out[p] = _covered(xy, d, tol, o, p)
     return out
-
-
-@njit(cache=True)
-def _hull_mark(xy, idx, tol):
-    """(k,) bool: the points ``idx`` that are vertices of their own 2-D hull."""
-    mark = np.zeros(xy.shape[0], dtype=np.bool_)
-    if idx.shape[0] <= 2:
-        for i in idx:
-            mark[i] = True
-        return mark
-    sub = np.ascontiguousarray(xy[idx])
-    by_y = np.argsort(np.ascontiguousarray(sub[:, 1]), kind="mergesort")  # one signature
-    order = by_y[np.argsort(sub[by_y, 0], kind="mergesort")]  # by x, then y
-    for c in _monotone_chain(sub, order, tol):
-        mark[idx[c]] = True
-    return mark
 
 
 @njit(cache=True)

@@ -540,7 +540,8 @@ def _least_norm_with(L, C, e, y):
         for i in range(m):
             Qt[t, i] /= R[t, t]
     rhs = np.zeros(k)
-    rhs[:r] = e
+    for i in range(r):
+        rhs[i] = e[i]
     Rt = np.ascontiguousarray(R.T)  # lower triangular: R' w = (e, 0), then R xi = w
     w = forward_substitute(Rt, rhs, k)
     xi = back_substitute(Rt, w, k)

@@ -276,7 +276,9 @@ def assemble(J_found, active, distance, body_a, body_b, num_geometries, limit_v,
     pair = np.empty(k, dtype=np.int64)
     for i in range(k):
         c = active[i]
-        J[3 * i:3 * i + 3] = J_found[3 * c:3 * c + 3]
+        for r in range(3):
+            for j in range(nv):
+                J[3 * i + r, j] = J_found[3 * c + r, j]
         phi[i] = distance[c]
         pair[i] = body_a[c] * num_geometries + body_b[c]
     for j in range(l):

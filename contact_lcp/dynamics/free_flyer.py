@@ -112,7 +112,9 @@ def _free_velocities(q, v, tau, h, v_free, gravity, iq, iv, single, lever, mass,
         v_B = v[b:b + 3]
         w = v[b + 3:b + 6]
         if not exact:
-            v_free[b:b + 3] += h * _cross3(w, v_B)
+            gyro = _cross3(w, v_B)
+            for i in range(3):
+                v_free[b + i] += h * gyro[i]
             continue
         if I_c is not None:  # (a model without lone bodies passes None: not compiled)
             a = iq[k]
@@ -122,8 +124,10 @@ def _free_velocities(q, v, tau, h, v_free, gravity, iq, iv, single, lever, mass,
             n_B = tau[b + 3:b + 6]
             v_c = v_B + _cross3(w, c) + h * (f_B / mass[k] + R.T @ gravity)
             w_next = _euler_midpoint(I_c[k], w.copy(), n_B - _cross3(c, f_B), h)
-            v_free[b:b + 3] = v_c - _cross3(w_next, c)
-            v_free[b + 3:b + 6] = w_next
+            v_c -= _cross3(w_next, c)
+            for i in range(3):
+                v_free[b + i] = v_c[i]
+                v_free[b + 3 + i] = w_next[i]
 
 
 
@@ -333,6 +337,8 @@ def _step_flyers(q, v, h, iq, iv, lever, q_next, v_next):
         qx, qy, qz, qw = qx / n, qy / n, qz / n, qw / n
         R_next = _quat_matrix(qx, qy, qz, qw)
         p = q[a:a + 3] + R @ c + h * v_ref_W - R_next @ c
-        q_next[a:a + 3] = p
+        v_B = R_next.T @ v_ref_W - wc
+        for i in range(3):
+            q_next[a + i] = p[i]
+            v_next[b + i] = v_B[i]
         q_next[a + 3], q_next[a + 4], q_next[a + 5], q_next[a + 6] = qx, qy, qz, qw
-        v_next[b:b + 3] = R_next.T @ v_ref_W - wc

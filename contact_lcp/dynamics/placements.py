@@ -92,7 +92,9 @@ def _placements(q, parent, kind, axis, idx_q, joint_M, geom_joint, geom_M):
     """The recursion of :class:`TreePlacements`."""
     nj = parent.shape[0]
     oMi = np.empty((nj, 4, 4))
-    oMi[0] = np.eye(4)
+    for r in range(4):
+        for c in range(4):
+            oMi[0, r, c] = 1.0 if r == c else 0.0
     Mq = np.eye(4)
     T = np.empty((4, 4))
     for j in range(1, nj):
@@ -102,9 +104,9 @@ def _placements(q, parent, kind, axis, idx_q, joint_M, geom_joint, geom_M):
                 Mq[r, c] = 1.0 if r == c else 0.0
         k = kind[j]
         if k == _REVOLUTE:
-            Mq[:3, :3] = _rotation(axis[j], np.cos(q[a]), np.sin(q[a]))
+            _set_rotation(Mq, _rotation(axis[j], np.cos(q[a]), np.sin(q[a])))
         elif k == _CONTINUOUS:
-            Mq[:3, :3] = _rotation(axis[j], q[a], q[a + 1])
+            _set_rotation(Mq, _rotation(axis[j], q[a], q[a + 1]))
         elif k == _PRISMATIC:
             for r in range(3):
                 Mq[r, 3] = axis[j, r] * q[a]
@@ -120,6 +122,15 @@ def _placements(q, parent, kind, axis, idx_q, joint_M, geom_joint, geom_M):
     for g in range(geom_joint.shape[0]):
         _compose(oMi[geom_joint[g]], geom_M[g], X[g])
     return X
+
+
+@njit(cache=True)
+def _set_rotation(M, R):
+    """``M[:3, :3] = R`` in a loop (a compiled slice assignment of an array also compiles
+    numba's shape-mismatch message, seconds on a cold cache)."""
+    for r in range(3):
+        for c in range(3):
+            M[r, c] = R[r, c]
 
 
 @njit(cache=True)

@@ -216,7 +216,9 @@ def _unconstrained(Minv, b, q, v, tau, h, gravity, iq, iv, single, lever, mass, 
     symmetric copy of Pinocchio's upper-triangular ``Minv``, ``v_free = v + h K (tau - b)``
     corrected for the free flyers (:meth:`FreeFlyers.free_velocity`)."""
     K = np.empty(Minv.shape)  # a C-ordered copy (Pinocchio's array may be its own memory)
-    K[:] = Minv
+    for i in range(K.shape[0]):
+        for j in range(K.shape[1]):
+            K[i, j] = Minv[i, j]
     _mirror_upper(K)
     v_free = v + h * (K @ (tau - b))
     _free_velocities(q, v, tau, h, v_free, gravity, iq, iv, single, lever, mass, I_c,

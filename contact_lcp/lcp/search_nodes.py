@@ -20,10 +20,24 @@ def cold_root(q, r):
     Binv = np.eye(n)
     basis = np.arange(n)
     where = -np.ones(2 * n + 1, dtype=np.int64)
-    where[:n] = basis
+    for i in range(n):
+        where[i] = i
     qbar = q.copy()
     leaving = tb.pivot(Binv, qbar, basis, where, -np.ones(n), r, 2 * n, np.empty(n))
     return Binv, qbar, basis, where, leaving
+
+
+@njit(cache=True)
+def _copy_state(Binv, qbar, basis, where, B0, q0, b0, w0):
+    """A node's state ``(Binv, qbar, basis, where)`` overwritten by a saved one."""
+    n = qbar.shape[0]
+    for i in range(n):
+        for j in range(n):
+            Binv[i, j] = B0[i, j]
+        qbar[i] = q0[i]
+        basis[i] = b0[i]
+    for i in range(where.shape[0]):
+        where[i] = w0[i]
 
 
 @njit(cache=True)
@@ -41,10 +55,10 @@ def restore(p, root, slot_of, parent, prow, leave, MT, c, Binv, qbar, basis, whe
         a = parent[a]
     rB, rq, rb, rw = root
     s = slot_of[a]
-    Binv[:] = rB if a == 0 else cB[s]
-    qbar[:] = rq if a == 0 else cq[s]
-    basis[:] = rb if a == 0 else cb[s]
-    where[:] = rw if a == 0 else cw[s]
+    if a == 0:
+        _copy_state(Binv, qbar, basis, where, rB, rq, rb, rw)
+    else:
+        _copy_state(Binv, qbar, basis, where, cB[s], cq[s], cb[s], cw[s])
     for k in range(m - 1, -1, -1):
         y = path[k]
         ey = tb.complement(leave[parent[y]], n)

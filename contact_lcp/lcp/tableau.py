@@ -125,7 +125,8 @@ def entering_column(Binv, MT, c, v, d, where):
     """
     n = Binv.shape[0]
     if v < n:
-        d[:] = Binv[:, v]
+        for i in range(n):
+            d[i] = Binv[i, v]
     elif v < 2 * n:
         binv_times(Binv, where, MT[v - n], d)
         for i in range(n):
@@ -471,7 +472,8 @@ def lemke_run_stoppable(M, q, keys, rule, delta, pivot_tol, max_pivots, stop):
     Binv = np.eye(n)
     basis = np.arange(n)
     where = -np.ones(2 * n + 1, dtype=np.int64)
-    where[:n] = basis
+    for i in range(n):
+        where[i] = i
     qbar = q.copy()
     r = 0
     for i in range(n):

@@ -96,7 +96,8 @@ def _block_pivot_state(M, kept, X):
     Binv = np.eye(n)
     basis = np.arange(n)
     where = -np.ones(2 * n + 1, dtype=np.int64)
-    where[:n] = basis
+    for i in range(n):
+        where[i] = i
     if kept.shape[0]:
         _fill_block_pivot(Binv, M, kept, X)
         for a in range(kept.shape[0]):
