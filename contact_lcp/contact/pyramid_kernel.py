@@ -118,7 +118,10 @@ def _bordered_inverse(Ms, K, nb, tol, capacity):
     return X, t
 
 
-@njit(cache=True)
+# inlined into its one caller: numba compiles it there, and LLVM optimizes its code
+# once less on a cold cache (each separately compiled level is optimized again by its
+# callers)
+@njit(cache=True, inline="always")
 def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_lam,
                  singular_tol, max_flips, f):
     """:func:`warm_pyramid` on one island: the contacts ``keep`` and the unilateral rows
@@ -279,7 +282,10 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
     return 0, z, w, err, tol, nb + flips, in_k
 
 
-@njit(cache=True)
+# inlined into its one caller: numba compiles it there, and LLVM optimizes its code
+# once less on a cold cache (each separately compiled level is optimized again by its
+# callers)
+@njit(cache=True, inline="always")
 def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
                  singular_tol, max_flips):
     """The frictional LCP on the contacts ``keep``, solved by the basis of the flags.

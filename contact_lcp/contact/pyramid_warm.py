@@ -217,28 +217,30 @@ def first_rung(G, u, mu, bias, R, P, pair, J_limits, slip, period, d, last_pair,
     if keep.shape[0] + l == 0:
         return (NO_LOADED_CONTACT, np.zeros(0), np.zeros(0), 0, 0, 0, none_a, none_b, none_a,
                 np.zeros((0, 3)), angle)
-    code, f, z, _, _, tol, nb, basic = warm_pyramid(G, u, mu, bias, l, d, angle, keep,
-                                                    basic_a, basic_b, basic_lam,
-                                                    singular_tol, max_flips)
     # the contacts left out that approach join the basis by their normal impulses, and
-    # the step is solved again; a miss after that reports the first call's miss (its z
-    # is the start of the model's search, as without the added contacts)
-    grown_a, probe, solves = basic_a, f, 1
-    for _ in range(grow if code == DROPPED_APPROACHES else 0):
-        grown_a = grown_a.copy()
-        for i in range(k):
-            if not grown_a[i] and approaches(G, u, bias, probe, i, tol):
-                grown_a[i] = True
-        grown_keep = np.flatnonzero(grown_a[:k])
+    # the step is solved again (at most ``grow`` times); a miss after that reports the first
+    # call's miss (its z is the start of the model's search, as without the added
+    # contacts). One call site of warm_pyramid, which numba inlines: a level less of
+    # separately compiled code for LLVM to optimize again (seconds on a cold cache).
+    grown_a, grown_keep, solves, nb, tol = basic_a, keep, 0, 0, 0.0
+    code, f, z, basic = NO_BASIS, np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.bool_)
+    while True:
         c2, probe, z2, _, _, tol, n2, b2 = warm_pyramid(G, u, mu, bias, l, d, angle,
                                                         grown_keep, grown_a, basic_b,
                                                         basic_lam, singular_tol, max_flips)
         nb += n2
         solves += 1
-        if c2 == 0:
+        if solves == 1:
+            code, f, z, basic = c2, probe, z2, b2
+        elif c2 == 0:
             code, f, z, basic, keep = 0, probe, z2, b2, grown_keep
-        if c2 != DROPPED_APPROACHES:
+        if c2 != DROPPED_APPROACHES or solves > grow:
             break
+        grown_a = grown_a.copy()
+        for i in range(k):
+            if not grown_a[i] and approaches(G, u, bias, probe, i, tol):
+                grown_a[i] = True
+        grown_keep = np.flatnonzero(grown_a[:k])
     if code:
         return (code, f, z, nb, solves, keep.shape[0], none_a, none_b, none_a,
                 np.zeros((0, 3)), angle)
