@@ -365,7 +365,7 @@ def feature_patch(VA, NA, cA, VB, NB, cB, n, tol):
     return X, gaps, measured
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # (its one caller compiles it: see closed_forms)
 def box_contacts(pairs, first, second, X, half, la, eps0, r2, flat_tol, remove_interior, cap):
     """Reduced contacts of the box-box pairs ``pairs`` (positions in the detector's list).
 

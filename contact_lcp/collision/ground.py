@@ -18,7 +18,7 @@ from contact_lcp.collision.reduction import (_above_lower_hull, _remove_close, _
                                              stable_order)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # (its one caller compiles it: see closed_forms)
 def _hull_keep(xy, idx):
     """The points ``idx`` (increasing) that are vertices of their 2-D hull, increasing."""
     mark = hull_mark(xy, idx, 1e-12)
@@ -105,7 +105,7 @@ def reduce_patch(P, d, r2, flat_tol, remove_interior, cap):
     return keep
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # (its one caller compiles it: see closed_forms)
 def _reduced(P, d, r2, flat_tol, remove_interior, cap):
     """One geometry's points ``P`` (m, 3) on the ground with gaps ``d`` (m,), reduced as
     :meth:`ContactDetector._reduce` reduces a face patch: the indices kept (increasing)
@@ -120,7 +120,7 @@ def _reduced(P, d, r2, flat_tol, remove_interior, cap):
     return keep, dd
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # (its one caller compiles it: see closed_forms)
 def polytopes_on_ground(verts, start, geoms, X, h, eps, r2, flat_tol, remove_interior, cap):
     """Reduced contact points of polytopes against the plane ``z = h``.
 

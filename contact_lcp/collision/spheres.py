@@ -43,7 +43,7 @@ def tangent_frame(n, R):
     R[2, 2] = n[0] * t1 - n[1] * t0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # (its one caller compiles it: see closed_forms)
 def sphere_contacts(pairs, kind, first, second, X, radius, half, la, eps0, h):
     """Contacts of the pairs ``pairs`` (positions in the detector's pair list).
 
