@@ -223,3 +223,34 @@ def test_the_other_process_names_each_kernel_it_starts_to_compile(tmp_path):
     finally:
         event.unregister("numba:compile", writer)
     assert lock.read_text() == f"{outer.__module__}.{outer.__qualname__}"
+
+
+@pytest.mark.parametrize("started", [True, False])
+def test_a_simulator_compiles_its_integrator_at_load_only_beside_a_second_process(
+        monkeypatch, started):
+    # The first step needs the integrator after the contact model's solve, whose kernels
+    # the second process compiles: with one started, the integrator is compiled (run once,
+    # its answer discarded) while the scene loads; the state stays the scene's.
+    import numpy as np
+
+    from contact_lcp.dynamics.world import World
+    from contact_lcp.sim import simulator
+    from contact_lcp.sim.scene_loader import scene_from_dict
+    from contact_lcp.sim.warm import _BOX_SCENE
+
+    calls = []
+    real = World.integrate_state
+
+    def spy(self, q, v, h, *, trusted=False):
+        calls.append((q.copy(), v.copy(), h))
+        return real(self, q, v, h, trusted=trusted)
+
+    monkeypatch.setattr(simulator, "compile_ahead", lambda: object() if started else None)
+    monkeypatch.setattr(World, "integrate_state", spy)
+    sim = simulator.Simulator(scene_from_dict(_BOX_SCENE))
+    assert len(calls) == (1 if started else 0)
+    if started:
+        q, v, h = calls[0]
+        assert np.array_equal(q, sim.world.q0) and not v.any() and h == sim.h
+    assert np.array_equal(sim.q, sim.world.q0) and np.array_equal(sim.v, sim.world.v0)
+    assert sim.t == 0.0

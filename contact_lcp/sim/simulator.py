@@ -40,7 +40,7 @@ class Simulator(SimulatorViews):
 
         if not scene.robots and not scene.bodies:
             raise SceneError("the scene has neither robots nor bodies: nothing to simulate")
-        compile_ahead()  # on a cold kernel cache: the shared kernels in a second process
+        ahead = compile_ahead()  # on a cold cache: the shared kernels in a second process
         self.scene = scene
         self.h = float(scene.time_step)
         self.world = World(
@@ -83,6 +83,12 @@ class Simulator(SimulatorViews):
             self.stepper.check_contacts(self.detector.detect(self._q), c.max_initial_penetration)
         except InvalidProblem as e:
             raise SceneError(f"{scene.path or 'scene'}: {e}") from None
+        if ahead is not None:
+            # the integrator, which the first step needs after the contact model's solve:
+            # compiled now, while the second process compiles the solve's kernels, rather
+            # than after the first step has waited for them (a result discarded)
+            self.world.integrate_state(self._q, np.zeros(self.world.model.nv), self.h,
+                                       trusted=True)
 
     @classmethod
     def from_file(cls, path, *, robot_description=None, time_step=None, solver_method=None,
