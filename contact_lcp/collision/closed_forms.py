@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from contact_lcp.collision.boxes import box_contacts
-from contact_lcp.collision.ground import polytopes_on_ground
+from contact_lcp.collision.ground import marked, polytopes_on_ground
 from contact_lcp.collision.reduction import stable_order
 from contact_lcp.collision.spheres import sphere_contacts
 
@@ -60,22 +60,6 @@ def _merged(a, b):
         else:
             out[o] = b[j]
             j += 1
-    return out
-
-
-@njit(cache=True)
-def _left(pairs, done):
-    """The entries of ``pairs`` whose ``done`` (one per entry) is False."""
-    n = 0
-    for a in range(pairs.shape[0]):
-        if not done[a]:
-            n += 1
-    out = np.empty(n, dtype=np.int64)
-    n = 0
-    for a in range(pairs.shape[0]):
-        if not done[a]:
-            out[n] = pairs[a]
-            n += 1
     return out
 
 
@@ -139,14 +123,14 @@ def closed_forms(X, near, la, verts, start, ground_h, eps0, r2, flat, interior, 
         if ana.shape[0]:
             done2, P2, R2, d2, own2 = sphere_contacts(ana, sphere_kind, first, second, X,
                                                       sphere_r, box_half, la, eps0, ground_h)
-            rest = _merged(rest, _left(ana, done2))
+            rest = _merged(rest, marked(ana, done2, False))
     P3, R3, d3, own3 = np.empty((0, 3)), np.empty((0, 3, 3)), np.empty(0), near[:0]
     if boxes is not None:
         bb, rest = _split(rest, box_pair)
         if bb.shape[0]:
             done3, P3, R3, d3, own3 = box_contacts(bb, first, second, X, box_half, la, eps0,
                                                    r2, flat, interior, cap)
-            rest = _merged(rest, _left(bb, done3))
+            rest = _merged(rest, marked(bb, done3, False))
     n1, n2, n3 = d1.shape[0], d2.shape[0], d3.shape[0]
     n = n1 + n2 + n3
     pair = np.empty(n, dtype=np.int64)

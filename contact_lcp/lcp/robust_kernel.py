@@ -106,13 +106,7 @@ def _search(M, MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth,
                 if slot_node[s] >= 0:
                     slot_of[slot_node[s]] = -1
                 slot_node[s], slot_of[p] = p, s
-                for i in range(n):
-                    for j in range(n):
-                        cB[s, i, j] = Binv[i, j]
-                    cq[s, i] = qbar[i]
-                    cb[s, i] = basis[i]
-                for i in range(2 * n + 1):
-                    cw[s, i] = where[i]
+                sn.copy_state(cB[s], cq[s], cb[s], cw[s], Binv, qbar, basis, where)
             cur, d_node = p, -1
         if group:  # generate the remaining children of p, in its state
             y, skip = p, prow[x]

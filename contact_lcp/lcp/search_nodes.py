@@ -28,8 +28,9 @@ def cold_root(q, r):
 
 
 @njit(cache=True)
-def _copy_state(Binv, qbar, basis, where, B0, q0, b0, w0):
-    """A node's state ``(Binv, qbar, basis, where)`` overwritten by a saved one."""
+def copy_state(Binv, qbar, basis, where, B0, q0, b0, w0):
+    """The state ``(Binv, qbar, basis, where)`` overwritten by ``(B0, q0, b0, w0)`` (a node's
+    by a saved one, or a cache slot's by a node's)."""
     n = qbar.shape[0]
     for i in range(n):
         for j in range(n):
@@ -56,9 +57,9 @@ def restore(p, root, slot_of, parent, prow, leave, MT, c, Binv, qbar, basis, whe
     rB, rq, rb, rw = root
     s = slot_of[a]
     if a == 0:
-        _copy_state(Binv, qbar, basis, where, rB, rq, rb, rw)
+        copy_state(Binv, qbar, basis, where, rB, rq, rb, rw)
     else:
-        _copy_state(Binv, qbar, basis, where, cB[s], cq[s], cb[s], cw[s])
+        copy_state(Binv, qbar, basis, where, cB[s], cq[s], cb[s], cw[s])
     for k in range(m - 1, -1, -1):
         y = path[k]
         ey = tb.complement(leave[parent[y]], n)
