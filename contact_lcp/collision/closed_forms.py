@@ -123,14 +123,14 @@ def closed_forms(X, near, la, verts, start, ground_h, eps0, r2, flat, interior, 
         if ana.shape[0]:
             done2, P2, R2, d2, own2 = sphere_contacts(ana, sphere_kind, first, second, X,
                                                       sphere_r, box_half, la, eps0, ground_h)
-            rest = _merged(rest, marked(ana, done2, False))
+            rest = _merged(rest, marked(ana, done2, np.False_))
     P3, R3, d3, own3 = np.empty((0, 3)), np.empty((0, 3, 3)), np.empty(0), near[:0]
     if boxes is not None:
         bb, rest = _split(rest, box_pair)
         if bb.shape[0]:
             done3, P3, R3, d3, own3 = box_contacts(bb, first, second, X, box_half, la, eps0,
                                                    r2, flat, interior, cap)
-            rest = _merged(rest, marked(bb, done3, False))
+            rest = _merged(rest, marked(bb, done3, np.False_))
     n1, n2, n3 = d1.shape[0], d2.shape[0], d3.shape[0]
     n = n1 + n2 + n3
     pair = np.empty(n, dtype=np.int64)

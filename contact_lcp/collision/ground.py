@@ -22,7 +22,7 @@ from contact_lcp.collision.reduction import (_above_lower_hull, _remove_close, _
 def _hull_keep(xy, idx):
     """The points ``idx`` (increasing) that are vertices of their 2-D hull, increasing."""
     mark = hull_mark(xy, idx, 1e-12)
-    return marked(idx, mark, True)
+    return marked(idx, mark, np.True_)
 
 
 @njit(cache=True)
@@ -99,7 +99,7 @@ def reduce_patch(P, d, r2, flat_tol, remove_interior, cap):
         else:
             rim = hull_mark(xy, keep, 1e-12)  # (the rim is kept whole: not tested)
             above = _above_lower_hull(_rows(xy, keep), dk, 1e-12, rim)
-            keep = marked(keep, above, False)
+            keep = marked(keep, above, np.False_)
     if cap > 0 and keep.shape[0] > cap:
         keep = _sorted_take(keep, _spread(_rows(xy, keep), _at(d, keep), cap))
     return keep

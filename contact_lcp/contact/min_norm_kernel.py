@@ -183,7 +183,7 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol):
         a_max = _max_abs(at)
         for a in range(s):
             r = nn + nb + a
-            if lam[a] > 0.0 and exceeds_tolerance(w[r], sc, False, M, d1, d2, at, mag, floor,
+            if lam[a] > 0.0 and exceeds_tolerance(w[r], sc, np.False_, M, d1, d2, at, mag, floor,
                                                   row_sums, a_max, r):
                 lam[a] = 0.0
                 z[r] = 0.0
@@ -200,9 +200,9 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol):
     # edge, a limit, a frictionless normal), 3 and 4 a sliding contact's facet
     kind = np.zeros(m_max, dtype=np.int64)
     ystar = np.zeros(m_max)
-    m = 0
+    m = np.int64(0)  # not a literal 0: _constraints compiled once (docs/architecture.md)
     for a in range(nn):
-        if exceeds_tolerance(w[a], sc, False, M, d1, d2, at, mag, floor, row_sums, a_max, a):
+        if exceeds_tolerance(w[a], sc, np.False_, M, d1, d2, at, mag, floor, row_sums, a_max, a):
             continue  # a closed normal row: no impulse
         if a >= s:  # a limit row
             col_rows[m, 0] = 3 * s + a - s
@@ -224,14 +224,14 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol):
         edge = first = 0
         for e in range(d):
             r = nn + a * d + e
-            if not exceeds_tolerance(w[r], sc, False, M, d1, d2, at, mag, floor, row_sums,
+            if not exceeds_tolerance(w[r], sc, np.False_, M, d1, d2, at, mag, floor, row_sums,
                                      a_max, r):
                 if open_edges == 0:
                     first = e
                 open_edges += 1
                 edge = e
         r = nn + nb + a
-        sliding = exceeds_tolerance(lam[a], sc, True, M, d1, d2, at, mag, floor, row_sums,
+        sliding = exceeds_tolerance(lam[a], sc, np.True_, M, d1, d2, at, mag, floor, row_sums,
                                     a_max, r)
         if not sliding:
             if open_edges < d:
@@ -499,7 +499,10 @@ def _constraints(state, facet, start, size, kind, m, mus, cos, sin, col_rows):
                 j2 = (j + 1) % d
                 r1 = np.array([1.0, mus[a] * cos[a, j], mus[a] * sin[a, j]])
                 r2 = np.array([1.0, mus[a] * cos[a, j2], mus[a] * sin[a, j2]])
-                nrm = np.cross(r1, r2)
+                nrm = np.empty(3)  # r1 x r2 (np.cross compiles its shape message: seconds)
+                nrm[0] = r1[1] * r2[2] - r1[2] * r2[1]
+                nrm[1] = r1[2] * r2[0] - r1[0] * r2[2]
+                nrm[2] = r1[0] * r2[1] - r1[1] * r2[0]
                 if nrm[0] < 0.0:  # inward: the cone's axis (1, 0, 0) on its positive side
                     nrm = -nrm
                 nrm /= np.sqrt(nrm @ nrm)

@@ -139,7 +139,7 @@ def ppm_kernel_stoppable(M, q, beta0, max_pivots, singular_tol, keys, norm_M, no
     tol = 0.5 * (certification_tolerance(n, norm_M, norm_q, 0.0) + 1e-14)
     if q.min() >= -tol:
         return _SOLVED, z, beta[:0], 0, stats, -1
-    k = 0
+    k = np.int64(0)  # not a literal 0: _append compiled once (docs/architecture.md)
     for i in beta0:
         if not in_beta[i] and _append(L, k, M, beta, i, singular_tol):
             beta[k] = i
@@ -147,7 +147,7 @@ def ppm_kernel_stoppable(M, q, beta0, max_pivots, singular_tol, keys, norm_M, no
             k += 1
     if k == 0:
         i = np.argmin(q)
-        if not _append(L, 0, M, beta, i, singular_tol):
+        if not _append(L, k, M, beta, i, singular_tol):  # (k = 0)
             return _SINGULAR, z, beta[:0], 0, stats, i
         beta[0] = i
         in_beta[i] = True
@@ -156,20 +156,24 @@ def ppm_kernel_stoppable(M, q, beta0, max_pivots, singular_tol, keys, norm_M, no
     key = np.int64(0)
     for r in range(k):
         key ^= keys[beta[r]]
-    seen = {key}
+    # the sets beta seen, by their hashes: the robust search's table (a numba set would
+    # compile its own hash table into this kernel, seconds on a cold cache)
+    seen, fill = np.zeros(64, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    seen, _ = tb.hash_insert(seen, fill, key)
     first = True
     while True:
         if not first:
             key = np.int64(0)
             for r in range(k):
                 key ^= keys[beta[r]]
-            if key in seen:
+            seen, fresh = tb.hash_insert(seen, fill, key)
+            if not fresh:
                 if stats[LEAST_INDEX]:
                     return _CYCLE, z, beta[:k].copy(), pivots, stats, -1
                 stats[LEAST_INDEX] = 1  # from now on Murty's least-index rule
-                seen = {key}
-            else:
-                seen.add(key)
+                seen[:] = 0
+                fill[0] = 0
+                seen, _ = tb.hash_insert(seen, fill, key)
         first = False
         rhs = np.empty(k)
         for r in range(k):
@@ -242,7 +246,7 @@ def ppm_kernel_stoppable(M, q, beta0, max_pivots, singular_tol, keys, norm_M, no
             cmax = 0.0
             for r in range(k):
                 cmax = max(cmax, abs(c[r]))
-            jb, best = -1, np.inf
+            jb, best = np.int64(-1), np.inf  # not a literal: _remove compiled once
             for r in range(k):
                 if c[r] > 1e-12 * max(1.0, cmax):
                     ratio = max(zb[r], 0.0) / c[r]

@@ -178,7 +178,7 @@ def _row_terms(M, q, z, d1, d2, s, big, rows):
     acc = np.empty(4)
     read = np.empty(4)  # sum of |zs_j| over the row's nonzero entries
     size = np.empty(4)  # sum_j |M_ij| d2_j |zs_j|
-    i = 0
+    i = np.int64(0)  # not a literal 0: _finite4 compiled once (docs/architecture.md)
     while i < n:
         if i + 4 <= n and _finite4(rows, i):  # four finite rows: the nonzero z_j's columns
             r = 4

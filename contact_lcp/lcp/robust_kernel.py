@@ -51,7 +51,9 @@ def _search(M, MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth,
     cost = np.empty(cap)
     parent[0], prow[0], leave[0], depth[0] = -1, -1, root_leave, root_depth
     cost[0], slot_of[0], nhash[0] = 0.0, -1, tb.basis_hash(basis, keys)
-    count = 1
+    # counters passed to kernels start as np.int64, not a literal: numba would also
+    # compile each callee for the literal value while it types the loop (docs/architecture.md)
+    count = np.int64(1)
     if cold_row < 0:
         root = (Binv.copy(), qbar.copy(), basis.copy(), where.copy())
     else:  # placeholders of the same types until the first backtrack
@@ -67,7 +69,7 @@ def _search(M, MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth,
     fill = np.zeros(1, dtype=np.int64)
     table, _ = tb.hash_insert(table, fill, nhash[0])
     heap = np.empty(64, dtype=np.int64)
-    size = 0
+    size = np.int64(0)
     d, qc, work, r_x, ratio = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n)
     rows = np.empty(n, dtype=np.int64)
     cand = np.empty(n, dtype=np.int64)
@@ -147,7 +149,7 @@ def _search(M, MT, q, c, Binv, qbar, basis, where, keys, root_leave, root_depth,
         limit = t_min + eps / d[istar]
         lex_limit = tie + tie_tol
         lazy = dive and not group
-        m, ties, lex = 0, 0, -1
+        m, ties, lex = 0, np.int64(0), -1
         for r in range(n):
             if r != skip and ratio[r] <= limit:
                 cand[m] = r

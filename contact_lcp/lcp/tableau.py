@@ -475,7 +475,7 @@ def lemke_run_stoppable(M, q, keys, rule, delta, pivot_tol, max_pivots, stop):
     for i in range(n):
         where[i] = i
     qbar = q.copy()
-    r = 0
+    r = np.int64(0)  # not a literal 0: pivot() compiled once (docs/architecture.md)
     for i in range(n):
         if rule == RULE_LEXICOGRAPHIC:
             if qbar[i] <= qbar[r] + delta:
