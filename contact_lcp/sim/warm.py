@@ -80,7 +80,9 @@ def _ahead():
     step would otherwise compile itself is ready when it gets there: the contact model's
     first rung (a box resting on its four corners, from the basis of their normal
     impulses), the robust search from a basis (as the first step's frictional solve
-    runs it; both are the longest compiles of the first step), then the box's step from no
+    runs it; both are the longest compiles of the first step; called without
+    :func:`~contact_lcp.lcp.solve`, whose scaling the run compiles itself while this
+    process is still on the search), then the box's step from no
     guess (the frictionless solve of the two-step), the forces, a small LCP with every
     method, and a few steps of a box resting on the ground (the dynamics and a box's
     collision kernels)."""
@@ -88,6 +90,7 @@ def _ahead():
     from contact_lcp.contact.islands import solve_islands
     from contact_lcp.contact.models import make_model
     from contact_lcp.lcp import METHODS, solve
+    from contact_lcp.lcp.robust import solve_robust
     from contact_lcp.sim.scene import model_settings
     from contact_lcp.sim.scene_loader import scene_from_dict
     from contact_lcp.sim.simulator import Simulator
@@ -101,7 +104,7 @@ def _ahead():
                            np.zeros(k, dtype=bool))
     solve_islands(model, problem, resting)
     M, q = np.array([[2.0, 1.0], [0.0, 2.0]]), np.array([-1.0, -1.0])
-    solve(M, q, method="robust", initial_basis=np.array([1]))
+    solve_robust(M, q, initial_basis=np.array([1]))
     guess = None
     for _ in range(2):
         solution = solve_islands(model, problem, guess)
