@@ -392,9 +392,9 @@ class World:
     def frame_placements(self, names):
         """(len(names), 4, 4) ndarray: ``X_WF`` of each frame of ``names`` at the last
         :meth:`forward`. When the placements are not in ``data`` yet (:meth:`_placed`),
-        only the joints' placements and these frames' are computed (the run recorder
-        reads two links' every step; all frames' and geometries' cost it several times
-        that), and ``data`` still gets everything when it is read."""
+        these frames' are computed from the joints' of the Jacobians' pass (the run
+        recorder reads two links' every step; all frames' and geometries' cost it
+        several times that), and ``data`` still gets everything when it is read."""
         fids = [self.frame_id(name) for name in names]
         X = np.empty((len(fids), 4, 4))
         if self._data is None:
@@ -406,11 +406,15 @@ class World:
             for i, fid in enumerate(fids):
                 X[i] = d.oMf[fid].homogeneous
             return X
-        if self.__dict__.get("_joints_placed") is not pending:
-            pin.forwardKinematics(m, d, pending[0])
-            self._joints_placed = pending
+        # the joints' placements at that q are in the Jacobians' Data (the same forward
+        # pass as forwardKinematics'), the frame's as updateFramePlacement computes it
+        oMi, frames = self._data_jac.oMi, self.__dict__.setdefault("_frame_parents", {})
         for i, fid in enumerate(fids):
-            X[i] = pin.updateFramePlacement(m, d, fid).homogeneous
+            parent = frames.get(fid)
+            if parent is None:
+                f = m.frames[fid]
+                parent = frames[fid] = (int(f.parentJoint), pin.SE3(f.placement))
+            X[i] = (oMi[parent[0]] * parent[1]).homogeneous
         return X
 
     def _frame_se3(self, fid):
