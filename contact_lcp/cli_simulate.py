@@ -178,7 +178,7 @@ class _Run:
                     self.rec.add(sim, info)
                     self.force_z += float(self.rec.last("contact_force_total")[2])
                 else:
-                    self.force_z += float(sim.contact_force_total()[2])
+                    self.force_z += float(sim.contact_force_total(applied=True)[2])
                 self.rungs.update(info.lcp_rungs.split())
                 if len(sim.recorded_problems) > recorded:  # one count per recorded problem
                     self.active.append(int(info.report.info.get("pushing_facets",

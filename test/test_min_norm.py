@@ -196,6 +196,23 @@ def test_the_motion_is_the_same_whether_the_forces_are_read_or_not():
     assert last.distribution in ("min_norm", "unique")
 
 
+def test_the_applied_impulses_have_the_read_forces_total_on_a_floating_base():
+    # The least-norm forces share the pivoting answer's velocities, so its J' f: on a
+    # floating base (whose rows of J' f are the contacts' total wrench) the same total,
+    # though the legs' shares differ. The run summary's mean force sums the applied
+    # impulses each step (no least-norm solve); the frame carries its weight either way.
+    sim = frame_sim(6, "min_norm")
+    settle(sim)
+    rec = sim._last
+    applied, read = rec.applied_impulse_C, rec.impulse_C
+    assert np.max(np.abs(applied - read)) > 1e-3 * np.max(read[:, 0])  # other shares
+    total = sim.contact_force_total()
+    assert total[2] == pytest.approx(FRAME_MASS * G, rel=1e-3)
+    # (round-off of the two J' f: ~1e-15 of the weight each; asserted to 1e-9)
+    np.testing.assert_allclose(sim.contact_force_total(applied=True), total, rtol=0,
+                               atol=1e-9 * total[2])
+
+
 def test_a_recorded_step_reads_its_forces_from_the_distribution():
     sim = box_sim("min_norm")
     settle(sim)

@@ -104,6 +104,14 @@ class StepRecord:
         active = self.__dict__.get("_active")
         return _loaded(self.impulse_C) if active is None else active
 
+    @property
+    def applied_impulse_C(self):
+        """(k, 3) the impulses the step applied in each contact frame (n, t1, t2) [N.s]:
+        its contact answer's ``solved`` (``impulse_C`` are the forces read: a force
+        distribution's, with the same velocities)."""
+        applied = self.__dict__.get("_applied")
+        return self.impulse_C if applied is None else applied
+
     @classmethod
     def of_solution(cls, contacts, solution, **fields):
         """The record of a step whose contact answer is ``solution``: ``impulse_C`` and
@@ -111,7 +119,9 @@ class StepRecord:
         rec = cls(contacts, None, None, solution.report, **fields)
         k = len(contacts)
         rec.__dict__["_solution"] = solution
-        rec.__dict__["_active"] = _loaded(solution.solved[:3 * k].reshape(k, 3))
+        applied = solution.solved[:3 * k].reshape(k, 3)
+        rec.__dict__["_applied"] = applied
+        rec.__dict__["_active"] = _loaded(applied)
         return rec
 
 

@@ -243,15 +243,26 @@ class SimulatorViews:
             self._link_of = hit = (names, links, index)
         return hit[2]
 
-    def contact_force_total(self):
-        """Sum of the contact forces on every robot link [N] in W (last step)."""
+    def contact_force_total(self, applied=False):
+        """Sum of the contact forces on every robot link [N] in W (last step).
+
+        ``applied``: of the impulses the step applied (the pivoting answer) rather than
+        of the forces read (a force distribution's, :mod:`contact_lcp.contact.min_norm`,
+        computed on the first read). Both have the same velocities, so on a floating-base
+        robot the same sum (its base's row of ``J' f``); on a fixed base the base takes
+        the difference. Read every step (the run summary's mean), it costs no least-norm
+        solve."""
         rec = self._last
         out = np.zeros(3)
         if rec is None or len(rec.contacts) == 0:
             return out
         c = rec.contacts
-        _signed_total(self._contact_forces(), self._robot_surfaces(c.names), c.body_a,
-                      c.body_b, out)
+        if applied:
+            F = np.empty((len(c), 3))
+            _world_forces(c.R_WC, rec.applied_impulse_C, 1.0 / self.h, F)
+        else:
+            F = self._contact_forces()
+        _signed_total(F, self._robot_surfaces(c.names), c.body_a, c.body_b, out)
         return out
 
     def world_contact_force(self):
