@@ -51,6 +51,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 from contact_lcp import _numba_cache  # noqa: E402
 
 NUMBA_CACHE = _numba_cache.configure()
+_numba_cache.cache_array_class()
 
 from contact_lcp.exceptions import (  # noqa: E402
     ContactLCPError,

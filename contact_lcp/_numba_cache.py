@@ -87,3 +87,20 @@ def configure():
     if "numba" in sys.modules:  # imported before us: its config has read the environment
         sys.modules["numba"].config.CACHE_DIR = path
     return path
+
+
+def cache_array_class():
+    """Put a C-level cache in front of the Python function through which numba's compiled
+    code reads the ndarray class each time it boxes an array a kernel returns
+    (``numba.core.serialize._numba_unpickle``: a memo lookup behind a Python frame; a
+    Talos step returns 33 arrays, 33 of its 172 Python-level calls). The C helper that
+    calls it looks it up once, at its first call, so this runs before any kernel has
+    returned an array (at import); later it changes nothing (the helper keeps what it
+    found). The function memoizes already, so the cache returns the objects it would."""
+    import functools
+
+    from numba.core import serialize
+
+    fn = serialize._numba_unpickle
+    if not hasattr(fn, "cache_info"):
+        serialize._numba_unpickle = functools.lru_cache(maxsize=None)(fn)

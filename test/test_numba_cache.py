@@ -72,3 +72,26 @@ def test_a_process_uses_its_sources_folder_unless_told_otherwise(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["None", str(tmp_path / "mine")]
+
+
+def test_a_returned_array_is_boxed_without_a_python_frame():
+    # numba's compiled code reads the ndarray class through a Python memo function each
+    # time it returns an array; the package puts a C-level cache in front of it at import
+    # (_numba_cache.cache_array_class), so a kernel's returned arrays cost no Python call
+    # (a profiler sees every Python frame, not the cache's C calls)
+    import cProfile
+    import pstats
+
+    import numpy as np
+
+    from contact_lcp.contact.min_norm_kernel import face_contacts
+
+    args = (np.zeros(6), np.zeros(6), np.zeros(6), np.zeros(2), np.zeros(6), 2, 1e-6, 1e-11)
+    face_contacts(*args)
+    profile = cProfile.Profile()
+    profile.enable()
+    S, _ = face_contacts(*args)
+    profile.disable()
+    names = {key[2] for key in pstats.Stats(profile).stats}
+    assert S.tolist() == [0, 1]  # (both touch: an array came back)
+    assert "_numba_unpickle" not in names
