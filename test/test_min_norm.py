@@ -213,6 +213,21 @@ def test_the_applied_impulses_have_the_read_forces_total_on_a_floating_base():
                                atol=1e-9 * total[2])
 
 
+def test_the_world_exerts_the_same_total_through_the_applied_impulses_on_a_free_box():
+    # a box on four corners: the pivoting vertex loads them unevenly, the least-norm
+    # forces evenly; both are the box's net contact force (the world is all it touches),
+    # which the sweeps' mean force reads from the applied impulses each step
+    sim = box_sim("min_norm")
+    settle(sim)
+    rec = sim._last
+    assert np.ptp(rec.applied_impulse_C[:, 0]) > 0.1 * np.max(rec.applied_impulse_C[:, 0])
+    assert np.ptp(rec.impulse_C[:, 0]) < 1e-9 * np.max(rec.impulse_C[:, 0])
+    total = sim.world_contact_force()
+    assert total[2] == pytest.approx(BOX_MASS * G, rel=1e-3)
+    np.testing.assert_allclose(sim.world_contact_force(applied=True), total, rtol=0,
+                               atol=1e-9 * total[2])
+
+
 def test_a_recorded_step_reads_its_forces_from_the_distribution():
     sim = box_sim("min_norm")
     settle(sim)

@@ -257,22 +257,32 @@ class SimulatorViews:
         if rec is None or len(rec.contacts) == 0:
             return out
         c = rec.contacts
-        if applied:
-            F = np.empty((len(c), 3))
-            _world_forces(c.R_WC, rec.applied_impulse_C, 1.0 / self.h, F)
-        else:
-            F = self._contact_forces()
-        _signed_total(F, self._robot_surfaces(c.names), c.body_a, c.body_b, out)
+        _signed_total(self._step_forces(rec, applied), self._robot_surfaces(c.names), c.body_a,
+                      c.body_b, out)
         return out
 
-    def world_contact_force(self):
+    def _step_forces(self, rec, applied):
+        """(k, 3) average contact forces of the last step ``rec`` on B [N] in W: those read
+        (:meth:`_contact_forces`) or, ``applied``, of the impulses the step applied."""
+        if not applied:
+            return self._contact_forces()
+        F = np.empty((len(rec.contacts), 3))
+        _world_forces(rec.contacts.R_WC, rec.applied_impulse_C, 1.0 / self.h, F)
+        return F
+
+    def world_contact_force(self, applied=False):
         """Sum of the contact forces that the world (the ground and any geometry fixed to
-        it, the A side of such contacts) exerts over the last step [N] in W."""
+        it, the A side of such contacts) exerts over the last step [N] in W.
+
+        ``applied``: of the impulses the step applied, as :meth:`contact_force_total`'s;
+        the same sum when every body the world touches moves freely (a free body, a
+        floating-base robot: the sum is that of their net contact forces, rows of
+        ``J' f``); a fixed-base robot's base takes the difference."""
         rec = self._last
         if rec is None or len(rec.contacts) == 0:
             return np.zeros(3)
         c = rec.contacts
-        return self._contact_forces()[c.joint_a == 0].sum(axis=0)
+        return self._step_forces(rec, applied)[c.joint_a == 0].sum(axis=0)
 
     def _robot_surfaces(self, names):
         """(len(names),) bool: which surface names are robot links (kept while the

@@ -43,7 +43,9 @@ def simulate_run(task):
         then, none if the simulator could not be built), ``failures``/``fallbacks``/
         ``safe_stops`` (:class:`~contact_lcp.sim.stats.SimStats`), ``max_penetration``
         [m] over the steps, ``mean_vertical_force`` [N] the mean over the steps of the
-        vertical contact force the world exerts (:meth:`world_contact_force`),
+        vertical contact force the world exerts (:meth:`world_contact_force` of the
+        applied impulses: the same sum on free bodies and floating bases, without a
+        least-norm solve each step),
         ``final_x/y/z`` [m] of the first robot's floating base, else of the first free
         body, ``wall_seconds`` of the whole run (scene build included).
     """
@@ -70,7 +72,7 @@ def simulate_run(task):
             info = sim.step()
             row["steps"] += 1
             max_pen = max(max_pen, info.max_penetration)
-            fz += sim.world_contact_force()[2]
+            fz += sim.world_contact_force(applied=True)[2]  # (no force distribution)
             if recorder is not None:
                 recorder.add(sim, info)
         if recorder is not None:
