@@ -196,35 +196,24 @@ def test_the_motion_is_the_same_whether_the_forces_are_read_or_not():
     assert last.distribution in ("min_norm", "unique")
 
 
-def test_the_applied_impulses_have_the_read_forces_total_on_a_floating_base():
+@pytest.mark.parametrize("make,total_of,mass", [
+    (lambda: frame_sim(6, "min_norm"), "contact_force_total", FRAME_MASS),
+    (lambda: box_sim("min_norm"), "world_contact_force", BOX_MASS)],
+    ids=["frame_on_six_legs", "free_box"])
+def test_the_applied_impulses_carry_the_read_forces_total(make, total_of, mass):
     # The least-norm forces share the pivoting answer's velocities, so its J' f: on a
-    # floating base (whose rows of J' f are the contacts' total wrench) the same total,
-    # though the legs' shares differ. The run summary's mean force sums the applied
-    # impulses each step (no least-norm solve); the frame carries its weight either way.
-    sim = frame_sim(6, "min_norm")
+    # floating base (the frame's robot) or a free body (the box, all the world touches)
+    # the same total force, though the supports' shares differ. The CLI summary's and the
+    # sweeps' mean forces sum the applied impulses each step (no least-norm solve).
+    sim = make()
     settle(sim)
     rec = sim._last
     applied, read = rec.applied_impulse_C, rec.impulse_C
     assert np.max(np.abs(applied - read)) > 1e-3 * np.max(read[:, 0])  # other shares
-    total = sim.contact_force_total()
-    assert total[2] == pytest.approx(FRAME_MASS * G, rel=1e-3)
+    total = getattr(sim, total_of)()
+    assert total[2] == pytest.approx(mass * G, rel=1e-3)
     # (round-off of the two J' f: ~1e-15 of the weight each; asserted to 1e-9)
-    np.testing.assert_allclose(sim.contact_force_total(applied=True), total, rtol=0,
-                               atol=1e-9 * total[2])
-
-
-def test_the_world_exerts_the_same_total_through_the_applied_impulses_on_a_free_box():
-    # a box on four corners: the pivoting vertex loads them unevenly, the least-norm
-    # forces evenly; both are the box's net contact force (the world is all it touches),
-    # which the sweeps' mean force reads from the applied impulses each step
-    sim = box_sim("min_norm")
-    settle(sim)
-    rec = sim._last
-    assert np.ptp(rec.applied_impulse_C[:, 0]) > 0.1 * np.max(rec.applied_impulse_C[:, 0])
-    assert np.ptp(rec.impulse_C[:, 0]) < 1e-9 * np.max(rec.impulse_C[:, 0])
-    total = sim.world_contact_force()
-    assert total[2] == pytest.approx(BOX_MASS * G, rel=1e-3)
-    np.testing.assert_allclose(sim.world_contact_force(applied=True), total, rtol=0,
+    np.testing.assert_allclose(getattr(sim, total_of)(applied=True), total, rtol=0,
                                atol=1e-9 * total[2])
 
 
