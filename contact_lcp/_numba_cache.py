@@ -92,8 +92,8 @@ def configure():
 def cache_array_class():
     """Put a C-level cache in front of the Python function through which numba's compiled
     code reads the ndarray class each time it boxes an array a kernel returns
-    (``numba.core.serialize._numba_unpickle``: a memo lookup behind a Python frame; a
-    Talos step returns 33 arrays, 33 of its 172 Python-level calls). The C helper that
+    (``numba.core.serialize._numba_unpickle``: a memo lookup behind a Python frame, one
+    per returned array; a robot's step returns dozens). The C helper that
     calls it looks it up once, at its first call, so this runs before any kernel has
     returned an array (at import); later it changes nothing (the helper keeps what it
     found). The function memoizes already, so the cache returns the objects it would."""

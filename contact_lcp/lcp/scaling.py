@@ -68,14 +68,13 @@ def _ruiz(M, q, max_sweeps):
     d2 = np.ones(n)
     row = np.empty(n)
     col = np.empty(n)
-    a = np.empty(n)
     # the sweeps start from M / 2^E, its largest entry in [1, 2): (alpha M) for any
     # power of two alpha then starts, and ends, bit for bit where M does (the square
     # roots of the sweeps alone halve odd exponents differently: 2 M once failed where
     # M and 4 M solved). The first sweep's maxima are |M|'s times 2^-E: rounding a
     # product by a positive factor is monotonic, so the maximum of the rounded products
     # is the rounded product of the maximum, the same bits without a pass of their own
-    _maxima(M, d1, d2, a, row, col)
+    _maxima(M, d1, d2, row, col)
     first = _pow2_below(_max4(row))
     for i in range(n):
         d2[i] = first
@@ -84,7 +83,7 @@ def _ruiz(M, q, max_sweeps):
     sweeps = 0
     for sweep in range(max_sweeps):
         if sweep:
-            _maxima(M, d1, d2, a, row, col)
+            _maxima(M, d1, d2, row, col)
         if _balanced(row, col):
             break
         sweeps += 1
@@ -93,14 +92,14 @@ def _ruiz(M, q, max_sweeps):
 
 
 @njit(cache=True)
-def _maxima(M, d1, d2, a, row, col):
-    """Write into ``row`` and ``col`` the row and column maxima of ``|D1 M D2|``, one pass
-    (``a``, (n,) scratch, is not used); an entry that is NaN is passed over, as ``max``
-    does (``x if x > m else m`` keeps ``m`` against a NaN ``x``).
+def _maxima(M, d1, d2, row, col):
+    """Write into ``row`` and ``col`` the row and column maxima of ``|D1 M D2|``, one pass;
+    an entry that is NaN is passed over, as ``max`` does (``x if x > m else m`` keeps
+    ``m`` against a NaN ``x``).
 
     Four rows at a time: four independent chains for their maxima, and each column's
-    maximum read and written once per four entries (25-30 % less time than a row at a
-    time on the Talos and tower faces' M, n = 142 and 200; the same bits)."""
+    maximum read and written once per four entries instead of once per entry (the
+    maxima are those of one row at a time, bit for bit: a maximum does not round)."""
     n = M.shape[0]
     for j in range(n):
         col[j] = 0.0
@@ -164,7 +163,7 @@ def _first_factor(M):
     zero or non-finite ``M``)."""
     n = M.shape[0]
     ones, row = np.ones(n), np.empty(n)
-    _maxima(M, ones, ones, np.empty(n), row, np.empty(n))
+    _maxima(M, ones, ones, row, np.empty(n))
     return _pow2_below(_max4(row))
 
 
