@@ -47,11 +47,14 @@ if "numpy" in sys.modules and "OPENBLAS_NUM_THREADS" not in os.environ:
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-# before any compiled kernel is defined: a cache folder per state of the sources
+# before any compiled kernel is defined: a cache folder per state of the sources, and
+# what numba's compiler does at a cold start (the functions of _numba_cache say why)
 from contact_lcp import _numba_cache  # noqa: E402
 
 NUMBA_CACHE = _numba_cache.configure()
+_numba_cache.plain_error_messages()
 _numba_cache.cache_array_class()
+_numba_cache.share_inline_copies()
 
 from contact_lcp.exceptions import (  # noqa: E402
     ContactLCPError,

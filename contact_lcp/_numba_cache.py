@@ -89,6 +89,18 @@ def configure():
     return path
 
 
+def plain_error_messages():
+    """Have numba write its error messages without terminal highlighting, when numba is
+    not imported yet and the environment does not say otherwise. While compiling, numba
+    builds the message of every typing attempt that fails (each overload template it
+    tries and rejects: some 44 000 for the humanoid's first steps), and with highlighting
+    on each one initialises colorama's stream wrappers again: 2.4 s of a cold start's
+    compile. The setting is numba's own (``NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING``,
+    read when numba is imported); messages keep their text."""
+    if "numba" not in sys.modules:
+        os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")
+
+
 def cache_array_class():
     """Put a C-level cache in front of the Python function through which numba's compiled
     code reads the ndarray class each time it boxes an array a kernel returns
@@ -104,3 +116,51 @@ def cache_array_class():
     fn = serialize._numba_unpickle
     if not hasattr(fn, "cache_info"):
         serialize._numba_unpickle = functools.lru_cache(maxsize=None)(fn)
+
+
+def share_inline_copies():
+    """Copy a callee's IR once per inlining, not once per block: numba inlines a kernel
+    declared ``inline="always"`` (:mod:`contact_lcp.collision.closed_forms`,
+    :mod:`contact_lcp.contact.pyramid_kernel`) by deep-copying the callee's IR twice, one
+    ``copy.deepcopy`` per basic block, and every block refers to the function's scope,
+    which lists all of its variables: each block's copy copies them all again, so the
+    copies cost blocks x variables (numba issue 8989). The contact model's first rung
+    (175 blocks, 1 650 variables once its island solve is inlined) spent about 7 s of a
+    cold start's compile there. During each inlining, the deep copies of
+    ``numba.core.inline_closurecall`` share one memo: the scope is copied once, each
+    block still gets copies of its own statements, and the result is the copy a single
+    deep copy of all blocks would give (numba then renames the callee's variables into
+    the caller's scope, so the copied scope lives only through the inlining). A numba
+    whose inliner does not look as this expects is left as it is."""
+    import copy
+    import functools
+
+    from numba.core import inline_closurecall as ic
+
+    inline_ir = getattr(getattr(ic, "InlineWorker", None), "inline_ir", None)
+    if inline_ir is None or getattr(inline_ir, "shares_copies", False) or ic.copy is not copy:
+        return
+    memos = []  # one per inlining under way (numba compiles under one lock)
+
+    class _SharedCopy:
+        """The ``copy`` module as the inliner sees it: a ``deepcopy`` without a memo
+        of its own takes the running inlining's."""
+
+        def __getattr__(self, name):
+            return getattr(copy, name)
+
+        @staticmethod
+        def deepcopy(x, memo=None):
+            return copy.deepcopy(x, memos[-1] if memo is None and memos else memo)
+
+    @functools.wraps(inline_ir)
+    def shared(self, *args, **kwargs):
+        memos.append({})
+        try:
+            return inline_ir(self, *args, **kwargs)
+        finally:
+            memos.pop()
+
+    shared.shares_copies = True
+    ic.copy = _SharedCopy()
+    ic.InlineWorker.inline_ir = shared

@@ -74,6 +74,25 @@ def test_a_process_uses_its_sources_folder_unless_told_otherwise(tmp_path):
     assert out == ["None", str(tmp_path / "mine")]
 
 
+def test_numba_s_messages_are_plain_unless_the_user_chose(tmp_path):
+    # highlighting re-initialises colorama for each of the tens of thousands of typing
+    # messages numba builds while compiling (_numba_cache.plain_error_messages)
+    code = ("import contact_lcp; from numba.core import errors; "
+            "print(type(errors.termcolor()).__name__)")
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
+    env.pop("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", None)
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)
+    assert run.stdout.split() == ["NOPColorScheme"]
+    try:
+        import colorama  # noqa: F401
+    except ImportError:
+        return  # (numba highlights only with colorama)
+    run = subprocess.run([sys.executable, "-c", "import numba; " + code], env=env,
+                         capture_output=True, text=True, check=True)
+    assert run.stdout.split() != ["NOPColorScheme"]  # numba was there first: its own choice
+
+
 def test_a_returned_array_is_boxed_without_a_python_frame():
     # numba's compiled code reads the ndarray class through a Python memo function each
     # time it returns an array; the package puts a C-level cache in front of it at import
@@ -95,3 +114,54 @@ def test_a_returned_array_is_boxed_without_a_python_frame():
     names = {key[2] for key in pstats.Stats(profile).stats}
     assert S.tolist() == [0, 1]  # (both touch: an array came back)
     assert "_numba_unpickle" not in names
+
+
+def test_an_inlined_kernel_s_scope_is_copied_once_per_copy_not_per_block():
+    # numba's inliner deep-copies a callee's IR block by block, and each block's copy
+    # copied the function's whole scope again (blocks x variables); the package has the
+    # copies of one inlining share a memo (_numba_cache.share_inline_copies): the inliner
+    # takes two copies of the callee, so its scope (and the scope's empty parent) is copied
+    # twice, whatever its block count (without the hook: once per block of each copy). The compiled
+    # result is checked against the Python function.
+    import copy
+
+    import numpy as np
+    from numba import njit
+    from numba.core import ir
+
+    import contact_lcp  # noqa: F401  (installs the hook)
+
+    def branches(x):  # a dozen blocks: loops and branches
+        s = 0.0
+        for i in range(x.shape[0]):
+            if x[i] > 1.0:
+                s += x[i]
+            elif x[i] < -1.0:
+                s -= 2.0 * x[i]
+            else:
+                for j in range(3):
+                    s += j * x[i]
+        return s
+
+    callee = njit(inline="always")(branches)
+
+    def caller(x):
+        return callee(x) + 1.0
+
+    copies = []
+
+    def counted(self, memo):
+        copies.append(self)
+        out = self.__class__.__new__(self.__class__)
+        memo[id(self)] = out
+        out.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return out
+
+    x = np.array([2.0, -3.0, 0.5, 0.0, 1.5])
+    ir.Scope.__deepcopy__ = counted
+    try:
+        got = njit(caller)(x)
+    finally:
+        del ir.Scope.__deepcopy__
+    assert got == branches(x) + 1.0
+    assert len(copies) == 4
