@@ -54,8 +54,24 @@ def test_a_cold_cache_starts_one_process_running_this_package(cold, monkeypatch)
 
 
 def test_nothing_starts_on_a_warm_cache(cold):
-    (cold / "lcp_0123" / "robust._search-412.py311.nbi").write_bytes(b"")
+    (cold / "lcp_0123" / f"{warm._SENTINEL}412.py311.nbi").write_bytes(b"")
     assert warm.compile_ahead() is None and not FakePopen.started
+
+
+def test_a_cache_that_ran_a_contact_solve_is_seen_as_warm():
+    # the sentinel is the name numba gives the robust search's cache entry: a cache in
+    # which a contact LCP was solved is warm (a stale name would start the second process
+    # on every run)
+    import numpy as np
+
+    from contact_lcp.lcp import solve
+
+    cache = os.environ.get("NUMBA_CACHE_DIR")
+    if not cache or not os.path.isdir(cache):
+        pytest.skip("no kernel cache folder in this process")
+    M, q = np.array([[2.0, 1.0], [1.0, 2.0]]), np.array([-1.0, -1.0])
+    assert solve(M, q, method="robust").status.name == "SOLVED"
+    assert warm._cached(cache)
 
 
 def test_nothing_starts_when_turned_off_or_busy_or_locked(cold, monkeypatch):

@@ -17,8 +17,10 @@ again beside it: the robust search alone takes half a minute to compile.
 
 #: set to "0" to keep :func:`compile_ahead` from starting its process
 AHEAD_ENV = "CONTACT_LCP_COMPILE_AHEAD"
-#: a kernel every step with contact runs: the cache has the shared kernels once it has this
-_SENTINEL = "robust._search-"
+#: the start of the name of the cache index of a kernel every step with contact runs (numba
+#: names it ``<file>.<function>-<line>.py<version>.nbi``): the cache has the shared
+#: kernels once it has this one
+_SENTINEL = "robust_kernel.run_search-"
 #: a lock older than this is left by processes that were killed: taken over [s]
 _STALE_LOCK_S = 600.0
 _checked = False
