@@ -93,10 +93,11 @@ def plain_error_messages():
     """Have numba write its error messages without terminal highlighting, when numba is
     not imported yet and the environment does not say otherwise. While compiling, numba
     builds the message of every typing attempt that fails (each overload template it
-    tries and rejects: some 44 000 for the humanoid's first steps), and with highlighting
-    on each one initialises colorama's stream wrappers again: 2.4 s of a cold start's
-    compile. The setting is numba's own (``NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING``,
-    read when numba is imported); messages keep their text."""
+    tries and rejects: tens of thousands for a robot's first steps), and with
+    highlighting on each one initialises colorama's stream wrappers again, seconds of a
+    cold start's compile. The setting is numba's own
+    (``NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING``, read when numba is imported); the
+    messages keep their text."""
     if "numba" not in sys.modules:
         os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")
 
@@ -124,9 +125,9 @@ def share_inline_copies():
     :mod:`contact_lcp.contact.pyramid_kernel`) by deep-copying the callee's IR twice, one
     ``copy.deepcopy`` per basic block, and every block refers to the function's scope,
     which lists all of its variables: each block's copy copies them all again, so the
-    copies cost blocks x variables (numba issue 8989). The contact model's first rung
-    (175 blocks, 1 650 variables once its island solve is inlined) spent about 7 s of a
-    cold start's compile there. During each inlining, the deep copies of
+    copies cost blocks x variables (numba issue 8989): seconds for the contact model's
+    first rung (its island solve, inlined, has over a hundred blocks and a thousand
+    variables). During each inlining, the deep copies of
     ``numba.core.inline_closurecall`` share one memo: the scope is copied once, each
     block still gets copies of its own statements, and the result is the copy a single
     deep copy of all blocks would give (numba then renames the callee's variables into
