@@ -116,13 +116,13 @@ def test_a_returned_array_is_boxed_without_a_python_frame():
     assert "_numba_unpickle" not in names
 
 
-def test_an_inlined_kernel_s_scope_is_copied_once_per_copy_not_per_block():
+def test_an_inlined_kernel_s_scope_is_copied_once_per_copy_not_per_block(monkeypatch):
     # numba's inliner deep-copies a callee's IR block by block, and each block's copy
     # copied the function's whole scope again (blocks x variables); the package has the
     # copies of one inlining share a memo (_numba_cache.share_inline_copies): the inliner
-    # takes two copies of the callee, so its scope (and the scope's empty parent) is copied
-    # twice, whatever its block count (without the hook: once per block of each copy). The compiled
-    # result is checked against the Python function.
+    # takes two copies of the callee, so its scope (and the scope's empty parent) is
+    # copied twice, whatever its block count (without the hook: once per block of each
+    # copy). The compiled result is checked against the Python function.
     import copy
 
     import numpy as np
@@ -158,10 +158,8 @@ def test_an_inlined_kernel_s_scope_is_copied_once_per_copy_not_per_block():
         return out
 
     x = np.array([2.0, -3.0, 0.5, 0.0, 1.5])
-    ir.Scope.__deepcopy__ = counted
-    try:
-        got = njit(caller)(x)
-    finally:
-        del ir.Scope.__deepcopy__
+    monkeypatch.setattr(ir.Scope, "__deepcopy__", counted, raising=False)
+    got = njit(caller)(x)
+    monkeypatch.undo()
     assert got == branches(x) + 1.0
     assert len(copies) == 4
