@@ -136,10 +136,13 @@ def share_inline_copies():
     import copy
     import functools
 
-    from numba.core import inline_closurecall as ic
-
+    try:
+        from numba.core import inline_closurecall as ic
+    except ImportError:
+        return
     inline_ir = getattr(getattr(ic, "InlineWorker", None), "inline_ir", None)
-    if inline_ir is None or getattr(inline_ir, "shares_copies", False) or ic.copy is not copy:
+    if (inline_ir is None or getattr(inline_ir, "shares_copies", False)
+            or getattr(ic, "copy", None) is not copy):
         return
     memos = []  # one per inlining under way (numba compiles under one lock)
 
