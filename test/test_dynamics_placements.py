@@ -51,3 +51,24 @@ def test_unaligned_axes_and_uncovered_joints():
         np.testing.assert_allclose(fk(q)[g], gdata.oMg[g].homogeneous, rtol=0, atol=1e-12)
     model.addJoint(0, pin.JointModelSpherical(), pin.SE3.Identity(), "s")
     assert tree_placements(model, geom) is None  # read from Pinocchio instead
+
+
+@pytest.mark.parametrize("path", ["config/humanoid_stand.yaml", "config/disks_21.yaml"])
+def test_world_frame_placements_match_pinocchio_s_frames(path):
+    """``World.frame_placements`` (the recorder's links, compiled from ``q``) against
+    Pinocchio's ``oMf`` of every body frame, at random configurations; the humanoid is
+    one Pinocchio model, the disks a world split into groups."""
+    world = Simulator.from_file(path).world
+    assert world.geometry_fk is not None
+    names = [f.name for f in world.model.frames if f.type == pin.FrameType.BODY]
+    data = world.model.createData()
+    rng = np.random.default_rng(5)
+    for _ in range(10):
+        q = _random_q(world.model, rng)
+        world.forward(q)
+        pin.framesForwardKinematics(world.model, data, q)
+        X = world.frame_placements(names)
+        for i, name in enumerate(names):
+            ref = data.oMf[world.model.getFrameId(name)].homogeneous
+            np.testing.assert_allclose(X[i], ref, rtol=0, atol=1e-12)
+        assert np.array_equal(world.frame_placement(names[-1]), X[-1])

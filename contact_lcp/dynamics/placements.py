@@ -42,13 +42,19 @@ def _kind_and_axis(joint):
 
 class TreePlacements:
     """``__call__(q) -> (ngeoms, 4, 4)`` geometry placements in W of a model whose joints
-    are all covered (see the module notes); build with :func:`tree_placements`."""
+    are all covered (see the module notes), and :meth:`frames` those of other frames (a
+    robot's links); build with :func:`tree_placements`."""
 
     def __init__(self, parent, kind, axis, idx_q, joint_M, geom_joint, geom_M):
         self._args = (parent, kind, axis, idx_q, joint_M, geom_joint, geom_M)
 
     def __call__(self, q):
         return _placements(q, *self._args)
+
+    def frames(self, q, frame_joint, frame_M):
+        """(f, 4, 4) placements in W of frames on joints ``frame_joint`` (f,) at
+        ``frame_M`` (f, 4, 4) in their joints' frames (the same recursion, one call)."""
+        return _placements(q, *self._args[:5], frame_joint, frame_M)
 
 
 def tree_placements(model, geom_model):

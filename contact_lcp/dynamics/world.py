@@ -391,10 +391,22 @@ class World:
 
     def frame_placements(self, names):
         """(len(names), 4, 4) ndarray: ``X_WF`` of each frame of ``names`` at the last
-        :meth:`forward`. When the placements are not in ``data`` yet (:meth:`_placed`),
-        these frames' are computed from the joints' of the Jacobians' pass (the run
-        recorder reads two links' every step; all frames' and geometries' cost it
-        several times that), and ``data`` still gets everything when it is read."""
+        :meth:`forward`, in one compiled pass from its ``q`` when the joints allow
+        (:attr:`geometry_fk`; the run recorder reads the wrench links' every step, and
+        Pinocchio's frames cost a few Python calls each), else from Pinocchio: when the
+        placements are not in ``data`` yet (:meth:`_placed`), from the joints' of the
+        Jacobians' pass, and ``data`` still gets everything when it is read."""
+        names = tuple(names)
+        if self.geometry_fk is not None and self._q_kin is not None:
+            hit = self.__dict__.get("_frame_args")
+            if hit is None or hit[0] != names:
+                fids = [self.frame_id(name) for name in names]
+                joint = np.array([int(self.model.frames[f].parentJoint) for f in fids],
+                                 dtype=np.int64)
+                X_JF = np.array([self.model.frames[f].placement.homogeneous for f in fids],
+                                dtype=float).reshape(-1, 4, 4)
+                self._frame_args = hit = (names, joint, X_JF)
+            return self.geometry_fk.frames(self._q_kin, hit[1], hit[2])
         fids = [self.frame_id(name) for name in names]
         X = np.empty((len(fids), 4, 4))
         if self._data is None:
