@@ -45,6 +45,13 @@ class PyramidGuess:
     basic_b: Optional[np.ndarray] = None
     basic_lam: Optional[np.ndarray] = None
 
+    def __init__(self, pair, points, directions, limits, basic_a=None, basic_b=None,
+                 basic_lam=None):
+        # one update of the instance's dict, not one object.__setattr__ per field (the
+        # __init__ dataclass generates for a frozen class): the model makes one a step
+        self.__dict__.update(pair=pair, points=points, directions=directions, limits=limits,
+                             basic_a=basic_a, basic_b=basic_b, basic_lam=basic_lam)
+
     @property
     def flags(self):
         """``(basic_a, basic_b, basic_lam)``, or None without a basis."""

@@ -21,6 +21,10 @@ from numba import njit
 from contact_lcp.exceptions import InvalidProblem
 
 
+#: an argument left out (the field's default)
+_DEFAULT = object()
+
+
 @dataclass(frozen=True, eq=False)
 class ContactProblem:
     """Everything a contact model needs for one time step (read-only).
@@ -85,6 +89,17 @@ class ContactProblem:
     num_limits: int = 0
     pair: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     extras: Mapping = field(default_factory=dict)
+
+    def __init__(self, h, R_WC, p_W, phi, mu, J, K, G, v, v_free, u, bias, num_limits=0,
+                 pair=_DEFAULT, extras=_DEFAULT):
+        # the fields above in one update of the instance's dict (dataclass keeps an
+        # __init__ of the class's own): the one it generates for a frozen class sets
+        # each field by its own object.__setattr__ call, 4 us for these 15, every step
+        self.__dict__.update(
+            h=h, R_WC=R_WC, p_W=p_W, phi=phi, mu=mu, J=J, K=K, G=G, v=v, v_free=v_free,
+            u=u, bias=bias, num_limits=num_limits,
+            pair=np.zeros(0, dtype=np.int64) if pair is _DEFAULT else pair,
+            extras={} if extras is _DEFAULT else extras)
 
     @property
     def num_contacts(self) -> int:

@@ -96,6 +96,18 @@ class StepRecord:
     v_step: np.ndarray = None
     projection: object = None
 
+    def __init__(self, contacts, impulse_C=None, limit_impulse=None, report=NO_CONTACT,
+                 problem=None, max_penetration=0.0, timings=None, v_step=None,
+                 projection=None):
+        # the fields in one update of the instance's dict (the forces in their
+        # descriptors' slots), not one object.__setattr__ each as dataclass generates
+        # for a frozen class: a record a step
+        self.__dict__.update(
+            contacts=contacts, _impulse_C=impulse_C, _limit_impulse=limit_impulse,
+            report=report, problem=problem, max_penetration=max_penetration,
+            timings={} if timings is None else timings, v_step=v_step,
+            projection=projection)
+
     @property
     def num_active(self) -> int:
         """Contacts the contact solve's answer loads (its active set: ``solved``, not a
