@@ -40,6 +40,12 @@ class ContactSet:
     distance: np.ndarray
     mu: np.ndarray
 
+    def __init__(self, names, body_a, body_b, joint_a, joint_b, p_W, R_WC, distance, mu):
+        # one update of the instance's dict, not one object.__setattr__ per field (the
+        # __init__ dataclass generates for a frozen class): the detector makes a set a step
+        self.__dict__.update(names=names, body_a=body_a, body_b=body_b, joint_a=joint_a,
+                             joint_b=joint_b, p_W=p_W, R_WC=R_WC, distance=distance, mu=mu)
+
     def __len__(self):
         return int(self.distance.shape[0])
 
