@@ -202,7 +202,8 @@ def solve_islands(model, problem, guess=None):
         step then stops every motion, as for a monolithic safe stop).
     """
     k, l = problem.num_contacts, problem.num_limits
-    is_sparse = sparse.issparse(problem.G)  # (then always by island: each dense or not)
+    # (then always by island: each dense or not; an ndarray asks no more)
+    is_sparse = not isinstance(problem.G, np.ndarray) and sparse.issparse(problem.G)
     split = is_sparse or model.splits(problem)
     count, labels, dof_labels = (island_labels(problem.J, problem.K, k, l) if split
                                  else (1, None, None))

@@ -287,17 +287,18 @@ class PyramidModel(ContactModel):
         b_pair, b_limits, a, b, lam = _NO_BASIS if basis is None else basis
         limits = problem.J[3 * k:]
         slip = s.friction_frame != "fixed"
+        period = self._period()
         code, f, z, nb, solves, kept, a, b, lam, directions, angle = first_rung(
             problem.G, problem.u, problem.mu, problem.bias, problem.R_WC, problem.p_W,
-            problem.pair, limits, slip, self._period(), s.friction_directions, last_pair,
+            problem.pair, limits, slip, period, s.friction_directions, last_pair,
             last_p, last_dir, b_pair, b_limits, a, b, lam,
             float(s.solver_options.get("singular_tol", 1e-10)),
-            max(WARM_FLIPS, problem.num_rows // WARM_ROWS_PER_FLIP), WARM_GROW,
-            keep_inside(self._period()))
+            max(WARM_FLIPS, problem.u.shape[0] // WARM_ROWS_PER_FLIP), WARM_GROW,
+            keep_inside(period))
         self._used_angle = angle if slip and k else None
         if code:
             return code, None, z
-        added = kept - int(np.count_nonzero(basis[2][:k]))
+        added = kept - int(basis[2][:k].sum())  # (the basis's loaded contacts: bools)
         return 0, ContactSolution(f, self.warm_report(nb, solves, z.shape[0], k - kept, added),
                                   guess=PyramidGuess(problem.pair, problem.p_W, directions,
                                                      limits, a, b, lam)), z

@@ -268,12 +268,11 @@ class Stepper:
     def _rows(self, q, found, v_free):
         """``(J_found, active)``: the rows of the contacts ``found`` at ``q`` (3f, nv) and
         those active under the free motion (increasing), in one compiled call on the dense
-        path."""
+        path; after :meth:`_free` at the same ``q``."""
         if self.sparse:
             J_found = self._jacobian(q, found)
             return J_found, self._active(J_found, v_free, v_free, found.distance)
-        world = self.world
-        world.ensure_forward(q)  # (the joint Jacobians at q)
+        world = self.world  # (its joint Jacobians are at q: _free forwarded it)
         return _rows_and_active(found.R_WC, found.p_W, found.joint_b, found.joint_a,
                                 world.joint_jacobians, world.joint_support, v_free,
                                 found.distance, self.h, self.activation)
