@@ -298,7 +298,7 @@ class PyramidModel(ContactModel):
         self._used_angle = angle if slip and k else None
         if code:
             return code, None, z
-        added = kept - int(basis[2][:k].sum())  # (the basis's loaded contacts: bools)
+        added = kept - int(np.count_nonzero(basis[2][:k]))
         return 0, ContactSolution(f, self.warm_report(nb, solves, z.shape[0], k - kept, added),
                                   guess=PyramidGuess(problem.pair, problem.p_W, directions,
                                                      limits, a, b, lam)), z
