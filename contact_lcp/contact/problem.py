@@ -92,9 +92,9 @@ class ContactProblem:
 
     def __init__(self, h, R_WC, p_W, phi, mu, J, K, G, v, v_free, u, bias, num_limits=0,
                  pair=_DEFAULT, extras=_DEFAULT):
-        # the fields above in one update of the instance's dict (dataclass keeps an
-        # __init__ of the class's own): the one it generates for a frozen class sets
-        # each field by its own object.__setattr__ call, 4 us for these 15, every step
+        # the fields in one update of the instance's dict (dataclass keeps a class's own
+        # __init__): the one it generates for a frozen class calls object.__setattr__
+        # once per field, and every step makes a problem
         self.__dict__.update(
             h=h, R_WC=R_WC, p_W=p_W, phi=phi, mu=mu, J=J, K=K, G=G, v=v, v_free=v_free,
             u=u, bias=bias, num_limits=num_limits,
