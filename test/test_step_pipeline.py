@@ -79,3 +79,42 @@ def test_the_guess_is_the_only_memory_of_the_step():
     for _ in range(20):
         a.step(), b.step()
     np.testing.assert_allclose(b.q, a.q, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("cls_path", ["contact_lcp.contact.problem.ContactProblem",
+                                      "contact_lcp.contact.guess.PyramidGuess",
+                                      "contact_lcp.sim.stepper.StepRecord",
+                                      "contact_lcp.collision.contact_set.ContactSet"])
+def test_a_step_record_s_own_init_takes_and_stores_every_field(cls_path):
+    """The step's frozen records have an ``__init__`` of their own (one dict update, not
+    one object.__setattr__ per field): it must take every dataclass field, in order, with
+    the fields' defaults, store each one, and leave the record frozen."""
+    import dataclasses
+    import importlib
+    import inspect
+
+    module, name = cls_path.rsplit(".", 1)
+    cls = getattr(importlib.import_module(module), name)
+    fields = dataclasses.fields(cls)
+    params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    assert [p.name for p in params] == [f.name for f in fields]
+    required = [f.name for f in fields
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    assert [p.name for p in params if p.default is inspect.Parameter.empty] == required
+    values = {f.name: object() for f in fields}
+    record = cls(**values)
+    for f in fields:
+        assert getattr(record, f.name) is values[f.name], f.name
+    defaults = cls(*(values[n] for n in required))
+    for f in fields:
+        if f.name in required:
+            continue
+        want = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        got = getattr(defaults, f.name)
+        if isinstance(want, np.ndarray):
+            assert isinstance(got, np.ndarray) and got.shape == want.shape and \
+                got.dtype == want.dtype, f.name
+        else:
+            assert got == want and type(got) is type(want), f.name
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(record, fields[0].name, 1)
