@@ -398,15 +398,18 @@ class World:
         Jacobians' pass, and ``data`` still gets everything when it is read."""
         names = tuple(names)
         if self.geometry_fk is not None and self._q_kin is not None:
-            hit = self.__dict__.get("_frame_args")
-            if hit is None or hit[0] != names:
+            # each set of names asked for keeps its frames' joints and placements (the
+            # recorder's wrench links and a publisher's link alternate, step by step)
+            frames = self.__dict__.setdefault("_frame_args", {})
+            hit = frames.get(names)
+            if hit is None:
                 fids = [self.frame_id(name) for name in names]
                 joint = np.array([int(self.model.frames[f].parentJoint) for f in fids],
                                  dtype=np.int64)
                 X_JF = np.array([self.model.frames[f].placement.homogeneous for f in fids],
                                 dtype=float).reshape(-1, 4, 4)
-                self._frame_args = hit = (names, joint, X_JF)
-            return self.geometry_fk.frames(self._q_kin, hit[1], hit[2])
+                frames[names] = hit = (joint, X_JF)
+            return self.geometry_fk.frames(self._q_kin, *hit)
         fids = [self.frame_id(name) for name in names]
         X = np.empty((len(fids), 4, 4))
         if self._data is None:
