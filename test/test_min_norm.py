@@ -362,3 +362,39 @@ def test_a_sole_point_past_two_facets_is_held_on_their_edge(monkeypatch):
     assert note == "min_norm"
     assert np.linalg.norm(f) <= np.linalg.norm(ref) * (1.0 + 1e-12)
     np.testing.assert_allclose(f, ref, rtol=0.0, atol=1e-6 * np.abs(ref).max())
+
+
+def _resting_points(points, mass=BOX_MASS, bodies=None):
+    """The contact problem of free bodies of ``mass`` (unit inertia diagonal, 0.1 kg m^2)
+    at rest under gravity on ground contacts at ``points`` (body-frame offsets; normal
+    +z), contact ``i`` on body ``bodies[i]`` (default: all on body 0)."""
+    bodies = [0] * len(points) if bodies is None else bodies
+    nb, k = max(bodies) + 1, len(points)
+    K = np.kron(np.eye(nb), np.diag([1.0 / mass] * 3 + [10.0] * 3))
+    R = np.array([[[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]] * k)  # (n, t1, t2)
+    J = np.zeros((3 * k, 6 * nb))
+    for i, (r, b) in enumerate(zip(np.asarray(points, dtype=float), bodies)):
+        for t in range(3):
+            J[3 * i + t, 6 * b:6 * b + 3] = R[i][:, t]
+            J[3 * i + t, 6 * b + 3:6 * b + 6] = np.cross(r, R[i][:, t])
+    v_free = np.tile([0.0, 0.0, -G * H, 0.0, 0.0, 0.0], nb)
+    return build_problem(H, R, np.asarray(points, dtype=float), np.zeros(k), np.full(k, 0.6),
+                         J, K, np.zeros(6 * nb), v_free)
+
+
+def test_a_face_whose_contact_rows_have_full_rank_is_unique_and_a_rank_deficient_one_is_not():
+    # two bodies on one point each: G (6 x 6) has full rank, so the face holds one impulse
+    # (found from G alone, before the face's LCP); the applied answer stays, bit for bit
+    one_each = _resting_points([(0.0, 0.0, -0.05), (0.0, 0.0, -0.05)], bodies=[0, 1])
+    sol = solve_with(one_each, None, "min_norm")
+    assert sol.distribution == "unique"
+    np.testing.assert_array_equal(sol.f, sol.solved)
+    # one body on two points: as many rows as velocities (6), but a spin about the line
+    # through the points is not seen (rank 5): the face is searched, and each point
+    # carries half the weight
+    two_points = _resting_points([(-0.1, 0.0, -0.05), (0.1, 0.0, -0.05)])
+    sol = solve_with(two_points, None, "min_norm")
+    assert sol.distribution == "min_norm"
+    f = sol.f.reshape(2, 3)
+    np.testing.assert_allclose(f[:, 0], BOX_MASS * G * H / 2, rtol=1e-9)
+    np.testing.assert_allclose(f[:, 1:], 0.0, atol=1e-12 * BOX_MASS * G * H)

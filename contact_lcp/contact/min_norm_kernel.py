@@ -50,7 +50,8 @@ from contact_lcp.lcp.scaling import MAX_SWEEPS, _ruiz
 
 #: :func:`least_norm_face` codes: the least-norm impulse applied (certified)
 APPLIED = 0
-#: the face holds one impulse (``B' G B`` has full rank): ``f*`` stays
+#: the face holds one impulse (``B' G B``, or already the Delassus rows of its contacts,
+#: has full rank): ``f*`` stays
 UNIQUE = 1
 #: the face is not of the kinds above (a sliding contact with more than two open edges,
 #: a sticking one with a closed edge row), the active set's equalities are dependent, or
@@ -130,6 +131,14 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol):
         vs[a] = vel[rows[a]]
         for b in range(nf):
             Gs[a, b] = G[rows[a], rows[b]]
+    if nf <= K.shape[0]:
+        # at most as many rows as the system has velocities: when the face's Delassus
+        # rows have full rank by the same test as B' G B's below, G (f - f*) = 0 only
+        # at f = f*, whatever the face: one impulse (point feet, a ball), without the
+        # face's LCP and its certification of f* (the step certified f* already)
+        _, full = _cholesky_range(Gs, RANK_TOL)
+        if full == nf:
+            return UNIQUE, f
     bs = np.empty(s + l)
     mus = np.empty(s)
     for a in range(s):
