@@ -39,7 +39,7 @@ same patch). Frames follow :func:`~contact_lcp.collision.contact_point.tangent_b
 import numpy as np
 from numba import njit
 
-from contact_lcp.collision.clip_kernel import _hull, _lift, deepest_points
+from contact_lcp.collision.clip_kernel import _lift, deepest_points, hull_into
 from contact_lcp.collision.ground import reduce_patch
 from contact_lcp.collision.spheres import tangent_frame
 
@@ -109,7 +109,7 @@ def separating_axes(XA, hA, XB, hB, stop=np.inf):
             sep = n[0] * d[0] + n[1] * d[1] + n[2] * d[2] - _radius(XA, hA, n) - _radius(XB, hB, n)
             if sep > face_sep:
                 face_sep = sep
-                face_n[:] = n
+                face_n[0], face_n[1], face_n[2] = n[0], n[1], n[2]
                 if sep > stop:
                     return face_n, face_sep, np.zeros(3), -np.inf, -1, -1
     edge_n = np.zeros(3)
@@ -130,7 +130,7 @@ def separating_axes(XA, hA, XB, hB, stop=np.inf):
             sep = abs(proj) - _radius(XA, hA, n) - _radius(XB, hB, n)
             if sep > edge_sep:
                 edge_sep = sep
-                edge_n[:] = n
+                edge_n[0], edge_n[1], edge_n[2] = n[0], n[1], n[2]
                 ea, eb = a, b
                 if sep > stop:
                     return face_n, face_sep, edge_n, edge_sep, ea, eb
@@ -174,49 +174,18 @@ def _clip_segment(a, b, poly):
 
 
 @njit(cache=True)
-def _dot(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+def _copy_rows(dst, src, n):
+    """``dst[:n] = src[:n]`` of two (m, 2) arrays in loops: a slice assignment compiles
+    numba's shape-mismatch message, seconds on a cold cache (module notes of
+    :mod:`contact_lcp.collision.closed_forms`)."""
+    for i in range(n):
+        dst[i, 0] = src[i, 0]
+        dst[i, 1] = src[i, 1]
 
 
 @njit(cache=True)
-def _hull_into(P, k, H):
-    """:func:`~contact_lcp.collision.clip_kernel._hull` (tolerance 1e-18) of the first
-    ``k`` rows of ``P`` into ``H`` (2k, 2); returns the vertex count. Same order: sorted
-    by x then y (stable), repeated points dropped, lower then upper chain."""
-    idx = np.empty(k, dtype=np.int64)
-    for i in range(k):  # stable insertion sort by (x, y)
-        j = i
-        while j > 0 and (P[idx[j - 1], 0] > P[i, 0] or (P[idx[j - 1], 0] == P[i, 0]
-                                                        and P[idx[j - 1], 1] > P[i, 1])):
-            idx[j] = idx[j - 1]
-            j -= 1
-        idx[j] = i
-    Q = np.empty((k, 2))
-    m = 0
-    for a in range(k):
-        i = idx[a]
-        if m and P[i, 0] == Q[m - 1, 0] and P[i, 1] == Q[m - 1, 1]:
-            continue
-        Q[m, 0], Q[m, 1] = P[i, 0], P[i, 1]
-        m += 1
-    if m < 3:
-        H[:m] = Q[:m]
-        return m
-    h = 0
-    for i in range(m):
-        while h >= 2 and ((H[h - 1, 0] - H[h - 2, 0]) * (Q[i, 1] - H[h - 2, 1])
-                          - (H[h - 1, 1] - H[h - 2, 1]) * (Q[i, 0] - H[h - 2, 0])) <= 1e-18:
-            h -= 1
-        H[h, 0], H[h, 1] = Q[i, 0], Q[i, 1]
-        h += 1
-    lower = h + 1
-    for i in range(m - 2, -1, -1):
-        while h >= lower and ((H[h - 1, 0] - H[h - 2, 0]) * (Q[i, 1] - H[h - 2, 1])
-                              - (H[h - 1, 1] - H[h - 2, 1]) * (Q[i, 0] - H[h - 2, 0])) <= 1e-18:
-            h -= 1
-        H[h, 0], H[h, 1] = Q[i, 0], Q[i, 1]
-        h += 1
-    return h - 1
+def _dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
 @njit(cache=True)
@@ -226,7 +195,7 @@ def _clip_into(S, ns, C, nc, out):
     buffers; the result in ``out``, its count returned."""
     cur = np.empty((2 * ns + 2 * nc + 2, 2))
     buf = np.empty_like(cur)
-    cur[:ns] = S[:ns]
+    _copy_rows(cur, S, ns)
     n_out = ns
     for e in range(nc):
         if n_out == 0:
@@ -248,9 +217,9 @@ def _clip_into(S, ns, C, nc, out):
                 buf[m, 0], buf[m, 1] = cx, cy
                 m += 1
             px, py, d1 = cx, cy, d2
-        cur[:m] = buf[:m]
+        _copy_rows(cur, buf, m)
         n_out = m
-    out[:n_out] = cur[:n_out]
+    _copy_rows(out, cur, n_out)
     return n_out
 
 
@@ -306,17 +275,19 @@ def feature_patch(VA, NA, cA, VB, NB, cB, n, tol):
     if sA.size >= 3 and sB.size >= 3:  # two faces
         polyA = np.empty((2 * sA.size, 2))
         polyB = np.empty((2 * sB.size, 2))
-        na = _hull_into(FA, sA.size, polyA)
-        nb = _hull_into(FB, sB.size, polyB)
+        na = hull_into(FA, sA.size, polyA, 1e-18)
+        nb = hull_into(FB, sB.size, polyB, 1e-18)
         if na >= 3 and nb >= 3:
             r = _clip_into(polyA, na, polyB, nb, xy)
     elif sA.size >= 3 or sB.size >= 3:  # a face and an edge or a vertex
-        poly = _hull(FA if sA.size >= 3 else FB, 1e-18)
+        face = FA if sA.size >= 3 else FB
+        poly = np.empty((2 * face.shape[0], 2))
+        poly = poly[:hull_into(face, face.shape[0], poly, 1e-18)]
         other = FB if sA.size >= 3 else FA
         if poly.shape[0] >= 3:
             ok, a, b = _clip_segment(other[0], other[other.shape[0] - 1], poly)
             if ok:
-                xy[0], xy[1] = a, b
+                xy[0, 0], xy[0, 1], xy[1, 0], xy[1, 1] = a[0], a[1], b[0], b[1]
                 r = 2 if other.shape[0] == 2 else 1
     elif sA.size == 2 and sB.size == 2:  # two edges: where they cross
         d1 = FA[1] - FA[0]
@@ -328,10 +299,11 @@ def feature_patch(VA, NA, cA, VB, NB, cB, n, tol):
             s = (w[0] * d2[1] - w[1] * d2[0]) / den
             t = (w[0] * d1[1] - w[1] * d1[0]) / den
             if -1e-9 <= s <= 1.0 + 1e-9 and -1e-9 <= t <= 1.0 + 1e-9:
-                xy[0] = FA[0] + s * d1
+                xy[0, 0], xy[0, 1] = FA[0, 0] + s * d1[0], FA[0, 1] + s * d1[1]
                 r = 1
     else:  # a vertex against an edge or a vertex: the vertex
-        xy[0] = FA[0] if sA.size == 1 else FB[0]
+        V = FA if sA.size == 1 else FB
+        xy[0, 0], xy[0, 1] = V[0, 0], V[0, 1]
         r = 1
     if r == 0:
         return np.empty((0, 3)), np.zeros(0), np.zeros(0, dtype=np.bool_)
@@ -444,11 +416,18 @@ def box_contacts(pairs, first, second, X, half, la, eps0, r2, flat_tol, remove_i
             size = 2 * (cnt + kept.size)
             P2, R2, d2, o2 = np.empty((size, 3)), np.empty((size, 3, 3)), np.empty(size), \
                 np.empty(size, dtype=np.int64)
-            P2[:cnt], R2[:cnt], d2[:cnt], o2[:cnt] = P[:cnt], R[:cnt], d[:cnt], owner[:cnt]
+            for i in range(cnt):
+                for c in range(3):
+                    P2[i, c] = P[i, c]
+                    for c2 in range(3):
+                        R2[i, c, c2] = R[i, c, c2]
+                d2[i], o2[i] = d[i], owner[i]
             P, R, d, owner = P2, R2, d2, o2
         for k in kept:
-            P[cnt] = Y[idx[k]]
-            R[cnt] = frame
+            for c in range(3):
+                P[cnt, c] = Y[idx[k], c]
+                for c2 in range(3):
+                    R[cnt, c, c2] = frame[c, c2]
             d[cnt] = g[k]  # flattened by reduce_patch when flat_tol > 0
             owner[cnt] = p
             cnt += 1

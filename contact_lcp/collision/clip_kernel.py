@@ -8,35 +8,52 @@ from numba import njit
 @njit(cache=True)
 def _hull(P, tol):
     """CCW convex hull (m, 2) of the rows of P (k, 2), repeated points removed."""
-    k = P.shape[0]
-    order = np.argsort(np.ascontiguousarray(P[:, 1]), kind="mergesort")  # one signature
-    order = order[np.argsort(P[order, 0], kind="mergesort")]  # by x, then y
+    H = np.empty((2 * P.shape[0], 2))
+    return H[:hull_into(P, P.shape[0], H, tol)].copy()
+
+
+@njit(cache=True)
+def hull_into(P, k, H, tol):
+    """:func:`_hull` of the first ``k`` rows of ``P`` written into ``H`` (at least (2k, 2));
+    returns its vertex count. Sorted by x, then y (stably), repeated points dropped, then
+    the lower and the upper chain; in loops (the faces have a few points; numba's sorts,
+    fancy indexing and slice assignments would each compile machinery of their own on a
+    cold cache)."""
+    order = np.empty(k, dtype=np.int64)
+    for i in range(k):  # stable insertion sort by (x, y)
+        j = i
+        while j > 0 and (P[order[j - 1], 0] > P[i, 0] or (P[order[j - 1], 0] == P[i, 0]
+                                                          and P[order[j - 1], 1] > P[i, 1])):
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = i
     Q = np.empty((k, 2))
     m = 0
-    for i in order:
+    for a in range(k):
+        i = order[a]
         if m and P[i, 0] == Q[m - 1, 0] and P[i, 1] == Q[m - 1, 1]:
             continue
-        Q[m] = P[i]
+        Q[m, 0], Q[m, 1] = P[i, 0], P[i, 1]
         m += 1
     if m < 3:
-        return Q[:m].copy()
-    H = np.empty((2 * m, 2))
+        for i in range(m):
+            H[i, 0], H[i, 1] = Q[i, 0], Q[i, 1]
+        return m
     h = 0
     for i in range(m):  # lower chain
         while h >= 2 and ((H[h - 1, 0] - H[h - 2, 0]) * (Q[i, 1] - H[h - 2, 1])
                           - (H[h - 1, 1] - H[h - 2, 1]) * (Q[i, 0] - H[h - 2, 0])) <= tol:
             h -= 1
-        H[h] = Q[i]
+        H[h, 0], H[h, 1] = Q[i, 0], Q[i, 1]
         h += 1
     lower = h + 1
     for i in range(m - 2, -1, -1):  # upper chain
         while h >= lower and ((H[h - 1, 0] - H[h - 2, 0]) * (Q[i, 1] - H[h - 2, 1])
                               - (H[h - 1, 1] - H[h - 2, 1]) * (Q[i, 0] - H[h - 2, 0])) <= tol:
             h -= 1
-        H[h] = Q[i]
+        H[h, 0], H[h, 1] = Q[i, 0], Q[i, 1]
         h += 1
-    h -= 1  # the last point is the first
-    return H[:h].copy()
+    return h - 1  # the last point is the first
 
 
 @njit(cache=True)
@@ -151,7 +168,7 @@ def deepest_points(VA, NA, cA, VB, NB, cB, n, t1, t2, cx, cy, mid, patch_min):
             s = (w[0] * d2[1] - w[1] * d2[0]) / den
             t = (w[0] * d1[1] - w[1] * d1[0]) / den
             if -1e-9 <= s <= 1.0 + 1e-9 and -1e-9 <= t <= 1.0 + 1e-9:
-                xy[k] = p0 + s * d1
+                xy[k, 0], xy[k, 1] = p0[0] + s * d1[0], p0[1] + s * d1[1]
                 k += 1
     X = _lift(xy[:k], cx, cy, t1, t2, n, mid)
     _, bi, hi = _intervals(NA, cA, X, n, 1e-9)
