@@ -4,6 +4,8 @@ compiled pass (two convex polytopes whose closest features are faces)."""
 import numpy as np
 from numba import njit
 
+from contact_lcp.collision.reduction import stable_order
+
 
 @njit(cache=True)
 def _hull(P, tol):
@@ -16,17 +18,13 @@ def _hull(P, tol):
 def hull_into(P, k, H, tol):
     """:func:`_hull` of the first ``k`` rows of ``P`` written into ``H`` (at least (2k, 2));
     returns its vertex count. Sorted by x, then y (stably), repeated points dropped, then
-    the lower and the upper chain; in loops (the faces have a few points; numba's sorts,
-    fancy indexing and slice assignments would each compile machinery of their own on a
-    cold cache)."""
-    order = np.empty(k, dtype=np.int64)
-    for i in range(k):  # stable insertion sort by (x, y)
-        j = i
-        while j > 0 and (P[order[j - 1], 0] > P[i, 0] or (P[order[j - 1], 0] == P[i, 0]
-                                                          and P[order[j - 1], 1] > P[i, 1])):
-            order[j] = order[j - 1]
-            j -= 1
-        order[j] = i
+    the lower and the upper chain; in loops (numba's sorts, fancy indexing and slice
+    assignments would each compile machinery of their own on a cold cache)."""
+    x = np.empty(k)
+    y = np.empty(k)
+    for i in range(k):
+        x[i], y[i] = P[i, 0], P[i, 1]
+    order = stable_order(x, y)
     Q = np.empty((k, 2))
     m = 0
     for a in range(k):
