@@ -347,11 +347,12 @@ def test_a_sole_point_past_two_facets_is_held_on_their_edge(monkeypatch):
     from types import SimpleNamespace
 
     import contact_lcp.contact.min_norm as mn
-    from contact_lcp.contact.min_norm_kernel import APPLIED, NEEDS_QP, least_norm_face
+    from contact_lcp.contact.min_norm_kernel import (APPLIED, NEEDS_QP, OPEN_FACTOR,
+                                                    least_norm_face)
 
     a = dict(np.load(Path(__file__).parent / "data" / "talos_face_on_an_edge.npz"))
     args = [a[n] for n in ("G", "u", "bias", "J", "K", "mu", "f", "vel", "S")] + \
-        [int(a["l"]), int(a["d"]), a["angle"], float(a["vel_tol"])]
+        [int(a["l"]), int(a["d"]), a["angle"], float(a["vel_tol"]), OPEN_FACTOR]
     code, f = least_norm_face(*args)
     assert code == APPLIED
     problem = SimpleNamespace(G=a["G"], u=a["u"], bias=a["bias"], J=a["J"], K=a["K"],
@@ -398,3 +399,48 @@ def test_a_face_whose_contact_rows_have_full_rank_is_unique_and_a_rank_deficient
     f = sol.f.reshape(2, 3)
     np.testing.assert_allclose(f[:, 0], BOX_MASS * G * H / 2, rtol=1e-9)
     np.testing.assert_allclose(f[:, 1:], 0.0, atol=1e-12 * BOX_MASS * G * H)
+
+
+@pytest.mark.parametrize("scene", ["humanoid_stand", "box_stack", "tower_5"])
+def test_a_face_at_rest_is_told_without_its_lcp_and_gets_the_lcps_forces(scene, monkeypatch):
+    # Standing soles and resting stacks: every row of the face plainly open (|w| within
+    # OPEN_FACTOR of the scale) or plainly closed, so the kernel reads the face from w
+    # and certifies by velocities and pyramids, without the face's LCP. Asked of the
+    # face's LCP and its verdict instead (a negative factor), every face of 60 steps
+    # gets the same forces, bit for bit: the same rows open, the same active set.
+    import contact_lcp.contact.min_norm as mn
+    from contact_lcp.contact.min_norm_kernel import APPLIED, OPEN_FACTOR, least_norm_face
+
+    faces = []
+    monkeypatch.setattr(mn, "least_norm_face",
+                        lambda *a: faces.append(a) or least_norm_face(*a))
+    sim = Simulator.from_file(f"config/{scene}.yaml")
+    for _ in range(60):
+        sim.step()
+        sim.contact_arrays()  # (the forces read: the face solved)
+    at_rest = 0
+    for a in faces:
+        fast_code, fast = least_norm_face(*a[:-1], OPEN_FACTOR)
+        code, slow = least_norm_face(*a[:-1], -1.0)
+        assert fast_code == code
+        np.testing.assert_array_equal(fast, slow)
+        at_rest += code == APPLIED and _at_rest(*a[:-1])
+    assert len(faces) == 60 and at_rest >= 30
+
+
+def _at_rest(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol):
+    """Whether every row of the face (contacts ``S``, no limit row) is within
+    ``OPEN_FACTOR (1 + ||u||)`` of 0 with every contact sticking: the faces the kernel
+    reads from ``w`` alone (its module notes), restated in numpy."""
+    from contact_lcp.contact.min_norm_kernel import OPEN_FACTOR
+
+    near = OPEN_FACTOR * (1.0 + np.abs(u).max())
+    if l:
+        return False
+    for i in S:
+        theta = angle[i] + 2.0 * np.pi * np.arange(d) / d
+        slip = np.cos(theta) * vel[3 * i + 1] + np.sin(theta) * vel[3 * i + 2]
+        lam = max(0.0, -slip.min())
+        if abs(vel[3 * i] + bias[i]) > near or lam > near or np.abs(slip + lam).max() > near:
+            return False
+    return True

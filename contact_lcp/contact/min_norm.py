@@ -35,8 +35,9 @@ Clarabel (an interior-point method: no assumption on which inequalities end acti
 then polished on the active set Clarabel found by an exact equality-constrained
 least-squares solve (so that two orderings of the same contacts agree to round-off, not
 to the QP's tolerance) and put back exactly on the equalities. The answer is certified
-again as a solution of the face's LCP with the project's residual test, and its
-velocity change checked (the contacts left out of the face separate faster than the
+again as a solution of the face's LCP with the project's residual test (a face at rest,
+every row plainly open or closed, by its velocities and pyramids instead:
+:mod:`~contact_lcp.contact.min_norm_kernel`), and its velocity change checked (the contacts left out of the face separate faster than the
 touch bound, far above that change, so they stay solved); if either fails, the pivoting
 answer stays (the solution's ``distribution`` says what happened).
 
@@ -54,8 +55,8 @@ corners), so the next step's search starts from the vertex, as with ``any``.
 import numpy as np
 
 from contact_lcp.contact.lcp_builder import build_contact_lcp, build_frictionless_lcp
-from contact_lcp.contact.min_norm_kernel import (APPLIED, UNIQUE, edge_split, face_contacts,
-                                                least_norm_face)
+from contact_lcp.contact.min_norm_kernel import (APPLIED, OPEN_FACTOR, UNIQUE, edge_split,
+                                                face_contacts, least_norm_face)
 from contact_lcp.contact.report import ContactSolution, Outcome
 from contact_lcp.lcp.residual import certify, row_tolerances
 
@@ -135,7 +136,7 @@ def min_norm_impulse(problem, f, num_directions, edge_angle=None):
             problem.G, problem.u, problem.bias, problem.J, problem.K, problem.mu, f, vel,
             S, l, d,
             np.zeros(k) if edge_angle is None else np.asarray(edge_angle, dtype=float),
-            vel_tol)
+            vel_tol, OPEN_FACTOR)
         if code == APPLIED:
             return out, "min_norm"
         if code == UNIQUE:

@@ -34,6 +34,18 @@ Ruiz-equilibrated LCP as every answer), and its velocity change checked. When th
 cycles (``MAX_ROUNDS``), or the face is not of the kinds above, the caller solves the
 face's QP.
 
+The face's LCP (``10 s`` rows for ``s`` contacts on 8-edge pyramids), its equilibration
+and its two verdicts are most of that work, and a face at rest needs none of them: when
+every row's ``w = u + G f*`` is within ``OPEN_FACTOR (1 + ||u||_inf)`` of 0 with every
+contact sticking, except normal or limit rows without impulse that separate faster than
+``CLOSED_FACTOR (1 + ||u||_inf)`` (a standing robot's soles, a resting stack, a joint
+limit left), the open rows are those, told from ``w`` directly, and the answer is
+certified by its velocities (``f*``'s: so every ``w`` is ``f*``'s, about 0 on the rows
+that carry impulse) and its pyramids (each contact's edge impulses within ``mu`` times
+its normal, to the active set's slack): the face LCP's complementarity. A row between
+the two bounds (a slip of 1e-11, a contact leaving at 1e-9 of the scale) sends the face
+to its LCP as above.
+
 A standing robot's soles, a box on its corners and a frame on its legs end in the
 first round (their least-norm loads are positive); a box landing on one edge zeroes its
 lifting corners, a sole near its friction limit holds a point on a facet.
@@ -70,6 +82,16 @@ NOT_CERTIFIED = 3
 RANK_TOL = 1e-11
 #: a cone's inequalities hold to this times ``max |y*|`` (round-off of the solves)
 SLACK = 1e-12
+#: every row of the face whose ``|w|`` (and every contact whose sliding speed) is at most
+#: this times ``1 + ||u||_inf`` [m/s] is open (sticking): when all are, the face's LCP and
+#: its verdict are not needed to tell (module notes). The certification tolerances of
+#: those rows are ~1e-10 of their scale and more; a sole at rest leaves ~1e-16, a box
+#: stack ~1e-14
+OPEN_FACTOR = 1e-12
+#: ... and a normal or limit row without impulse whose ``w`` is at least this times
+#: ``1 + ||u||_inf`` is closed: beyond any row's certification tolerance, as far as a
+#: contact may separate and still join the face (``min_norm.TOUCH_FACTOR``)
+CLOSED_FACTOR = 1e-6
 #: rounds of the active set (contacts zeroed or put on a facet, or released) before the
 #: QP decides
 MAX_ROUNDS = 40
@@ -106,10 +128,11 @@ def face_contacts(f, vel, u, bias, v_free, k, touch_factor, velocity_tol):
 
 
 @njit(cache=True)
-def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol):
+def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol, open_factor):
     """The least-norm impulse of the face of ``f*`` (module notes) on the contacts ``S``
     (increasing: those loaded or touching), ``vel = u + G f*``. Returns ``(code, f)``:
-    ``f`` the least-norm impulse (``code`` APPLIED), else ``f*`` itself."""
+    ``f`` the least-norm impulse (``code`` APPLIED), else ``f*`` itself.
+    ``open_factor``: :data:`OPEN_FACTOR` (a negative value asks every face of its LCP)."""
     k = mu.shape[0]
     s = S.shape[0]
     if s + l == 0:
@@ -154,52 +177,89 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol):
             cos[a, e] = np.cos(th)
             sin[a, e] = np.sin(th)
     nn, nb = s + l, s * d
-    if d:
-        M, q = _assemble(Gs, us, mus, bs, s, l, d, cos, sin)
-    else:
-        M = np.empty((nn, nn))
-        q = np.empty(nn)
-        for a in range(nn):
-            ra = 3 * a if a < s else 3 * s + a - s
-            q[a] = us[ra] + bs[a]
-            for b in range(nn):
-                M[a, b] = Gs[ra, 3 * b if b < s else 3 * s + b - s]
-    n = q.shape[0]
-    # f* in the face LCP's unknowns: the normals, the edge split, the sliding speeds
-    z = np.zeros(n)
+    n = nn + nb + (s if d else 0)  # the face LCP's size
+    # the sliding speeds of f*: lam = max(0, -min_e c_e . v_t)
     lam = np.zeros(s)
     for a in range(s):
-        z[a] = fs[3 * a]
-    for j in range(l):
-        z[s + j] = fs[3 * s + j]
-    if d:
+        worst = 0.0
+        for e in range(d):
+            worst = min(worst, cos[a, e] * vs[3 * a + 1] + sin[a, e] * vs[3 * a + 2])
+        lam[a] = -worst
+    # which rows are open (w within its tolerance; no impulse on the others) and which
+    # contacts slide: when every row's w and every sliding speed is within ``near`` of 0,
+    # or (a normal or limit row without impulse) beyond ``far`` (a standing robot's soles,
+    # a resting stack: every contact sticks with every row open; a joint limit left), that
+    # is the face, and the face's LCP is not built (module notes); otherwise the rows are
+    # asked of the face's LCP and its verdict, as every answer's are
+    near = open_factor * (1.0 + _max_abs(u))
+    far = CLOSED_FACTOR * (1.0 + _max_abs(u))
+    open_row = np.ones(nn + nb, dtype=np.bool_)  # normals (and limits), then edges
+    fast = True
+    for a in range(nn):
+        ra = 3 * a if a < s else 3 * s + a - s
+        wa = vs[ra] + bs[a]
+        if wa >= far and fs[ra] == 0.0:
+            open_row[a] = False  # separating, with no impulse (a joint limit left)
+        elif not abs(wa) <= near:
+            fast = False
+    for a in range(s):
+        if not open_row[a]:
+            continue
+        if not lam[a] <= near:
+            fast = False
+        for e in range(d):
+            if not abs(cos[a, e] * vs[3 * a + 1] + sin[a, e] * vs[3 * a + 2] + lam[a]) <= near:
+                fast = False
+    sliding = np.zeros(s, dtype=np.bool_)
+    M, q, z = np.empty((0, 0)), np.empty(0), np.empty(0)  # (the face's LCP, if built)
+    d1, d2, big, row_sums, sc = np.empty(0), np.empty(0), np.empty(0), np.empty(0), 1.0
+    if not fast:
+        if d:
+            M, q = _assemble(Gs, us, mus, bs, s, l, d, cos, sin)
+        else:
+            M = np.empty((nn, nn))
+            q = np.empty(nn)
+            for a in range(nn):
+                ra = 3 * a if a < s else 3 * s + a - s
+                q[a] = us[ra] + bs[a]
+                for b in range(nn):
+                    M[a, b] = Gs[ra, 3 * b if b < s else 3 * s + b - s]
+        # f* in the face LCP's unknowns: the normals, the edge split, the sliding speeds
+        z = np.zeros(n)
         for a in range(s):
-            edge_split(fs[3 * a + 1], fs[3 * a + 2], cos[a], sin[a],
-                       z[nn + a * d:nn + (a + 1) * d])
-            worst = 0.0
-            for e in range(d):
-                worst = min(worst, cos[a, e] * vs[3 * a + 1] + sin[a, e] * vs[3 * a + 2])
-            lam[a] = -worst
-            z[nn + nb + a] = lam[a]
-    d1, d2, sc, _ = _ruiz(M, q, np.int64(MAX_SWEEPS))
-    big, row_sums = row_scales(M, d2)  # (every verdict below is of this M and d2)
-    # the verdict, and the terms of the rows' tolerances: which rows are open (``w_i``
-    # within ``tol_i``) is asked of each row below (``exceeds_tolerance``)
-    w, ok, _, _, at, mag, floor = row_verdict_terms(M, q, z, d1, d2, sc, big, row_sums)
-    if not ok and d:
-        # a slip within the edge rows' tolerance under friction inside the cone: the
-        # LCP's answer there has lam = 0 (the Python face's rule)
-        a_max = _max_abs(at)
-        for a in range(s):
-            r = nn + nb + a
-            if lam[a] > 0.0 and exceeds_tolerance(w[r], sc, np.False_, M, d1, d2, at, mag, floor,
-                                                  row_sums, a_max, r):
-                lam[a] = 0.0
-                z[r] = 0.0
+            z[a] = fs[3 * a]
+        for j in range(l):
+            z[s + j] = fs[3 * s + j]
+        if d:
+            for a in range(s):
+                edge_split(fs[3 * a + 1], fs[3 * a + 2], cos[a], sin[a],
+                           z[nn + a * d:nn + (a + 1) * d])
+                z[nn + nb + a] = lam[a]
+        d1, d2, sc, _ = _ruiz(M, q, np.int64(MAX_SWEEPS))
+        big, row_sums = row_scales(M, d2)  # (every verdict below is of this M and d2)
+        # the verdict, and the terms of the rows' tolerances: which rows are open (``w_i``
+        # within ``tol_i``) is asked of each row below (``exceeds_tolerance``)
         w, ok, _, _, at, mag, floor = row_verdict_terms(M, q, z, d1, d2, sc, big, row_sums)
-    if not ok:
-        return NOT_CERTIFIED, f
-    a_max = _max_abs(at)
+        if not ok and d:
+            # a slip within the edge rows' tolerance under friction inside the cone: the
+            # LCP's answer there has lam = 0 (the Python face's rule)
+            a_max = _max_abs(at)
+            for a in range(s):
+                r = nn + nb + a
+                if lam[a] > 0.0 and exceeds_tolerance(w[r], sc, np.False_, M, d1, d2, at, mag,
+                                                      floor, row_sums, a_max, r):
+                    lam[a] = 0.0
+                    z[r] = 0.0
+            w, ok, _, _, at, mag, floor = row_verdict_terms(M, q, z, d1, d2, sc, big, row_sums)
+        if not ok:
+            return NOT_CERTIFIED, f
+        a_max = _max_abs(at)
+        for r in range(nn + nb):
+            open_row[r] = not exceeds_tolerance(w[r], sc, np.False_, M, d1, d2, at, mag, floor,
+                                                row_sums, a_max, r)
+        for a in range(s):
+            sliding[a] = d > 0 and exceeds_tolerance(lam[a], sc, np.True_, M, d1, d2, at, mag,
+                                                     floor, row_sums, a_max, nn + nb + a)
     # the face's columns B (each at most 3 entries of the face rows) and y*
     m_max = nf
     col_rows = np.zeros((m_max, 3), dtype=np.int64)
@@ -211,7 +271,7 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol):
     ystar = np.zeros(m_max)
     m = np.int64(0)  # not a literal 0: _constraints compiled once (docs/architecture.md)
     for a in range(nn):
-        if exceeds_tolerance(w[a], sc, np.False_, M, d1, d2, at, mag, floor, row_sums, a_max, a):
+        if not open_row[a]:
             continue  # a closed normal row: no impulse
         if a >= s:  # a limit row
             col_rows[m, 0] = 3 * s + a - s
@@ -232,17 +292,12 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol):
         open_edges = 0
         edge = first = 0
         for e in range(d):
-            r = nn + a * d + e
-            if not exceeds_tolerance(w[r], sc, np.False_, M, d1, d2, at, mag, floor, row_sums,
-                                     a_max, r):
+            if open_row[nn + a * d + e]:
                 if open_edges == 0:
                     first = e
                 open_edges += 1
                 edge = e
-        r = nn + nb + a
-        sliding = exceeds_tolerance(lam[a], sc, np.True_, M, d1, d2, at, mag, floor, row_sums,
-                                    a_max, r)
-        if not sliding:
+        if not sliding[a]:
             if open_edges < d:
                 return NEEDS_QP, f
             for t in range(3):
@@ -413,9 +468,21 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol):
         worst = max(worst, abs(acc))
     if not worst <= vel_tol:
         return NOT_CERTIFIED, f
-    _, ok, _, _ = row_verdict_with(M, q, zn, d1, d2, sc, big, row_sums)
-    if not ok:
-        return NOT_CERTIFIED, f
+    if fast:
+        # every row open and every contact sticking: the answer solves the face's LCP
+        # when its impulses lie in their pyramids (the velocities, hence every w, are
+        # f*'s): each contact's edge impulses within mu times its normal, to the active
+        # set's slack
+        for a in range(s):
+            total = 0.0
+            for e in range(d):
+                total += zn[nn + a * d + e]
+            if not total - mus[a] * zn[a] <= slack:
+                return NOT_CERTIFIED, f
+    else:
+        _, ok, _, _ = row_verdict_with(M, q, zn, d1, d2, sc, big, row_sums)
+        if not ok:
+            return NOT_CERTIFIED, f
     out = np.zeros_like(f)
     for a in range(nf):
         out[rows[a]] = fn[a]
