@@ -469,10 +469,10 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol, open_
     if not worst <= vel_tol:
         return NOT_CERTIFIED, f
     if fast:
-        # every row open and every contact sticking: the answer solves the face's LCP
-        # when its impulses lie in their pyramids (the velocities, hence every w, are
-        # f*'s): each contact's edge impulses within mu times its normal, to the active
-        # set's slack
+        # every row plainly open or closed and every contact sticking: the answer solves
+        # the face's LCP when its impulses lie in their pyramids (its velocities, hence
+        # every w, are f*'s; the closed rows carry no impulse): each contact's edge
+        # impulses within mu times its normal, to the active set's slack
         for a in range(s):
             total = 0.0
             for e in range(d):
