@@ -35,8 +35,8 @@ Clarabel (an interior-point method: no assumption on which inequalities end acti
 then polished on the active set Clarabel found by an exact equality-constrained
 least-squares solve (so that two orderings of the same contacts agree to round-off, not
 to the QP's tolerance) and put back exactly on the equalities. The answer is certified
-again as a solution of the face's LCP with the project's residual test (a face at rest,
-every row plainly open or closed, by its velocities and pyramids instead:
+again as a solution of the face's LCP with the project's residual test (a face whose
+rows are all plainly open or closed, by its velocities and pyramids instead:
 :mod:`~contact_lcp.contact.min_norm_kernel`), and its velocity change checked (the contacts left out of the face separate faster than the
 touch bound, far above that change, so they stay solved); if either fails, the pivoting
 answer stays (the solution's ``distribution`` says what happened).

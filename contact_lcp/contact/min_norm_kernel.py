@@ -35,16 +35,19 @@ cycles (``MAX_ROUNDS``), or the face is not of the kinds above, the caller solve
 face's QP.
 
 The face's LCP (``10 s`` rows for ``s`` contacts on 8-edge pyramids), its equilibration
-and its two verdicts are most of that work, and a face at rest needs none of them: when
-every row's ``w = u + G f*`` is within ``OPEN_FACTOR (1 + ||u||_inf)`` of 0 with every
-contact sticking, except normal or limit rows without impulse that separate faster than
-``CLOSED_FACTOR (1 + ||u||_inf)`` (a standing robot's soles, a resting stack, a joint
-limit left), the open rows are those, told from ``w`` directly, and the answer is
+and its two verdicts are most of that work, and a face whose rows are all plainly open
+or closed needs none of them: every row's ``w = u + G f*`` within ``OPEN_FACTOR (1 +
+||u||_inf)`` of 0 (open) or, for a normal or limit row without impulse and a sliding
+contact's edge rows, beyond ``CLOSED_FACTOR (1 + ||u||_inf)`` (closed), and every sliding
+speed either within the first bound (sticking) or beyond the second (sliding): a
+standing robot's soles, a resting stack, a joint limit left, a box sliding at some speed
+(its slipping edge's ``w`` is 0 by the definition of ``lam``, the others' a fair part of
+its speed). The open rows are then told from ``w`` directly, and the answer is
 certified by its velocities (``f*``'s: so every ``w`` is ``f*``'s, about 0 on the rows
 that carry impulse) and its pyramids (each contact's edge impulses within ``mu`` times
-its normal, to the active set's slack): the face LCP's complementarity. A row between
-the two bounds (a slip of 1e-11, a contact leaving at 1e-9 of the scale) sends the face
-to its LCP as above.
+its normal, on a sliding contact equal to it and on its open edges only, to the active
+set's slack): the face LCP's complementarity. A row between the two bounds (a slip of
+1e-11, a contact leaving at 1e-9 of the scale) sends the face to its LCP as above.
 
 A standing robot's soles, a box on its corners and a frame on its legs end in the
 first round (their least-norm loads are positive); a box landing on one edge zeroes its
@@ -83,14 +86,15 @@ RANK_TOL = 1e-11
 #: a cone's inequalities hold to this times ``max |y*|`` (round-off of the solves)
 SLACK = 1e-12
 #: every row of the face whose ``|w|`` (and every contact whose sliding speed) is at most
-#: this times ``1 + ||u||_inf`` [m/s] is open (sticking): when all are, the face's LCP and
-#: its verdict are not needed to tell (module notes). The certification tolerances of
-#: those rows are ~1e-10 of their scale and more; a sole at rest leaves ~1e-16, a box
-#: stack ~1e-14
+#: this times ``1 + ||u||_inf`` [m/s] is open (sticking): when every row is so or beyond
+#: :data:`CLOSED_FACTOR`, the face's LCP and its verdict are not needed to tell (module
+#: notes). The certification tolerances of those rows are ~1e-10 of their scale and
+#: more; a sole at rest leaves ~1e-16, a box stack ~1e-14
 OPEN_FACTOR = 1e-12
-#: ... and a normal or limit row without impulse whose ``w`` is at least this times
-#: ``1 + ||u||_inf`` is closed: beyond any row's certification tolerance, as far as a
-#: contact may separate and still join the face (``min_norm.TOUCH_FACTOR``)
+#: ... and a normal or limit row without impulse, or a sliding contact's edge row, whose
+#: ``w`` is at least this times ``1 + ||u||_inf`` is closed (a contact whose sliding speed
+#: is, slides): beyond any row's certification tolerance, as far as a contact may
+#: separate and still join the face (``min_norm.TOUCH_FACTOR``)
 CLOSED_FACTOR = 1e-6
 #: rounds of the active set (contacts zeroed or put on a facet, or released) before the
 #: QP decides
@@ -186,11 +190,10 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol, open_
             worst = min(worst, cos[a, e] * vs[3 * a + 1] + sin[a, e] * vs[3 * a + 2])
         lam[a] = -worst
     # which rows are open (w within its tolerance; no impulse on the others) and which
-    # contacts slide: when every row's w and every sliding speed is within ``near`` of 0,
-    # or (a normal or limit row without impulse) beyond ``far`` (a standing robot's soles,
-    # a resting stack: every contact sticks with every row open; a joint limit left), that
-    # is the face, and the face's LCP is not built (module notes); otherwise the rows are
-    # asked of the face's LCP and its verdict, as every answer's are
+    # contacts slide: when every row's w and every sliding speed is within ``near`` of 0
+    # or beyond ``far`` (module notes: a standing robot's soles, a resting stack, a joint
+    # limit left, a sliding box), that is the face, and the face's LCP is not built;
+    # otherwise the rows are asked of the face's LCP and its verdict, as every answer's are
     near = open_factor * (1.0 + _max_abs(u))
     far = CLOSED_FACTOR * (1.0 + _max_abs(u))
     open_row = np.ones(nn + nb, dtype=np.bool_)  # normals (and limits), then edges
@@ -202,15 +205,21 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol, open_
             open_row[a] = False  # separating, with no impulse (a joint limit left)
         elif not abs(wa) <= near:
             fast = False
+    sliding = np.zeros(s, dtype=np.bool_)
     for a in range(s):
         if not open_row[a]:
             continue
-        if not lam[a] <= near:
+        # sticking (lam about 0, every edge row open) or sliding (lam beyond ``far``: its
+        # slipping edges' rows open, every other edge's beyond ``far``, closed)
+        sliding[a] = lam[a] >= far
+        if not (sliding[a] or lam[a] <= near):
             fast = False
         for e in range(d):
-            if not abs(cos[a, e] * vs[3 * a + 1] + sin[a, e] * vs[3 * a + 2] + lam[a]) <= near:
+            we = cos[a, e] * vs[3 * a + 1] + sin[a, e] * vs[3 * a + 2] + lam[a]
+            if sliding[a] and we >= far:
+                open_row[nn + a * d + e] = False
+            elif not abs(we) <= near:
                 fast = False
-    sliding = np.zeros(s, dtype=np.bool_)
     M, q, z = np.empty((0, 0)), np.empty(0), np.empty(0)  # (the face's LCP, if built)
     d1, d2, big, row_sums, sc = np.empty(0), np.empty(0), np.empty(0), np.empty(0), 1.0
     if not fast:
@@ -469,15 +478,20 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol, open_
     if not worst <= vel_tol:
         return NOT_CERTIFIED, f
     if fast:
-        # every row plainly open or closed and every contact sticking: the answer solves
-        # the face's LCP when its impulses lie in their pyramids (its velocities, hence
-        # every w, are f*'s; the closed rows carry no impulse): each contact's edge
-        # impulses within mu times its normal, to the active set's slack
+        # every row plainly open or closed: the answer solves the face's LCP when its
+        # impulses lie in their pyramids (its velocities, hence every w, are f*'s; the
+        # closed rows carry no impulse): each contact's edge impulses within mu times its
+        # normal, on a sliding contact equal to it (its cone row is complementary to its
+        # sliding speed) and on its slipping edges only, to the active set's slack
         for a in range(s):
             total = 0.0
             for e in range(d):
-                total += zn[nn + a * d + e]
-            if not total - mus[a] * zn[a] <= slack:
+                b = zn[nn + a * d + e]
+                total += b
+                if b > slack and not open_row[nn + a * d + e]:
+                    return NOT_CERTIFIED, f
+            gap = total - mus[a] * zn[a]
+            if not (gap <= slack and (not sliding[a] or -gap <= slack)):
                 return NOT_CERTIFIED, f
     else:
         _, ok, _, _ = row_verdict_with(M, q, zn, d1, d2, sc, big, row_sums)
