@@ -194,8 +194,8 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol, open_
     # or beyond ``far`` (module notes: a standing robot's soles, a resting stack, a joint
     # limit left, a sliding box), that is the face, and the face's LCP is not built;
     # otherwise the rows are asked of the face's LCP and its verdict, as every answer's are
-    near = open_factor * (1.0 + _max_abs(u))
-    far = CLOSED_FACTOR * (1.0 + _max_abs(u))
+    scale = 1.0 + _max_abs(u)
+    near, far = open_factor * scale, CLOSED_FACTOR * scale
     open_row = np.ones(nn + nb, dtype=np.bool_)  # normals (and limits), then edges
     fast = True
     for a in range(nn):
