@@ -28,6 +28,8 @@ class ContactSet:
         Signed distances along n [m]; < 0 in penetration.
     mu : (k,) ndarray
         Friction coefficients of the pairs.
+    size : int
+        ``k`` (``len()``'s value, read as an attribute where a step asks it often).
     """
 
     names: tuple
@@ -44,10 +46,11 @@ class ContactSet:
         # one update of the instance's dict, not one object.__setattr__ per field (the
         # __init__ dataclass generates for a frozen class): the detector makes a set a step
         self.__dict__.update(names=names, body_a=body_a, body_b=body_b, joint_a=joint_a,
-                             joint_b=joint_b, p_W=p_W, R_WC=R_WC, distance=distance, mu=mu)
+                             joint_b=joint_b, p_W=p_W, R_WC=R_WC, distance=distance, mu=mu,
+                             size=distance.shape[0])
 
     def __len__(self):
-        return int(self.distance.shape[0])
+        return self.size
 
     @property
     def deepest(self):

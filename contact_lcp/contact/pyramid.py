@@ -288,7 +288,7 @@ class PyramidModel(ContactModel):
         limits = problem.J[3 * k:]
         slip = s.friction_frame != "fixed"
         period = self._period()
-        code, f, z, nb, solves, kept, a, b, lam, directions, angle = first_rung(
+        code, f, z, nb, solves, kept, added, a, b, lam, directions, angle = first_rung(
             problem.G, problem.u, problem.mu, problem.bias, problem.R_WC, problem.p_W,
             problem.pair, limits, slip, period, s.friction_directions, last_pair,
             last_p, last_dir, b_pair, b_limits, a, b, lam,
@@ -298,7 +298,6 @@ class PyramidModel(ContactModel):
         self._used_angle = angle if slip and k else None
         if code:
             return code, None, z
-        added = kept - int(np.count_nonzero(basis[2][:k]))
         return 0, ContactSolution(f, self.warm_report(nb, solves, z.shape[0], k - kept, added),
                                   guess=PyramidGuess(problem.pair, problem.p_W, directions,
                                                      limits, a, b, lam)), z
@@ -347,14 +346,14 @@ class PyramidModel(ContactModel):
     def _solve(self, problem, guess):
         s = self.settings
         guess = guess if isinstance(guess, PyramidGuess) else None
-        k = problem.num_contacts
         basis = None
         if (s.warm_start and s.method in WARM_START_METHODS and guess is not None
-                and guess.flags is not None):
-            basis = (guess.pair, guess.limits, *guess.flags)
+                and guess.basic_a is not None):
+            basis = (guess.pair, guess.limits, guess.basic_a, guess.basic_b, guess.basic_lam)
         code, done, z = self._first(problem, guess, basis)
         if done is not None:  # the common step: the last basis solves it
             return done
+        k = problem.num_contacts
         angle = self._used_angle
         self._start_budget(problem)
         results, info = [], {}

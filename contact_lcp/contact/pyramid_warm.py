@@ -177,10 +177,11 @@ def first_rung(G, u, mu, bias, R, P, pair, J_limits, slip, period, d, last_pair,
         ``warm_pyramid``'s miss code.
     f, z : ndarray
         Impulses (3k + l,) and the reduced LCP's solution (``warm_pyramid``'s).
-    pivots, solves, kept : int
+    pivots, solves, kept, added : int
         The basis blocks' sizes plus flips, summed over the LCPs solved (``solves``:
         1 + the times contacts were added); contacts of the reduced LCP that solved it
-        (of the first one on a miss).
+        (of the first one on a miss); of those, the ones the basis given did not load
+        (0 on a miss).
     basic_a, basic_b, basic_lam, directions
         The next guess's basis flags and friction directions (k, 3) (when solved).
     angle : (k,) ndarray
@@ -202,7 +203,7 @@ def first_rung(G, u, mu, bias, R, P, pair, J_limits, slip, period, d, last_pair,
                 if basis_limits[j, c] != J_limits[j, c]:
                     same = False
     if not same:
-        return (NO_BASIS, np.zeros(0), np.zeros(0), 0, 0, 0, none_a, none_b, none_a,
+        return (NO_BASIS, np.zeros(0), np.zeros(0), 0, 0, 0, 0, none_a, none_b, none_a,
                 np.zeros((0, 3)), angle)
     if basis_pair.shape[0] != k:
         same = False
@@ -211,12 +212,13 @@ def first_rung(G, u, mu, bias, R, P, pair, J_limits, slip, period, d, last_pair,
             if basis_pair[i] != pair[i]:
                 same = False
     if not same:
-        return (OTHER_CONTACTS, np.zeros(0), np.zeros(0), 0, 0, 0, none_a, none_b, none_a,
+        return (OTHER_CONTACTS, np.zeros(0), np.zeros(0), 0, 0, 0, 0, none_a, none_b, none_a,
                 np.zeros((0, 3)), angle)
     keep = np.flatnonzero(basic_a[:k])
+    loaded = keep.shape[0]  # (the basis given's loaded contacts)
     if keep.shape[0] + l == 0:
-        return (NO_LOADED_CONTACT, np.zeros(0), np.zeros(0), 0, 0, 0, none_a, none_b, none_a,
-                np.zeros((0, 3)), angle)
+        return (NO_LOADED_CONTACT, np.zeros(0), np.zeros(0), 0, 0, 0, 0, none_a, none_b,
+                none_a, np.zeros((0, 3)), angle)
     # the contacts left out that approach join the basis by their normal impulses, and
     # the step is solved again (at most ``grow`` times); a miss after that reports the first
     # call's miss (its z is the start of the model's search, as without the added
@@ -242,9 +244,9 @@ def first_rung(G, u, mu, bias, R, P, pair, J_limits, slip, period, d, last_pair,
                 grown_a[i] = True
         grown_keep = np.flatnonzero(grown_a[:k])
     if code:
-        return (code, f, z, nb, solves, keep.shape[0], none_a, none_b, none_a,
+        return (code, f, z, nb, solves, keep.shape[0], 0, none_a, none_b, none_a,
                 np.zeros((0, 3)), angle)
     a, _, _ = basis_flags(z, k, l, d, keep)
     _, b, lam = basis_flags(basic.astype(np.float64), k, l, d, keep)
-    return (0, f, z, nb, solves, keep.shape[0], a, b, lam,
+    return (0, f, z, nb, solves, keep.shape[0], keep.shape[0] - loaded, a, b, lam,
             friction_directions(f, R, mu, angle, inside), angle)

@@ -32,6 +32,8 @@ from contact_lcp.dynamics.sparse_rows import axis_wrench, support_columns, wrenc
 from contact_lcp.exceptions import FrameNotFound, InvalidProblem, SceneError
 
 GROUND = "ground"
+#: numpy's float64 dtype (one object: ``a.dtype is _FLOAT`` tests an array without a call)
+_FLOAT = np.dtype(np.float64)
 
 
 @njit(cache=True)
@@ -371,7 +373,10 @@ class World:
 
     def ensure_forward(self, q):
         """:meth:`forward` at ``q`` unless ``q`` was the last configuration forwarded."""
-        if self._q_kin is None or not same_vector(self._q_kin, np.asarray(q, dtype=float)):
+        last = self._q_kin
+        if q.__class__ is not np.ndarray or q.dtype is not _FLOAT:  # (a step's q is)
+            q = np.asarray(q, dtype=float)
+        if last is None or not same_vector(last, q):
             self.forward(q)
 
     def frame_id(self, name):

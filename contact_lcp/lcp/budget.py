@@ -97,18 +97,28 @@ class Budget:
         return time.monotonic() - self.start - (_COMPILING.seconds() - self.compiled)
 
 
-_local = threading.local()
+class _Local(threading.local):
+    """This thread's open budget, its reused unlimited one and its kernel worker (class
+    defaults, so that reading one that was never set is an attribute read, not a
+    ``getattr`` call: a step opens a budget)."""
+
+    budget = None
+    unlimited = None
+    worker = None
+
+
+_local = _Local()
 
 
 def current():
     """The budget of the solve running in this thread (an unlimited one outside)."""
-    budget = getattr(_local, "budget", None)
+    budget = _local.budget
     return Budget() if budget is None else budget
 
 
 def expired():
     """Whether the current solve's deadline has passed."""
-    budget = getattr(_local, "budget", None)
+    budget = _local.budget
     return budget is not None and budget.expired()
 
 
@@ -117,8 +127,9 @@ class opened:
     solves, e.g. a fallback method, share the outer one): ``with opened(limit) as b``.
 
     A class rather than a generator context (a simulation step opens one: ~7 us a step
-    as a generator with a new Budget, ~1 us so); an unlimited budget is one per thread,
-    reused with its clock and ``stop`` reset."""
+    as a generator with a new Budget, ~1 us so; a simulator keeps one and sets its
+    ``time_limit`` each step); an unlimited budget is one per thread, reused with its
+    clock and ``stop`` reset."""
 
     __slots__ = ("time_limit", "outer")
 
@@ -127,15 +138,16 @@ class opened:
         self.outer = None
 
     def __enter__(self):
-        self.outer = getattr(_local, "budget", None)
-        if self.outer is not None:
-            return self.outer
+        outer = self.outer = _local.budget
+        if outer is not None:
+            return outer
         if self.time_limit == math.inf:
-            budget = getattr(_local, "unlimited", None)
+            budget = _local.unlimited
             if budget is None:
                 budget = _local.unlimited = Budget()
             budget.start = time.monotonic()
-            budget.compiled = _COMPILING.seconds()
+            clock = _COMPILING  # (its total, without a call, when nothing compiles now)
+            budget.compiled = clock.seconds() if clock.depth else clock.total
             budget.stop[0] = GO
         else:
             budget = Budget(self.time_limit)
@@ -193,7 +205,7 @@ def call(kernel, n, *args):
     budget = current()
     if n < THREAD_MIN_N:
         return kernel(*args, budget.stop)
-    worker = getattr(_local, "worker", None)
+    worker = _local.worker
     if worker is None:
         worker = _local.worker = _Worker()
     return worker.run(kernel, (*args, budget.stop), budget)

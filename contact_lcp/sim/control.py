@@ -154,13 +154,13 @@ class RobotControl:
         if self.spec.kind == "prescribed":
             q_next, _, _ = self.reference(t + h)
             return tau, arm, list(info.idx_v), list(servo_error(q_next, qj, cont) / h)
-        n = len(qj)
         if self.spec.kind == "pd" and not self.commanded:  # the scene's servos alone
             q_ref, v_ref, _ = self.reference(t + h)
             g = gravity(q) if self.spec.gravity_compensation else self._no_gravity
             _pd_servos(tau, arm, info.idx_v, cont, qj, vj, q_ref, v_ref, self.kp, self.kd, g,
                        self.limit, h)
             return tau, arm, [], []
+        n = qj.shape[0]
         q_pred = qj + h * vj
         tj, kp, kd = np.zeros(n), np.zeros(n), np.zeros(n)
         if self.spec.kind == "pd":

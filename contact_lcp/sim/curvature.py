@@ -125,7 +125,7 @@ class CurvatureCheck:
             self._turn = turn_matrix(world.model, world.collision_model)
 
     def __call__(self, q, contacts, v_step):
-        if not self.enabled or len(contacts) == 0:
+        if not self.enabled or contacts.size == 0:
             return None
         if _bound(self._levers, self._turn, v_step, self.h, contacts.body_a,
                   contacts.body_b) < self.tol:

@@ -70,6 +70,8 @@ class Simulator(SimulatorViews):
                       else None)
         self.controls = [RobotControl(self.world, info, spec.controller, self.world.q0)
                          for info, spec in zip(self.world.robots, scene.robots)]
+        # the step's budget (its time limit set each step, see step())
+        self._budget = budget.opened(math.inf)
         self.joint_names = [n for r in self.world.robots for n in r.joint_names]
         self._joint_positions = JointPositions(self.world.robots)  # continuous joints unwrapped
         self._joint_owner = {n: (i, j) for i, r in enumerate(self.world.robots)
@@ -195,9 +197,10 @@ class Simulator(SimulatorViews):
         # depend on how fast the machine is (pivot budgets bound every method anyway; a
         # solve's own default limit is for callers of solve()). Ctrl-C still reaches the
         # compiled pivot loops through it.
-        limit = self.model.settings.solver_options.get("time_limit") or math.inf
+        step_budget = self._budget
+        step_budget.time_limit = self.model.settings.solver_options.get("time_limit") or math.inf
         try:
-            with budget.opened(limit):
+            with step_budget:
                 q1, v1, rec = self.stepper.step(self._q, self._v, tau, armature=arm,
                                                 prescribed=pres_idx, v_prescribed=pres_v,
                                                 sleep=self.sleep)
@@ -218,10 +221,11 @@ class Simulator(SimulatorViews):
         # computed when read (applied_torques)
         self._applied = (tau, arm, v1, self._v)
         self._q, self._v, self._last = q1, v1, rec
-        self._joint_positions.advance(q1)
+        if self._joint_positions.any_continuous:
+            self._joint_positions.advance(q1)
         self.t += self.h
         self.world.forward(self._q, self._v, trusted=True)  # checked above
-        return StepInfo(self.t, len(rec.contacts), rec.num_active, rec.report,
+        return StepInfo(self.t, rec.contacts.size, rec.num_active, rec.report,
                         rec.max_penetration, rec.timings)
 
     def _not_finite(self):
@@ -240,7 +244,7 @@ class Simulator(SimulatorViews):
         if len(self.controls) == 1:  # one robot: its arrays as they are
             tau, arm, idx, vp = self.controls[0].torques(self.t, self.h, self._q, self._v,
                                                          self.free_motion.gravity)
-            if not len(idx):
+            if not idx:  # (a list)
                 return tau, arm, None, None
             return tau, arm, np.array(idx, dtype=int), np.array(vp)
         nv = self.world.model.nv

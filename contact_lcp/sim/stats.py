@@ -25,6 +25,12 @@ class StepInfo:
     max_penetration: float
     timings: dict
 
+    def __init__(self, t, num_contacts, num_active, report, max_penetration, timings):
+        # one update of the instance's dict, not one object.__setattr__ per field (the
+        # __init__ dataclass generates for a frozen class): every step returns one
+        self.__dict__.update(t=t, num_contacts=num_contacts, num_active=num_active,
+                             report=report, max_penetration=max_penetration, timings=timings)
+
     @property
     def lcp_status(self) -> str:
         """``SOLVED``, ``NO_CONTACT``, ``FALLBACK(<status>)`` or ``SAFE_STOP(<status>)``."""

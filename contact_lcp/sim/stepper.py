@@ -61,7 +61,7 @@ class _Forces:
             return None  # (the field's default)
         value = rec.__dict__.get(self.slot)
         if value is None and rec.__dict__.get("_solution") is not None:
-            k = len(rec.contacts)
+            k = rec.contacts.size
             f = rec.__dict__.pop("_solution").f
             rec.__dict__["_impulse_C"] = f[:3 * k].reshape(k, 3)
             rec.__dict__["_limit_impulse"] = f[3 * k:]
@@ -129,7 +129,7 @@ class StepRecord:
         """The record of a step whose contact answer is ``solution``: ``impulse_C`` and
         ``limit_impulse`` are its forces, read from it when first asked for."""
         rec = cls(contacts, None, None, solution.report, **fields)
-        k = len(contacts)
+        k = contacts.size
         rec.__dict__["_solution"] = solution
         applied = solution.solved[:3 * k].reshape(k, 3)
         rec.__dict__["_applied"] = applied
@@ -177,7 +177,9 @@ class Stepper:
             from contact_lcp.collision.facets import FacetSetFinder
             self.facets = FacetSetFinder(detector)
         self.max_contacts = contact.max_contacts
-        self.islands = contact.islands
+        # island by island when the scene asks and the model splits its guess by contact
+        # (a model that does not is solved whole by solve_islands too: one call less)
+        self.islands = contact.islands and model.islands
         # penetrations deeper than this are moved out at the step's start (projection.py)
         # (none without drift correction: stabilization 0 keeps penetrations by request)
         self.projection = PenetrationProjection(contact.projection_depth if self.gamma > 0 else None,
@@ -331,14 +333,15 @@ class Stepper:
         timings["collision"] = t2 - t1
         J_found, active = self._rows(q, found, v_free)
         rounds, spent, answers = 0, [], []
+        build_s = solve_s = 0.0  # (summed over the rounds)
         defect = None  # (len(found),) curvature defects, once a round found them large
         while True:
             if active.size > self.max_contacts:  # (the candidates may be many more)
                 self.check_contacts(found.select(active))
-            contacts = found.select(active) if active.size < len(found) else found
-            k, l = len(contacts), limits.idx_v.size
+            contacts = found.select(active) if active.size < found.size else found
+            k, l = contacts.size, limits.idx_v.size
             if k + l == 0 and not any(len(x) for x in extras.values()):
-                timings["lcp_build"] = time.perf_counter() - t2
+                timings["lcp_build"] = build_s + time.perf_counter() - t2
                 if self.midpoint:
                     v_free, v_path = self._midpoint(q, v, tau, h, v_free, armature, prescribed,
                                                     v_prescribed)
@@ -361,12 +364,12 @@ class Stepper:
                                         v_free, (finite, phi, G, u, bias), l, pair, extras,
                                         None if defect is None else defect[active])
             t3 = time.perf_counter()
-            timings["lcp_build"] = timings.get("lcp_build", 0.0) + t3 - t2
+            timings["lcp_build"] = build_s = build_s + t3 - t2
             sol = (solve_islands(self.model, problem, data.guess) if self.islands
                    else self.model.solve(problem, data.guess))
             data.problem, data.solution, data.guess = problem, sol, sol.guess
             t4 = time.perf_counter()
-            timings["solve"] = timings.get("solve", 0.0) + t4 - t3
+            timings["solve"] = solve_s = solve_s + t4 - t3
             if sol.safe_stop:
                 # No certified impulse: keep the configuration and stop the dynamic motion
                 # rather than apply an uncertified impulse (never injects energy).
@@ -399,7 +402,7 @@ class Stepper:
             if defect is None and k:
                 e = self.curvature(q, contacts, v_next)
                 if e is not None:
-                    defect = np.zeros(len(found))
+                    defect = np.zeros(found.size)
                     defect[active] = e
                     bend = True
             if redo:
