@@ -32,7 +32,8 @@ from contact_lcp.dynamics.sparse_rows import axis_wrench, support_columns, wrenc
 from contact_lcp.exceptions import FrameNotFound, InvalidProblem, SceneError
 
 GROUND = "ground"
-#: numpy's float64 dtype (one object: ``a.dtype is _FLOAT`` tests an array without a call)
+#: numpy's native float64 (``a.dtype == _FLOAT`` tests an array without a function call;
+#: not ``is``: arrays from Pinocchio carry dtype objects of their own)
 _FLOAT = np.dtype(np.float64)
 
 
@@ -374,7 +375,7 @@ class World:
     def ensure_forward(self, q):
         """:meth:`forward` at ``q`` unless ``q`` was the last configuration forwarded."""
         last = self._q_kin
-        if q.__class__ is not np.ndarray or q.dtype is not _FLOAT:  # (a step's q is)
+        if q.__class__ is not np.ndarray or q.dtype != _FLOAT:  # (a step's q is one)
             q = np.asarray(q, dtype=float)
         if last is None or not same_vector(last, q):
             self.forward(q)
