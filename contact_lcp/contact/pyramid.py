@@ -347,9 +347,9 @@ class PyramidModel(ContactModel):
         s = self.settings
         guess = guess if isinstance(guess, PyramidGuess) else None
         basis = None
-        if (s.warm_start and s.method in WARM_START_METHODS and guess is not None
-                and guess.basic_a is not None):
-            basis = (guess.pair, guess.limits, guess.basic_a, guess.basic_b, guess.basic_lam)
+        last = None if guess is None else guess.flags
+        if s.warm_start and s.method in WARM_START_METHODS and last is not None:
+            basis = (guess.pair, guess.limits, *last)
         code, done, z = self._first(problem, guess, basis)
         if done is not None:  # the common step: the last basis solves it
             return done

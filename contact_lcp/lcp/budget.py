@@ -146,8 +146,7 @@ class opened:
             if budget is None:
                 budget = _local.unlimited = Budget()
             budget.start = time.monotonic()
-            clock = _COMPILING  # (its total, without a call, when nothing compiles now)
-            budget.compiled = clock.seconds() if clock.depth else clock.total
+            budget.compiled = _COMPILING.seconds()
             budget.stop[0] = GO
         else:
             budget = Budget(self.time_limit)

@@ -221,8 +221,7 @@ class Simulator(SimulatorViews):
         # computed when read (applied_torques)
         self._applied = (tau, arm, v1, self._v)
         self._q, self._v, self._last = q1, v1, rec
-        if self._joint_positions.any_continuous:
-            self._joint_positions.advance(q1)
+        self._joint_positions.advance(q1)
         self.t += self.h
         self.world.forward(self._q, self._v, trusted=True)  # checked above
         return StepInfo(self.t, rec.contacts.size, rec.num_active, rec.report,
