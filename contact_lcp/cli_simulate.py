@@ -142,7 +142,9 @@ class _Run:
         self.rec = (RunRecorder(sim.scene.output.wrench_links, sim.joint_names,
                                 scene_path=sim.scene.path, spool=spool) if record else None)
         self.force_z = 0.0  # the robots' vertical contact force summed over the steps [N]
-        self.rungs = collections.Counter()  # the ladder rungs the steps ran
+        # the steps by the ladder rungs they ran (a step's rungs as its report has them:
+        # one count a step, the rungs' words counted at the end, rungs())
+        self._rung_steps = collections.Counter()
         self.active = []
         self.done = 0
         self.max_pen = 0.0
@@ -179,7 +181,7 @@ class _Run:
                     self.force_z += float(self.rec.last("contact_force_total")[2])
                 else:
                     self.force_z += float(sim.contact_force_total(applied=True)[2])
-                self.rungs.update(info.lcp_rungs.split())
+                self._rung_steps[info.report.rungs] += 1
                 if len(sim.recorded_problems) > recorded:  # one count per recorded problem
                     self.active.append(int(info.report.info.get("pushing_facets",
                                                                 info.num_active)))
@@ -199,6 +201,15 @@ class _Run:
         self.wall = time.perf_counter() - wall0
         bar.close(None if info is None else _status(sim, info, wall0, self.t0))
         return stopped, error
+
+    def rungs(self):
+        """Counter of the ladder rungs the steps ran (``name:outcome``), each in the order
+        the steps first ran it."""
+        counts = collections.Counter()
+        for rungs, steps in self._rung_steps.items():
+            for rung in rungs:
+                counts[rung] += steps
+        return counts
 
     def _steady(self):
         """``; after the first step N.NNx``: the rate without the first step, which loads
@@ -230,7 +241,7 @@ class _Run:
         if mg > 0 and self.done:
             summary += f"; mean vertical contact force {f_avg:.1f} N vs m*g {mg:.1f} N"
         if self.done:
-            summary += f"; ladder rungs {rung_counts(self.rungs)}"
+            summary += f"; ladder rungs {rung_counts(self.rungs())}"
         if args.resume:
             summary += (" (solves, pivots and failures counted from t = 0, as the state file "
                         "carries them)")

@@ -147,4 +147,4 @@ def test_a_run_that_writes_no_recording_keeps_no_rows_and_says_the_same(tmp_path
     run = _Run(Simulator.from_file(scene), record=False)
     with _Interrupt() as stop:
         run.steps(20, stop)
-    assert run.rec is None and run.done == 20 and sum(run.rungs.values()) >= 20
+    assert run.rec is None and run.done == 20 and sum(run.rungs().values()) >= 20
