@@ -160,7 +160,10 @@ class Stepper:
                  sparse=False):
         self.loops = loops
         self.sparse = bool(sparse)
-        if self.sparse and not (contact.islands and model.islands):
+        # island by island when the scene asks and the model splits its guess by contact
+        # (a model that does not is solved whole by solve_islands too: one call less)
+        self.islands = contact.islands and model.islands
+        if self.sparse and not self.islands:
             raise ValueError(f"sparse contact rows need a model that solves islands; "
                              f"model {model.name!r} with islands={contact.islands} does not")
         self.world, self.detector, self.free_motion, self.model = world, detector, free_motion, model
@@ -177,9 +180,6 @@ class Stepper:
             from contact_lcp.collision.facets import FacetSetFinder
             self.facets = FacetSetFinder(detector)
         self.max_contacts = contact.max_contacts
-        # island by island when the scene asks and the model splits its guess by contact
-        # (a model that does not is solved whole by solve_islands too: one call less)
-        self.islands = contact.islands and model.islands
         # penetrations deeper than this are moved out at the step's start (projection.py)
         # (none without drift correction: stabilization 0 keeps penetrations by request)
         self.projection = PenetrationProjection(contact.projection_depth if self.gamma > 0 else None,
