@@ -38,6 +38,12 @@ class ContactView:
     force_W: np.ndarray
     distance: float
 
+    def __init__(self, body_a, body_b, p_W, n_W, force_W, distance):
+        # one update of the instance's dict, not one object.__setattr__ per field (the
+        # __init__ dataclass generates for a frozen class): contacts() makes one a contact
+        self.__dict__.update(body_a=body_a, body_b=body_b, p_W=p_W, n_W=n_W,
+                             force_W=force_W, distance=distance)
+
 
 def quat_to_R(qx, qy, qz, qw):
     """Rotation matrix (3, 3) of the unit quaternion ``(qx, qy, qz, qw)``."""
@@ -146,10 +152,12 @@ class SimulatorViews:
         if rec is None:
             return []
         c = rec.contacts
-        F = self._contact_forces()
-        return [ContactView(c.names[c.body_a[i]], c.names[c.body_b[i]], c.p_W[i].copy(),
-                            c.n_W[i].copy(), F[i].copy(), float(c.distance[i]))
-                for i in range(len(c))]
+        # each contact's vectors are rows of copies made once (not one copy per row)
+        P, N, F = c.p_W.copy(), c.n_W.copy(), self._contact_forces().copy()
+        names = c.names
+        return [ContactView(names[a], names[b], P[i], N[i], F[i], d)
+                for i, (a, b, d) in enumerate(zip(c.body_a.tolist(), c.body_b.tolist(),
+                                                  c.distance.tolist()))]
 
     def contact_arrays(self):
         """The contacts of the last step as arrays (no per-contact objects: the viewer and
