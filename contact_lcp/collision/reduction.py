@@ -329,9 +329,10 @@ def _spread(xy, d, count):
         near[j] = d[j] <= level
     chosen = np.empty(count, dtype=np.int64)
     chosen[0] = first
-    gap = np.empty(k)
+    gap = np.empty(k)  # squared distances to the nearest chosen point (same order)
     for j in range(k):
-        gap[j] = np.hypot(xy[j, 0] - xy[first, 0], xy[j, 1] - xy[first, 1])
+        dx, dy = xy[j, 0] - xy[first, 0], xy[j, 1] - xy[first, 1]
+        gap[j] = dx * dx + dy * dy
     for m in range(1, count):
         i, best = 0, 0.0
         for j in range(k):  # the farthest point in contact not yet chosen ...
@@ -341,7 +342,8 @@ def _spread(xy, d, count):
             i = int(np.argmax(gap))
         chosen[m] = i
         for j in range(k):
-            gap[j] = min(gap[j], np.hypot(xy[j, 0] - xy[i, 0], xy[j, 1] - xy[i, 1]))
+            dx, dy = xy[j, 0] - xy[i, 0], xy[j, 1] - xy[i, 1]
+            gap[j] = min(gap[j], dx * dx + dy * dy)
     return chosen
 
 
