@@ -82,15 +82,14 @@ def tree_placements(model, geom_model):
 
 
 @njit(cache=True)
-def _rotation(axis, c, s):
-    """Rotation by the angle of cosine ``c`` and sine ``s`` about the unit ``axis``."""
+def _set_rotation(M, axis, c, s):
+    """``M[:3, :3]`` = the rotation by the angle of cosine ``c`` and sine ``s`` about the
+    unit ``axis`` (written in place: a joint's motion is set once per joint and step)."""
     x, y, z = axis[0], axis[1], axis[2]
     t = 1.0 - c
-    R = np.empty((3, 3))
-    R[0, 0], R[0, 1], R[0, 2] = t * x * x + c, t * x * y - s * z, t * x * z + s * y
-    R[1, 0], R[1, 1], R[1, 2] = t * x * y + s * z, t * y * y + c, t * y * z - s * x
-    R[2, 0], R[2, 1], R[2, 2] = t * x * z - s * y, t * y * z + s * x, t * z * z + c
-    return R
+    M[0, 0], M[0, 1], M[0, 2] = t * x * x + c, t * x * y - s * z, t * x * z + s * y
+    M[1, 0], M[1, 1], M[1, 2] = t * x * y + s * z, t * y * y + c, t * y * z - s * x
+    M[2, 0], M[2, 1], M[2, 2] = t * x * z - s * y, t * y * z + s * x, t * z * z + c
 
 
 @njit(cache=True)
@@ -101,42 +100,36 @@ def _placements(q, parent, kind, axis, idx_q, joint_M, geom_joint, geom_M):
     for r in range(4):
         for c in range(4):
             oMi[0, r, c] = 1.0 if r == c else 0.0
+    # the joint's motion M_j(q): each kind below sets its rotation block and translation
+    # column (the last row stays 0 0 0 1)
     Mq = np.eye(4)
     T = np.empty((4, 4))
     for j in range(1, nj):
         a = idx_q[j]
-        for r in range(4):
-            for c in range(4):
-                Mq[r, c] = 1.0 if r == c else 0.0
         k = kind[j]
-        if k == _REVOLUTE:
-            _set_rotation(Mq, _rotation(axis[j], np.cos(q[a]), np.sin(q[a])))
-        elif k == _CONTINUOUS:
-            _set_rotation(Mq, _rotation(axis[j], q[a], q[a + 1]))
-        elif k == _PRISMATIC:
-            for r in range(3):
-                Mq[r, 3] = axis[j, r] * q[a]
+        if k == _REVOLUTE or k == _CONTINUOUS:
+            if k == _REVOLUTE:
+                _set_rotation(Mq, axis[j], np.cos(q[a]), np.sin(q[a]))
+            else:
+                _set_rotation(Mq, axis[j], q[a], q[a + 1])
+            Mq[0, 3], Mq[1, 3], Mq[2, 3] = 0.0, 0.0, 0.0
         elif k == _FREE:
             x, y, z, w = q[a + 3], q[a + 4], q[a + 5], q[a + 6]
             Mq[0, 0], Mq[0, 1], Mq[0, 2] = 1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)
             Mq[1, 0], Mq[1, 1], Mq[1, 2] = 2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)
             Mq[2, 0], Mq[2, 1], Mq[2, 2] = 2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)
             Mq[0, 3], Mq[1, 3], Mq[2, 3] = q[a], q[a + 1], q[a + 2]
+        else:  # fixed (identity) or prismatic (identity rotation, along its axis)
+            for r in range(3):
+                for c in range(3):
+                    Mq[r, c] = 1.0 if r == c else 0.0
+                Mq[r, 3] = axis[j, r] * q[a] if k == _PRISMATIC else 0.0
         _compose(oMi[parent[j]], joint_M[j], T)
         _compose(T, Mq, oMi[j])
     X = np.empty((geom_joint.shape[0], 4, 4))
     for g in range(geom_joint.shape[0]):
         _compose(oMi[geom_joint[g]], geom_M[g], X[g])
     return X
-
-
-@njit(cache=True)
-def _set_rotation(M, R):
-    """``M[:3, :3] = R`` in a loop (a compiled slice assignment of an array also compiles
-    numba's shape-mismatch message, seconds on a cold cache)."""
-    for r in range(3):
-        for c in range(3):
-            M[r, c] = R[r, c]
 
 
 @njit(cache=True)
