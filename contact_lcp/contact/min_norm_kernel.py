@@ -346,16 +346,28 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol, open_
             m += 1
     if m == 0:
         return UNIQUE, f
-    # H = B' Gs B
-    H = np.empty((m, m))
+    # H = B' Gs B (its upper triangle, mirrored); when every face row is a column of
+    # its own (every contact sticks, every limit row is open: B is the identity), the
+    # upper triangle of Gs as it is (1.0 * G_ij * 1.0 is G_ij: the same bits)
+    unit = m == nf
     for p in range(m):
-        for r in range(p, m):
-            acc = 0.0
-            for i in range(col_nnz[p]):
-                for j in range(col_nnz[r]):
-                    acc += col_coef[p, i] * Gs[col_rows[p, i], col_rows[r, j]] * col_coef[r, j]
-            H[p, r] = acc
-            H[r, p] = acc
+        if col_nnz[p] != 1 or col_rows[p, 0] != p or col_coef[p, 0] != 1.0:
+            unit = False
+            break
+    H = np.empty((m, m))
+    if unit:
+        for p in range(m):
+            for r in range(p, m):
+                H[p, r] = H[r, p] = Gs[p, r]
+    else:
+        for p in range(m):
+            for r in range(p, m):
+                acc = 0.0
+                for i in range(col_nnz[p]):
+                    for j in range(col_nnz[r]):
+                        acc += col_coef[p, i] * Gs[col_rows[p, i], col_rows[r, j]] * col_coef[r, j]
+                H[p, r] = acc
+                H[r, p] = acc
     L, rank = _cholesky_range(H, RANK_TOL)
     if rank == m:
         return UNIQUE, f
