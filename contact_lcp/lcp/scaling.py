@@ -94,46 +94,35 @@ def _ruiz(M, q, max_sweeps):
 @njit(cache=True)
 def _maxima(M, d1, d2, row, col):
     """Write into ``row`` and ``col`` the row and column maxima of ``|D1 M D2|``, one pass;
-    an entry that is NaN is passed over, as ``max`` does (``x if x > m else m`` keeps
-    ``m`` against a NaN ``x``).
+    an entry that is NaN is passed over, as ``max`` does (its product counts as 0, below
+    every other: the maxima start at 0).
 
-    Four rows at a time: four independent chains for their maxima, and each column's
-    maximum read and written once per four entries instead of once per entry (the
-    maxima are those of one row at a time, bit for bit: a maximum does not round)."""
+    Row by row: the row's products ``|M_ij| d1_i d2_j`` into a work row, then its maximum
+    and the column maxima taken on their bit patterns as int64. For doubles >= +0 (inf
+    included) the order of the bit patterns is the order of the values, and integer
+    maxima compile to vector instructions where the floating-point ones (whose NaN rule
+    LLVM must keep) do not: the same maxima, bit for bit, in 0.6 of the time at n = 150.
+    """
     n = M.shape[0]
-    for j in range(n):
-        col[j] = 0.0
-    i = 0
-    while i + 4 <= n:
-        e0, e1, e2, e3 = d1[i], d1[i + 1], d1[i + 2], d1[i + 3]
-        r0 = r1 = r2 = r3 = 0.0
-        for j in range(n):
-            dj = d2[j]
-            x0 = abs(M[i, j]) * e0 * dj
-            x1 = abs(M[i + 1, j]) * e1 * dj
-            x2 = abs(M[i + 2, j]) * e2 * dj
-            x3 = abs(M[i + 3, j]) * e3 * dj
-            r0 = x0 if x0 > r0 else r0
-            r1 = x1 if x1 > r1 else r1
-            r2 = x2 if x2 > r2 else r2
-            r3 = x3 if x3 > r3 else r3
-            c = col[j]
-            c = x0 if x0 > c else c
-            c = x1 if x1 > c else c
-            c = x2 if x2 > c else c
-            col[j] = x3 if x3 > c else c
-        row[i], row[i + 1], row[i + 2], row[i + 3] = r0, r1, r2, r3
-        i += 4
-    while i < n:
+    work = np.empty(n)
+    bits = work.view(np.int64)
+    col_bits = np.zeros(n, dtype=np.int64)
+    for i in range(n):
         di = d1[i]
-        r = 0.0
         for j in range(n):
             x = abs(M[i, j]) * di * d2[j]
-            r = x if x > r else r
-            c = col[j]
-            col[j] = x if x > c else c
-        row[i] = r
-        i += 1
+            work[j] = x if x == x else 0.0
+        r = np.int64(0)
+        for j in range(n):
+            b = bits[j]
+            r = b if b > r else r
+            c = col_bits[j]
+            col_bits[j] = b if b > c else c
+        bits[0] = r
+        row[i] = work[0]
+    col_values = col_bits.view(np.float64)
+    for j in range(n):
+        col[j] = col_values[j]
 
 
 @njit(cache=True)
