@@ -34,7 +34,7 @@ from numba import njit
 
 from contact_lcp.contact.lcp_builder import _assemble
 from contact_lcp.lcp.residual import CERT_FACTOR
-from contact_lcp.lcp.scaling import MAX_SWEEPS, _apply, _ruiz
+from contact_lcp.lcp.scaling import MAX_SWEEPS, _ruiz
 from contact_lcp.lcp.residual import row_verdict
 
 _EPS = float(np.finfo(float).eps)
@@ -59,20 +59,42 @@ def _norm1(A):
 
 
 @njit(cache=True)
-def _border(X, Ms, K, t, i, u, v, tol):
+def _scaled_column(M, d1, d2, cols, slot, j):
+    """The row of ``cols`` that holds column ``j`` of the equilibrated ``D1 M D2``, each
+    entry ``d1_i M_ij d2_j`` as :func:`~contact_lcp.lcp.scaling._apply` computes it,
+    filled when first asked for; ``slot`` (n + 1,) maps a column to its row (-1: none
+    yet), ``slot[n]`` counts the rows used. The basis's pivots read only the columns of
+    the variables that are or enter the basis: O(n nb) entries of the O(n^2) matrix."""
+    r = slot[j]
+    if r < 0:
+        n = M.shape[0]
+        r = slot[n]
+        dj = d2[j]
+        for i in range(n):
+            cols[r, i] = d1[i] * M[i, j] * dj
+        slot[j] = r
+        slot[n] = r + 1
+    return r
+
+
+@njit(cache=True)
+def _border(X, cols, slot, K, t, i, u, v, tol):
     """Grow the inverse ``X[:t, :t]`` of ``Ms[K[:t], K[:t]]`` by the row and column of
     variable ``i`` (in place, into row and column ``t``), unless its pivot (the Schur
     complement ``M_ii - M[i, K] M[K, K]^-1 M[K, i]``) is at most ``tol`` times the size of
-    its row and column: then False and ``X`` unchanged. ``u``, ``v``: work vectors.
-    Callers pass ``t`` and ``i`` as int64 (a literal int would compile another signature)."""
-    scale = abs(Ms[i, i])
+    its row and column: then False and ``X`` unchanged. ``Ms`` is read from its columns
+    ``cols[slot[j]]`` (:func:`_scaled_column`; those of ``K[:t]`` and ``i`` filled).
+    ``u``, ``v``: work vectors. Callers pass ``t`` and ``i`` as int64 (a literal int
+    would compile another signature)."""
+    ci = cols[slot[i]]  # column i of Ms
+    scale = abs(ci[i])
     for b in range(t):
-        scale = max(scale, abs(Ms[i, K[b]]), abs(Ms[K[b], i]))
-    piv = Ms[i, i]
+        scale = max(scale, abs(cols[slot[K[b]], i]), abs(ci[K[b]]))
+    piv = ci[i]
     # u = X M[K, i], v = M[i, K] X, both along the rows of X (contiguous): the column
     # M[K, i] gathered once into v's place first
     for c in range(t):
-        v[c] = Ms[K[c], i]
+        v[c] = ci[K[c]]
     for r in range(t):
         acc_u = 0.0
         for c in range(t):
@@ -81,11 +103,11 @@ def _border(X, Ms, K, t, i, u, v, tol):
     for r in range(t):
         v[r] = 0.0
     for c in range(t):
-        b = Ms[i, K[c]]
+        b = cols[slot[K[c]], i]
         for r in range(t):
             v[r] += b * X[c, r]
     for r in range(t):
-        piv -= Ms[i, K[r]] * u[r]
+        piv -= cols[slot[K[r]], i] * u[r]
     if not abs(piv) > tol * max(scale, 1e-300):
         return False
     for r in range(t):
@@ -99,8 +121,9 @@ def _border(X, Ms, K, t, i, u, v, tol):
 
 
 @njit(cache=True)
-def _bordered_inverse(Ms, K, nb, tol, capacity):
-    """Inverse of the largest block ``Ms[K', K']`` grown from ``K[:nb]`` in order, each
+def _bordered_inverse(M, d1, d2, cols, slot, K, nb, tol, capacity):
+    """Inverse of the largest block ``Ms[K', K']`` of ``Ms = D1 M D2`` (its columns
+    cached in ``cols``, :func:`_scaled_column`) grown from ``K[:nb]`` in order, each
     candidate added only when its pivot (Schur complement) is above ``tol`` times the
     size of its row and column; ``K`` is reordered in place so that ``K[:kept]`` are the
     kept indices (in their order). Returns ``(X, kept)``: the inverse is
@@ -111,7 +134,8 @@ def _bordered_inverse(Ms, K, nb, tol, capacity):
     u = np.empty(nb)
     v = np.empty(nb)
     for a in range(nb):
-        if not _border(X, Ms, K, np.int64(t), np.int64(K[a]), u, v, tol):
+        _scaled_column(M, d1, d2, cols, slot, K[a])
+        if not _border(X, cols, slot, K, np.int64(t), np.int64(K[a]), u, v, tol):
             continue
         K[a], K[t] = K[t], K[a]  # the kept ones first, in order
         t += 1
@@ -182,10 +206,16 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
             K[nb] = nn + m * d + a
             nb += 1
     d1, d2, s, _ = _ruiz(M, q, np.int64(MAX_SWEEPS))
-    Ms, qs = _apply(M, q, d1, d2, s)
+    # the equilibrated LCP (Ms, qs) = (D1 M D2, D1 q / s): qs whole, Ms by the columns
+    # the pivots read (each variable in or entering the basis: at most nb + max_flips)
+    qs = np.empty(n)
     qn = 0.0
     for i in range(n):
+        qs[i] = d1[i] * q[i] / s
         qn = max(qn, abs(qs[i]))
+    cols = np.empty((min(n, nb + max_flips), n))
+    slot = np.full(n + 1, -1, dtype=np.int64)
+    slot[n] = 0
     step_tol = CERT_FACTOR * n * _EPS * qn  # the robust warm start's acceptance
     zs = np.zeros(n)
     in_k = np.zeros(n, dtype=np.bool_)
@@ -195,13 +225,15 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
     # start does; then updated by bordering (a variable enters) or deflation (one
     # leaves) at O(nb^2) per principal pivot
     # (each principal pivot adds at most one variable to the block)
-    X, nb = _bordered_inverse(Ms, K, np.int64(nb), singular_tol, min(n, nb + max_flips))
+    X, nb = _bordered_inverse(M, d1, d2, cols, slot, K, np.int64(nb), singular_tol,
+                              min(n, nb + max_flips))
     for i in range(n):
         in_k[i] = False
     for a in range(nb):
         in_k[K[a]] = True
     u = np.empty(n)
     v = np.empty(n)
+    w_s = np.empty(n)
     while True:
         zs[:] = 0.0
         for a in range(nb):
@@ -214,14 +246,18 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
         for a in range(nb):
             if zs[K[a]] < worst:
                 worst, wi, pos = zs[K[a]], K[a], a
+        # w = Ms zs + qs, column by column (each w_i summed over the basis in its order,
+        # the same bits as row by row; contiguous reads of the cached columns)
         for i in range(n):
-            if in_k[i]:
-                continue
-            acc = qs[i]
-            for b in range(nb):
-                acc += Ms[i, K[b]] * zs[K[b]]
-            if acc < worst:
-                worst, wi, pos = acc, i, -1
+            w_s[i] = qs[i]
+        for b in range(nb):
+            col = cols[slot[K[b]]]
+            zb = zs[K[b]]
+            for i in range(n):
+                w_s[i] += col[i] * zb
+        for i in range(n):
+            if not in_k[i] and w_s[i] < worst:
+                worst, wi, pos = w_s[i], i, -1
         if wi < 0:
             break
         if flips == max_flips:
@@ -246,7 +282,8 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
             in_k[wi] = False
             nb = last
         else:  # z_wi enters: border X with its row and column
-            if not _border(X, Ms, K, np.int64(nb), np.int64(wi), u, v, singular_tol):
+            _scaled_column(M, d1, d2, cols, slot, wi)
+            if not _border(X, cols, slot, K, np.int64(nb), np.int64(wi), u, v, singular_tol):
                 return 1, z, z, np.inf, 0.0, nb + flips, in_k
             K[nb] = wi
             in_k[wi] = True
@@ -256,7 +293,7 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
         A = np.empty((nb, nb))
         for a in range(nb):
             for b in range(nb):
-                A[a, b] = Ms[K[a], K[b]]
+                A[a, b] = cols[slot[K[b]], K[a]]
         if not np.all(np.isfinite(X[:nb, :nb])) or \
                 _norm1(A[:, :]) * _norm1(X[:nb, :nb]) > 1.0 / singular_tol:  # both 'A' layout
             return 1, z, z, np.inf, 0.0, nb + flips, in_k
