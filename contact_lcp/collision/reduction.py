@@ -329,7 +329,9 @@ def _spread(xy, d, count):
         near[j] = d[j] <= level
     chosen = np.empty(count, dtype=np.int64)
     chosen[0] = first
-    gap = np.empty(k)  # squared distances to the nearest chosen point (same order)
+    # squared distances to the nearest chosen point: ordered as the distances are,
+    # without a square root per pair
+    gap = np.empty(k)
     for j in range(k):
         dx, dy = xy[j, 0] - xy[first, 0], xy[j, 1] - xy[first, 1]
         gap[j] = dx * dx + dy * dy
