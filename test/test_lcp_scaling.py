@@ -380,10 +380,10 @@ def _ruiz_definition(M, q, max_sweeps):
 
 @pytest.mark.parametrize("seed", range(60))
 def test_the_compiled_ruiz_sweeps_are_the_definition_bit_for_bit(seed):
-    # The compiled sweeps take the maxima four rows at a time, each as x if x > m else m
-    # (a NaN passed over), and the first sweep's maxima are |M|'s scaled after the
-    # maximum: the factors are the definition's, NaN, inf and subnormal entries included
-    # (sizes 0-39: every remainder of the four rows).
+    # The compiled sweeps take the maxima on the products' bit patterns as int64 (a NaN
+    # product counted as 0, i.e. passed over), and the first sweep's maxima are |M|'s
+    # scaled after the maximum: the factors are the definition's, NaN, inf and subnormal
+    # entries included (sizes 0-39).
     from contact_lcp.lcp.scaling import _ruiz
 
     rng = np.random.default_rng(seed)
