@@ -213,7 +213,9 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
     for i in range(n):
         qs[i] = d1[i] * q[i] / s
         qn = max(qn, abs(qs[i]))
-    cols = np.empty((min(n, nb + max_flips), n))
+    # (each principal pivot adds at most one variable to the block, and one column)
+    capacity = min(n, nb + max_flips)
+    cols = np.empty((capacity, n))
     slot = np.full(n + 1, -1, dtype=np.int64)
     slot[n] = 0
     step_tol = CERT_FACTOR * n * _EPS * qn  # the robust warm start's acceptance
@@ -224,9 +226,7 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
     # (redundant contacts: a sphere in a pile touching four others), as the robust warm
     # start does; then updated by bordering (a variable enters) or deflation (one
     # leaves) at O(nb^2) per principal pivot
-    # (each principal pivot adds at most one variable to the block)
-    X, nb = _bordered_inverse(M, d1, d2, cols, slot, K, np.int64(nb), singular_tol,
-                              min(n, nb + max_flips))
+    X, nb = _bordered_inverse(M, d1, d2, cols, slot, K, np.int64(nb), singular_tol, capacity)
     for i in range(n):
         in_k[i] = False
     for a in range(nb):
