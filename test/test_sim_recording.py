@@ -125,6 +125,26 @@ def test_recorded_forces_and_wrenches_are_the_contacts_sums():
         np.testing.assert_array_equal(arrays[f"wrench/{link}"][-1], sim.link_wrench(link))
 
 
+def test_recorded_joint_rows_are_the_joint_state_and_the_applied_torques():
+    # The recorder's joint rows (one compiled read when no joint is continuous) are, bit
+    # for bit, the joints' coordinates in q and v and the torques the servos applied over
+    # the step, each read on its own: before any step (no torque yet) and after each of a
+    # grasp's steps (servos against a box)
+    from contact_lcp.sim import Simulator
+
+    sim = Simulator.from_file("config/grasp.yaml")
+    assert not sim._joint_positions.any_continuous
+    idx_q = np.concatenate([r.idx_q for r in sim.world.robots])
+    idx_v = np.concatenate([r.idx_v for r in sim.world.robots])
+    for step in range(5):
+        position, velocity, effort = sim.joint_arrays()
+        np.testing.assert_array_equal(position, sim.q[idx_q])
+        np.testing.assert_array_equal(velocity, sim.v[idx_v])
+        np.testing.assert_array_equal(effort, sim.applied_torques()[idx_v])
+        assert step == 0 or np.any(effort != 0.0)
+        sim.step()
+
+
 def test_contacts_are_those_of_a_last_step_and_none_before_one():
     # Before a first step (and after a body is moved) the contact forces are not known:
     # `stepped` says so, and the views give no contacts rather than a stale or made-up

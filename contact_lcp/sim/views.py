@@ -86,11 +86,15 @@ class SimulatorViews:
         run recorder reads them every step)."""
         idx_v = self.__dict__.get("_joint_idx_v")
         if idx_v is None:  # (the world's joints do not change)
-            idx_v = (np.concatenate([r.idx_v for r in self.world.robots]).astype(int)
-                     if self.world.robots else np.zeros(0, int))
+            idx_v = (np.concatenate([r.idx_v for r in self.world.robots]).astype(np.int64)
+                     if self.world.robots else np.zeros(0, np.int64))
             self._joint_idx_v = idx_v
-        return (self._joint_positions.read(self._q), self._v[idx_v],
-                self.applied_torques()[idx_v])
+        joints = self._joint_positions
+        if joints.any_continuous or self._applied is None:
+            return joints.read(self._q), self._v[idx_v], self.applied_torques()[idx_v]
+        # one compiled call: the recorder and the joint-state publisher read them every step
+        tau, arm, v1, v0 = self._applied
+        return _joint_rows(self._q, self._v, joints.idx_q, idx_v, tau, arm, self.h, v1, v0)
 
     def trajectory_start(self, joints, first):
         """Current positions of ``joints`` (names) to start a trajectory whose first
@@ -326,6 +330,21 @@ def check_link(sim, link):
     names = sim.link_names()
     if link not in names:
         raise FrameNotFound(link, names, "link")
+
+
+@njit(cache=True)
+def _joint_rows(q, v, idx_q, idx_v, tau, arm, h, v1, v0):
+    """``(position, velocity, effort)`` of :meth:`SimulatorViews.joint_arrays` when no
+    joint is continuous: ``q[idx_q]``, ``v[idx_v]`` and the applied torques
+    ``tau - arm / h (v1 - v0)`` at ``idx_v`` (as ``Simulator.applied_torques``)."""
+    n = idx_v.shape[0]
+    position, velocity, effort = np.empty(n), np.empty(n), np.empty(n)
+    for a in range(n):
+        c = idx_v[a]
+        position[a] = q[idx_q[a]]
+        velocity[a] = v[c]
+        effort[a] = tau[c] - arm[c] / h * (v1[c] - v0[c])
+    return position, velocity, effort
 
 
 @njit(cache=True)
