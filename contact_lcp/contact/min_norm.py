@@ -56,7 +56,8 @@ import numpy as np
 
 from contact_lcp.contact.lcp_builder import build_contact_lcp, build_frictionless_lcp
 from contact_lcp.contact.min_norm_kernel import (APPLIED, OPEN_FACTOR, UNIQUE, edge_split,
-                                                face_contacts, least_norm_face)
+                                                face_contacts, face_velocities,
+                                                least_norm_face)
 from contact_lcp.contact.report import ContactSolution, Outcome
 from contact_lcp.lcp.residual import certify, row_tolerances
 
@@ -124,9 +125,13 @@ def min_norm_impulse(problem, f, num_directions, edge_angle=None):
     """
     k, l, d = problem.num_contacts, problem.num_limits, num_directions
     f = np.asarray(f, dtype=float)
-    vel = problem.u + problem.G @ f
-    S, vel_tol = face_contacts(f, vel, problem.u, problem.bias, problem.v_free, k,
-                               TOUCH_FACTOR, VELOCITY_TOL)
+    if isinstance(problem.G, np.ndarray):
+        S, vel, vel_tol = face_velocities(f, problem.G, problem.u, problem.bias,
+                                          problem.v_free, k, TOUCH_FACTOR, VELOCITY_TOL)
+    else:
+        vel = problem.u + problem.G @ f
+        S, vel_tol = face_contacts(f, vel, problem.u, problem.bias, problem.v_free, k,
+                                   TOUCH_FACTOR, VELOCITY_TOL)
     if S.size + l == 0:
         return f, "unique"
     if S.size > MAX_CONTACTS:

@@ -132,6 +132,15 @@ def face_contacts(f, vel, u, bias, v_free, k, touch_factor, velocity_tol):
 
 
 @njit(cache=True)
+def face_velocities(f, G, u, bias, v_free, k, touch_factor, velocity_tol):
+    """``(S, vel, vel_tol)``: :func:`face_contacts` of dense ``G`` with ``vel = u + G f``
+    computed here (one compiled call for the force read of every step)."""
+    vel = u + G @ f
+    S, vel_tol = face_contacts(f, vel, u, bias, v_free, k, touch_factor, velocity_tol)
+    return S, vel, vel_tol
+
+
+@njit(cache=True)
 def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol, open_factor):
     """The least-norm impulse of the face of ``f*`` (module notes) on the contacts ``S``
     (increasing: those loaded or touching), ``vel = u + G f*``. Returns ``(code, f)``:
