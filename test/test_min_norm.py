@@ -319,7 +319,7 @@ def test_the_faces_contacts_are_the_loaded_and_the_touching_ones(seed):
     # makes the bound NaN (no contact touches), and the velocity tolerance is at least
     # VELOCITY_TOL
     from contact_lcp.contact.min_norm import TOUCH_FACTOR, VELOCITY_TOL
-    from contact_lcp.contact.min_norm_kernel import face_contacts
+    from contact_lcp.contact.min_norm_kernel import face_contacts, face_velocities
 
     rng = np.random.default_rng(seed)
     k = int(rng.integers(0, 9))
@@ -334,6 +334,13 @@ def test_the_faces_contacts_are_the_loaded_and_the_touching_ones(seed):
     want = np.flatnonzero((f[0::3] > 0.0) | (vel[0::3] + bias <= touch))
     np.testing.assert_array_equal(S, want)
     assert vel_tol == VELOCITY_TOL * max(1.0, np.max(np.abs(v_free)))
+    # the force read's call on dense rows: the velocities u + G f, then the same contacts
+    G = rng.standard_normal((3 * k, 3 * k))
+    S2, vel2, tol2 = face_velocities(f, G, u, bias, v_free, k, TOUCH_FACTOR, VELOCITY_TOL)
+    np.testing.assert_allclose(vel2, u + G @ f, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(
+        S2, face_contacts(f, vel2, u, bias, v_free, k, TOUCH_FACTOR, VELOCITY_TOL)[0])
+    assert tol2 == vel_tol
 
 
 def test_a_sole_point_past_two_facets_is_held_on_their_edge(monkeypatch):
