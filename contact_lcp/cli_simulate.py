@@ -150,7 +150,8 @@ class _Run:
         self.max_pen = 0.0
         self.t0 = sim.t
         self.wall = 0.0
-        self.first = 0.0  # wall seconds of the first step (it loads the compiled kernels)
+        # wall seconds of the first step and its row (they load the compiled kernels)
+        self.first = 0.0
 
     def steps(self, steps, stop):
         """Run up to ``steps`` steps; ``(stopped, error)``: ``stopped`` is False, True (a
@@ -173,14 +174,14 @@ class _Run:
                 finally:
                     stop.stepping = False
                 self.done += 1
-                if self.done == 1:
-                    self.first = time.perf_counter() - wall0
                 self.max_pen = max(self.max_pen, info.max_penetration)
                 if self.rec is not None:  # (its row holds the step's total force)
                     self.rec.add(sim, info)
                     self.force_z += float(self.rec.last("contact_force_total")[2])
                 else:
                     self.force_z += float(sim.contact_force_total(applied=True)[2])
+                if self.done == 1:  # (its row's reads load their kernels too)
+                    self.first = time.perf_counter() - wall0
                 self._rung_steps[info.report.rungs] += 1
                 if len(sim.recorded_problems) > recorded:  # one count per recorded problem
                     self.active.append(int(info.report.info.get("pushing_facets",
@@ -212,8 +213,9 @@ class _Run:
         return counts
 
     def _steady(self):
-        """``; after the first step N.NNx``: the rate without the first step, which loads
-        (or compiles) the kernels the scene uses: the rate a longer run tends to."""
+        """``; the first step S s, then N.NNx``: the rate without the first step and its
+        recorded row, which load (or compile) the kernels the scene and the recording use:
+        the rate a longer run tends to."""
         rest = self.wall - self.first
         if self.done < 2 or rest <= 0.0:
             return ""
