@@ -94,6 +94,53 @@ def test_simulate_saves_a_state_and_resumes_to_the_same_end(tmp_path, capsys):
     assert "saved from another scene" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("scene", ["config/humanoid_stand.yaml", "config/box_on_plane.yaml"])
+def test_warm_up_runs_every_kernel_that_later_steps_and_their_reads_run(scene):
+    """warm_up (what the node runs before it publishes and ``contact-lcp warm`` on the
+    default scene) calls every compiled kernel that later steps call and the reads after
+    them (the node's joint state, contacts and link wrenches, the run recorder's contact
+    table): on a cold cache none of them then compiles in the middle of a run (a
+    profiler sees numba's dispatchers as calls)."""
+    import cProfile
+    import pstats
+    import sys
+
+    from numba.core.registry import CPUDispatcher
+
+    from contact_lcp.sim import Simulator
+    from contact_lcp.sim.warm import warm_up
+
+    def kernels_called(run):
+        prof = cProfile.Profile()
+        prof.enable()
+        run()
+        prof.disable()
+        called = {(f, line) for f, line, _ in pstats.Stats(prof).stats}
+        return {name for name, code in kernel_codes.items() if code in called}
+
+    kernel_codes = {f"{m.__name__}.{k}": (v.py_func.__code__.co_filename,
+                                          v.py_func.__code__.co_firstlineno)
+                    for m in list(sys.modules.values())
+                    if getattr(m, "__name__", "").startswith("contact_lcp")
+                    for k, v in list(vars(m).items()) if isinstance(v, CPUDispatcher)}
+    sim = Simulator.from_file(scene)
+    warmed = kernels_called(lambda: warm_up(sim))
+    links = tuple(sim.scene.output.wrench_links)
+
+    def run():
+        for _ in range(3):
+            sim.step()
+            sim.joint_state()
+            sim.contacts()
+            sim.link_wrenches(links, "local")
+            sim.contact_table(links)
+
+    later = kernels_called(run)
+    assert {"contact_lcp.contact.pyramid_warm.first_rung",
+            "contact_lcp.sim.views._world_forces"} <= later
+    assert later <= warmed, sorted(later - warmed)
+
+
 def test_warm_compiles_a_scene_ahead_and_leaves_nothing_to_compile(capsys):
     """``contact-lcp warm SCENE`` (what the set-up commands run on the default scene):
     after it, a new process steps the scene without compiling anything (kernels loaded

@@ -2,10 +2,10 @@
 
 The first use of a kernel compiles it into the cache (about a minute for a robot scene
 on a 2-core machine); later processes load it in milliseconds. :func:`warm_up` runs what
-a scene's steps and the node's method changes will run, so that nothing compiles later:
-the node calls it before it publishes, and ``contact-lcp warm`` (run by the set-up
-commands, beside the ROS interface build) calls it on the default scene so that a new
-user's first run starts at once.
+a scene's steps, the node's publishers, a run's recorder and the node's method changes
+will run, so that nothing compiles later: the node calls it before it publishes, and
+``contact-lcp warm`` (run by the set-up commands, beside the ROS interface build) calls it
+on the default scene so that a new user's first run starts at once.
 """
 
 import numpy as np
@@ -17,7 +17,9 @@ def warm_up(sim):
     Solves a 2x2 LCP with every method (so a later ``solver_method`` change does not
     stall the physics thread), then takes two steps of ``sim`` (the first solves
     without a warm start; the second, from the first's guess, runs the contact model's
-    first rung, which compiles its own kernels) and resets it. Returns
+    first rung, which compiles its own kernels), reads what the node publishes and a
+    run records after a step (their first reads would compile the force read's kernels:
+    seconds on a cold cache) and resets it. Returns
     the step's error message, or ``""``: a scene whose first step fails still loads,
     and the node reports the failure when it steps (ERROR diagnostic, paused).
     """
@@ -29,11 +31,25 @@ def warm_up(sim):
     try:
         for _ in range(2):
             sim.step()
+        _read(sim)
     except Exception as e:  # reported again (and handled) when the node steps
         return f"{type(e).__name__}: {e}"
     finally:
         sim.reset()
     return ""
+
+
+def _read(sim):
+    """What the node's publishers and the run recorder read after a step: the joint
+    state, the contacts with their forces (the force distribution's kernels), the link
+    wrenches and the recorder's contact table (each compiles its kernels on its first
+    call)."""
+    links = tuple(sim.scene.output.wrench_links)
+    sim.joint_state()
+    sim.contacts()
+    sim.contact_arrays()
+    sim.link_wrenches(links, "local")
+    sim.contact_table(links)
 
 
 #: what the process of :func:`~contact_lcp.sim.compile_ahead.compile_ahead` simulates: a
