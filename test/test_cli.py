@@ -110,21 +110,16 @@ def test_warm_up_runs_every_kernel_that_later_steps_and_their_reads_run(scene):
     from contact_lcp.sim import Simulator
     from contact_lcp.sim.warm import warm_up
 
-    def kernels_called(run):
+    def called(run):
+        """The (file, first line) of every function the profiler saw ``run`` call."""
         prof = cProfile.Profile()
         prof.enable()
         run()
         prof.disable()
-        called = {(f, line) for f, line, _ in pstats.Stats(prof).stats}
-        return {name for name, code in kernel_codes.items() if code in called}
+        return {(f, line) for f, line, _ in pstats.Stats(prof).stats}
 
-    kernel_codes = {f"{m.__name__}.{k}": (v.py_func.__code__.co_filename,
-                                          v.py_func.__code__.co_firstlineno)
-                    for m in list(sys.modules.values())
-                    if getattr(m, "__name__", "").startswith("contact_lcp")
-                    for k, v in list(vars(m).items()) if isinstance(v, CPUDispatcher)}
     sim = Simulator.from_file(scene)
-    warmed = kernels_called(lambda: warm_up(sim))
+    warm_calls = called(lambda: warm_up(sim))
     links = tuple(sim.scene.output.wrench_links)
 
     def run():
@@ -135,7 +130,14 @@ def test_warm_up_runs_every_kernel_that_later_steps_and_their_reads_run(scene):
             sim.link_wrenches(links, "local")
             sim.contact_table(links)
 
-    later = kernels_called(run)
+    later_calls = called(run)
+    kernels = {f"{m.__name__}.{k}": (v.py_func.__code__.co_filename,
+                                     v.py_func.__code__.co_firstlineno)
+               for m in list(sys.modules.values())
+               if getattr(m, "__name__", "").startswith("contact_lcp")
+               for k, v in list(vars(m).items()) if isinstance(v, CPUDispatcher)}
+    warmed = {name for name, code in kernels.items() if code in warm_calls}
+    later = {name for name, code in kernels.items() if code in later_calls}
     assert {"contact_lcp.contact.pyramid_warm.first_rung",
             "contact_lcp.sim.views._world_forces"} <= later
     assert later <= warmed, sorted(later - warmed)
