@@ -65,8 +65,8 @@ def _compiled_loop():
 
 
 def step_kernels(sim, steps=50):
-    """``{kernel: calls per step}`` of the compiled kernels ``sim.step()`` calls from
-    Python, and the module bindings of each (``[(module, name)]``)."""
+    """``{kernel: [(module, name)]}``: the compiled kernels ``sim.step()`` calls from
+    Python (over ``steps`` steps), each with the module names bound to it."""
     from numba.core.registry import CPUDispatcher
 
     prof = cProfile.Profile()
