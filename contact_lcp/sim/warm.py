@@ -47,7 +47,6 @@ def _read(sim):
     links = tuple(sim.scene.output.wrench_links)
     sim.joint_state()
     sim.contacts()
-    sim.contact_arrays()
     sim.link_wrenches(links, "local")
     sim.contact_table(links)
 
