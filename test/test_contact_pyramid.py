@@ -229,6 +229,41 @@ def test_last_step_basis_on_islands_matches_a_cold_solve():
     np.testing.assert_allclose(second.f[0::3].reshape(6, 4).sum(axis=1), 2.0 * G_ACC * H, rtol=1e-9)
 
 
+def test_the_last_steps_equilibration_is_kept_while_it_balances_the_step():
+    # The guess carries the equilibration factors of the LCP its basis solved; the next
+    # step on the same contacts checks them on its own LCP (one pass) and keeps them
+    # when they still balance it, instead of new sweeps. Factors that balance the LCP
+    # equally, (2 d1, d2 / 2), give the same equilibrated LCP, so the answer is the
+    # same bits and those factors are kept; factors that do not balance it (8 d1) are
+    # replaced by the sweeps' own, with the same answer.
+    import dataclasses
+
+    problem, J, Minv = _boxes_apart(6, drift=0.2)
+    k, l, d = problem.num_contacts, problem.num_limits, 8
+    model = make_model("pyramid", ModelSettings())
+    first = model.solve(problem)  # (the search: no factors to carry)
+    assert first.guess.equilibration is None
+    second = model.solve(problem, first.guess)
+    g = second.guess
+    assert second.report.info["warm_source"] == "previous_step"
+    assert g.equilibration.shape == (2, k + l + k * d + k)
+    # known (powers of two) exactly for the normals of the contacts its LCP kept
+    kept = g.basic_a[:k]
+    np.testing.assert_array_equal(g.equilibration[:, :k] > 0.0, np.tile(kept, (2, 1)))
+    third = model.solve(problem, g)
+    np.testing.assert_array_equal(third.guess.equilibration, g.equilibration)
+    scaled = g.equilibration * np.array([[2.0], [0.5]])
+    same = model.solve(problem, dataclasses.replace(g, equilibration=scaled))
+    np.testing.assert_array_equal(same.guess.equilibration, scaled)  # kept
+    np.testing.assert_array_equal(same.f, third.f)
+    unbalanced = g.equilibration * np.array([[8.0], [1.0]])
+    redone = model.solve(problem, dataclasses.replace(g, equilibration=unbalanced))
+    np.testing.assert_array_equal(redone.guess.equilibration, g.equilibration)  # new sweeps
+    np.testing.assert_array_equal(redone.f, third.f)
+    for sol in (third, same, redone):
+        assert sol.report.info["warm_source"] == "previous_step" and sol.report.certified
+
+
 def test_degenerate_turned_pyramids_retry_on_the_contact_frames(monkeypatch):
     # Recorded from config/hoist.yaml (t = 2.730 s): two contacts of the chain on the rod
     # whose six rows have rank 4. With each pyramid turned to its contact's slip (1.73 and
@@ -248,7 +283,7 @@ def test_degenerate_turned_pyramids_retry_on_the_contact_frames(monkeypatch):
     def first_rung(*args):  # no basis to try (no guess), only these turns
         out = real(*args)
         assert out[0] == pyramid.NO_BASIS
-        return (*out[:-1], turned)
+        return (*out[:11], turned, *out[12:])  # (the angles: its twelfth value)
 
     real = pyramid.first_rung
     monkeypatch.setattr(pyramid, "first_rung", first_rung)

@@ -320,6 +320,36 @@ def test_the_compiled_verdict_pass_is_the_definition_bit_for_bit(seed):
 
 
 @pytest.mark.parametrize("seed", range(40))
+def test_the_check_of_given_factors_is_the_verdicts_pass_and_the_sweeps_stopping_test(seed):
+    # balanced_row_scales checks a last step's factors on this step's M in the pass that
+    # sums the verdict's row scales: its (big, rows) are row_scales' bits, and it says
+    # "balanced" exactly when the sweeps' own maxima (_maxima, on the entries' bit
+    # patterns) pass their stopping test, with zero rows and columns, NaN and inf entries.
+    from contact_lcp.lcp.residual import balanced_row_scales, row_scales
+    from contact_lcp.lcp.scaling import _balanced, _maxima, _ruiz
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 14))
+    M = rng.standard_normal((n, n)) * 10.0 ** rng.integers(-3, 3, size=(n, n))
+    M[rng.random((n, n)) < 0.3] = 0.0
+    if n and seed % 5 == 0:
+        M[rng.integers(n), rng.integers(n)] = (np.nan, np.inf, -np.inf)[seed % 3]
+    if n and seed % 7 == 0:
+        M[rng.integers(n)] = 0.0
+    # the sweeps' own factors (balanced unless a NaN or inf entry stopped them), and
+    # random powers of two (mostly not balanced)
+    ruiz = _ruiz(M, np.ones(n), MAX_SWEEPS)[:2] if np.all(np.isfinite(M)) else (np.ones(n),) * 2
+    for d1, d2 in (ruiz, (2.0 ** rng.integers(-3, 3, n), 2.0 ** rng.integers(-3, 3, n))):
+        big, rows, balanced = balanced_row_scales(M, d1, d2)
+        want_big, want_rows = row_scales(M, d2)
+        np.testing.assert_array_equal(big, want_big)
+        np.testing.assert_array_equal(rows, want_rows)
+        row, col = np.empty(n), np.empty(n)
+        _maxima(M, d1, d2, row, col)
+        assert balanced == _balanced(row, col)
+
+
+@pytest.mark.parametrize("seed", range(40))
 def test_a_row_exceeds_its_tolerance_as_the_whole_tolerance_says(seed):
     # exceeds_tolerance sums a row's spread only when the visible part and the cap do not
     # decide; its answer is the comparison with the row's whole tolerance, in w's units

@@ -35,6 +35,13 @@ class PyramidGuess:
     basic_a, basic_b, basic_lam : (k + l,), (k, d), (k,) bool ndarray, or None
         Its basis (``pyramid_kernel.basis_flags``); None after a step whose frictional
         solve failed (the edge directions still orient the next pyramids).
+    equilibration : (2, k + l + k d + k) ndarray, or None
+        The equilibration factors ``d1``, ``d2`` (:mod:`contact_lcp.lcp.scaling`, powers
+        of two) of the frictional LCP that the basis solved, in the layout of the LCP of
+        all its contacts (normals, limit rows, edges, sliding speeds), 0 for the
+        contacts that LCP left out. The next step tries them first on its LCP of the
+        same contacts (:mod:`contact_lcp.contact.pyramid_kernel`). None when the step
+        was not solved by a basis of the last one.
     """
 
     pair: np.ndarray
@@ -44,13 +51,15 @@ class PyramidGuess:
     basic_a: Optional[np.ndarray] = None
     basic_b: Optional[np.ndarray] = None
     basic_lam: Optional[np.ndarray] = None
+    equilibration: Optional[np.ndarray] = None
 
     def __init__(self, pair, points, directions, limits, basic_a=None, basic_b=None,
-                 basic_lam=None):
+                 basic_lam=None, equilibration=None):
         # one update of the instance's dict, not one object.__setattr__ per field (the
         # __init__ dataclass generates for a frozen class): the model makes one a step
         self.__dict__.update(pair=pair, points=points, directions=directions, limits=limits,
-                             basic_a=basic_a, basic_b=basic_b, basic_lam=basic_lam)
+                             basic_a=basic_a, basic_b=basic_b, basic_lam=basic_lam,
+                             equilibration=equilibration)
 
     @property
     def flags(self):
@@ -59,7 +68,7 @@ class PyramidGuess:
 
     def without_basis(self):
         """This guess with only the friction directions (after a failed solve)."""
-        return replace(self, basic_a=None, basic_b=None, basic_lam=None)
+        return replace(self, basic_a=None, basic_b=None, basic_lam=None, equilibration=None)
 
 
 @dataclass(frozen=True, eq=False)

@@ -288,19 +288,21 @@ class PyramidModel(ContactModel):
         limits = problem.J[3 * k:]
         slip = s.friction_frame != "fixed"
         period = self._period()
-        code, f, z, nb, solves, kept, added, a, b, lam, directions, angle = first_rung(
+        factors = _NO_FACTORS if guess is None or guess.equilibration is None else \
+            guess.equilibration
+        code, f, z, nb, solves, kept, added, a, b, lam, directions, angle, factors = first_rung(
             problem.G, problem.u, problem.mu, problem.bias, problem.R_WC, problem.p_W,
             problem.pair, limits, slip, period, s.friction_directions, last_pair,
             last_p, last_dir, b_pair, b_limits, a, b, lam,
             float(s.solver_options.get("singular_tol", 1e-10)),
             max(WARM_FLIPS, problem.u.shape[0] // WARM_ROWS_PER_FLIP), WARM_GROW,
-            keep_inside(period))
+            keep_inside(period), factors)
         self._used_angle = angle if slip and k else None
         if code:
             return code, None, z
         return 0, ContactSolution(f, self.warm_report(nb, solves, z.shape[0], k - kept, added),
                                   guess=PyramidGuess(problem.pair, problem.p_W, directions,
-                                                     limits, a, b, lam)), z
+                                                     limits, a, b, lam, factors)), z
 
     def _missed(self, problem, code, z, flags):
         """Where the search starts after the basis ``flags`` missed with ``code`` (and
@@ -493,6 +495,8 @@ class PyramidModel(ContactModel):
 _NO_BASIS = (np.zeros(0, dtype=np.int64), np.zeros((0, 0)), np.zeros(0, dtype=np.bool_),
              np.zeros((0, 0), dtype=np.bool_), np.zeros(0, dtype=np.bool_))
 _NO_ORIENTATION = (np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros((0, 3)))
+#: ... and without equilibration factors to try (the guess's ``equilibration``)
+_NO_FACTORS = np.zeros((2, 0))
 
 
 def _orientation(guess):

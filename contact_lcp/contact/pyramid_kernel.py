@@ -23,6 +23,16 @@ nonnegative to the search's tolerance) and certifies the answer as
 * when the basis is infeasible, up to ``max_flips`` principal pivots on the most
   infeasible variable, by bordering and deflation of the block's inverse (they need not
   converge on these matrices; the answer is certified either way);
+* equilibrated by the last step's factors when they still balance this step's LCP (the
+  guess carries them: :class:`~contact_lcp.contact.guess.PyramidGuess`), checked in the
+  pass over ``M`` that the verdict needs anyway; else by new sweeps, which read ``M``
+  two or three times more (on a stack of boxes, the largest part of the rung). Any
+  factors that balance ``M`` equilibrate it as the sweeps' own do
+  (:mod:`contact_lcp.lcp.scaling`); being powers of two, they give the same block
+  inverse and answer in the caller's units, unless a choice made in equilibrated units
+  differs (which infeasible variable a principal pivot takes first, a tolerance): then
+  another certified basis of the same LCP, which happens on stacks whose contacts'
+  impulses are not unique;
 * in one call, with no Python between the stages.
 
 When a test fails it returns a nonzero code (``MISS_REASONS``) and the model runs its
@@ -33,9 +43,9 @@ import numpy as np
 from numba import njit
 
 from contact_lcp.contact.lcp_builder import _assemble
-from contact_lcp.lcp.residual import CERT_FACTOR
-from contact_lcp.lcp.scaling import MAX_SWEEPS, _ruiz
-from contact_lcp.lcp.residual import row_verdict
+from contact_lcp.lcp.residual import (CERT_FACTOR, balanced_row_scales, row_verdict,
+                                      row_verdict_with)
+from contact_lcp.lcp.scaling import MAX_SWEEPS, _ruiz, q_scale
 
 _EPS = float(np.finfo(float).eps)
 
@@ -147,11 +157,13 @@ def _bordered_inverse(M, d1, d2, cols, slot, K, nb, tol, capacity):
 # callers)
 @njit(cache=True, inline="always")
 def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_lam,
-                 singular_tol, max_flips, f):
+                 singular_tol, max_flips, f, d1_in, d2_in):
     """:func:`warm_pyramid` on one island: the contacts ``keep`` and the unilateral rows
     ``lim`` (indices after the contacts). Fills their impulses into ``f`` when it solves.
-    Returns ``(code, z, w, err, tol, pivots, basic)`` in the island's LCP layout
-    (``basic``: the variables of the basis that solved it, degenerate ones at 0 too)."""
+    ``(d1_in, d2_in)``: equilibration factors to try first, in the island's LCP layout
+    (empty: none). Returns ``(code, z, w, err, tol, pivots, basic, d1, d2)`` in the
+    island's LCP layout (``basic``: the variables of the basis that solved it,
+    degenerate ones at 0 too; ``d1``, ``d2``: the factors it was equilibrated by)."""
     k = mu.shape[0]
     m = keep.shape[0]
     l = lim.shape[0]
@@ -205,7 +217,15 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
         if basic_lam[keep[a]]:
             K[nb] = nn + m * d + a
             nb += 1
-    d1, d2, s, _ = _ruiz(M, q, np.int64(MAX_SWEEPS))
+    # the factors given when they still balance M (their check is the verdict's row
+    # scales: one pass over M for both), else new sweeps
+    big, rows, carried = np.empty(0), np.empty(0), False
+    if d1_in.shape[0] == n:
+        big, rows, carried = balanced_row_scales(M, d1_in, d2_in)
+    if carried:
+        d1, d2, s = d1_in, d2_in, q_scale(q, d1_in)
+    else:
+        d1, d2, s, _ = _ruiz(M, q, np.int64(MAX_SWEEPS))
     # the equilibrated LCP (Ms, qs) = (D1 M D2, D1 q / s): qs whole, Ms by the columns
     # the pivots read (each variable in or entering the basis: at most nb + max_flips)
     qs = np.empty(n)
@@ -263,11 +283,11 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
         if flips == max_flips:
             for a in range(nb):  # where the pivots got to: a start for the search
                 z[K[a]] = 1.0
-            return (2 if pos >= 0 else 3), z, z, np.inf, 0.0, nb + flips, in_k
+            return (2 if pos >= 0 else 3), z, z, np.inf, 0.0, nb + flips, in_k, d1, d2
         if pos >= 0:  # z_wi leaves: deflate X by its row and column
             piv = X[pos, pos]
             if not abs(piv) > 0.0:
-                return 1, z, z, np.inf, 0.0, nb + flips, in_k
+                return 1, z, z, np.inf, 0.0, nb + flips, in_k, d1, d2
             for r in range(nb):
                 for c in range(nb):
                     if r != pos and c != pos:
@@ -284,7 +304,7 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
         else:  # z_wi enters: border X with its row and column
             _scaled_column(M, d1, d2, cols, slot, wi)
             if not _border(X, cols, slot, K, np.int64(nb), np.int64(wi), u, v, singular_tol):
-                return 1, z, z, np.inf, 0.0, nb + flips, in_k
+                return 1, z, z, np.inf, 0.0, nb + flips, in_k, d1, d2
             K[nb] = wi
             in_k[wi] = True
             nb += 1
@@ -296,12 +316,16 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
                 A[a, b] = cols[slot[K[b]], K[a]]
         if not np.all(np.isfinite(X[:nb, :nb])) or \
                 _norm1(A[:, :]) * _norm1(X[:nb, :nb]) > 1.0 / singular_tol:  # both 'A' layout
-            return 1, z, z, np.inf, 0.0, nb + flips, in_k
+            return 1, z, z, np.inf, 0.0, nb + flips, in_k, d1, d2
     for i in range(n):
         z[i] = zs[i] * s * d2[i]
-    w, ok, err, tol = row_verdict(M, q, z, d1, d2, s)  # solve()'s per-row verdict
+    # solve()'s per-row verdict (its row scales already summed with the factors' check)
+    if carried:
+        w, ok, err, tol = row_verdict_with(M, q, z, d1, d2, s, big, rows)
+    else:
+        w, ok, err, tol = row_verdict(M, q, z, d1, d2, s)
     if not ok:
-        return 4, z, w, err, tol, nb + flips, in_k
+        return 4, z, w, err, tol, nb + flips, in_k, d1, d2
     # impulses in Delassus coordinates
     for a in range(m):
         i = keep[a]
@@ -316,7 +340,7 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
         f[3 * i + 2] = t2
     for j in range(l):
         f[3 * k + lim[j]] = z[m + j]
-    return 0, z, w, err, tol, nb + flips, in_k
+    return 0, z, w, err, tol, nb + flips, in_k, d1, d2
 
 
 # inlined into its one caller: numba compiles it there, and LLVM optimizes its code
@@ -324,7 +348,7 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
 # callers)
 @njit(cache=True, inline="always")
 def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
-                 singular_tol, max_flips):
+                 singular_tol, max_flips, equilibration):
     """The frictional LCP on the contacts ``keep``, solved by the basis of the flags.
 
     Parameters
@@ -354,6 +378,10 @@ def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
         Principal pivots allowed after the first block: while the basic solution has an
         infeasible variable, the most infeasible one (a negative basic variable leaves,
         a negative slack's variable enters) is flipped, at most this many times.
+    equilibration : (2, N) ndarray
+        Equilibration factors ``d1``, ``d2`` to try first (:func:`_warm_island`), in the
+        layout of the LCP of all ``k`` contacts (``N = k + l + k d + k``), 0 where none
+        is known; (2, 0): none. An island is tried on them when it has all of its own.
 
     Notes
     -----
@@ -386,6 +414,10 @@ def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
         next step's basis (``z > 0`` would leave them out, and a sticking contact at its
         friction limit would then miss on every other step, its basis switching between
         the one that solves and the one ``z > 0`` gives).
+    equilibration : (2, N) ndarray
+        The factors each island was equilibrated by, in the layout of
+        ``equilibration`` (0 for the contacts left out, and where an island was not
+        solved).
     """
     k = mu.shape[0]
     m = keep.shape[0]
@@ -395,48 +427,73 @@ def warm_pyramid(G, u, mu, bias, l, d, angle, keep, basic_a, basic_b, basic_lam,
     z = np.zeros(n)
     w = np.zeros(n)
     basic = np.zeros(n, dtype=np.bool_)
+    big_n = k + l + k * d + k
+    out = np.zeros((2, big_n))
+    given = equilibration.shape[1] == big_n
     label = _islands(G, keep, l, k)
     worst, err, tol, pivots, failed = -1.0, 0.0, 0.0, 0, 0
     for isl in range(label.max() + 1 if label.shape[0] else 0):
         members = np.flatnonzero(label == isl)
         ck = keep[members[members < m]]
         cl = members[members >= m] - m
-        code, zi, wi, ei, ti, pi, bi = _warm_island(G, u, mu, bias, d, angle, ck, cl, basic_a,
-                                                 basic_b, basic_lam, singular_tol,
-                                                 max_flips, f)
+        # island layout -> layout of the LCP of all kept contacts, and of all contacts
+        at, full = _island_layout(members[members < m], cl, keep, k, l, d)
+        known = given
+        for t in range(full.shape[0]):
+            g = full[t]
+            known = known and equilibration[0, g] > 0.0 and equilibration[1, g] > 0.0
+        di = np.empty((2, full.shape[0] if known else 0))
+        for t in range(di.shape[1]):
+            di[0, t], di[1, t] = equilibration[0, full[t]], equilibration[1, full[t]]
+        code, zi, wi, ei, ti, pi, bi, e1, e2 = _warm_island(
+            G, u, mu, bias, d, angle, ck, cl, basic_a, basic_b, basic_lam, singular_tol,
+            max_flips, f, di[0], di[1])
         pivots += pi
         if code and code not in (2, 3):
-            return code, f, z, w, ei, ti, pivots, basic
+            return code, f, z, w, ei, ti, pivots, basic, out
         if code and not failed:
             failed = code  # go on: the other islands' bases complete the search's start
         ratio = ei / ti if ti > 0.0 else 0.0
         if not code and ratio > worst:
             worst, err, tol = ratio, ei, ti
-        # island layout -> layout of the LCP of all kept contacts
-        mi, li = ck.shape[0], cl.shape[0]
-        ni = mi + li
-        pos = members[members < m]
-        for a in range(mi):
-            A = pos[a]
-            z[A], w[A], basic[A] = zi[a], wi[a], bi[a]
-            z[nn + m * d + A], w[nn + m * d + A] = zi[ni + mi * d + a], wi[ni + mi * d + a]
-            basic[nn + m * d + A] = bi[ni + mi * d + a]
-            for e in range(d):
-                z[nn + A * d + e] = zi[ni + a * d + e]
-                w[nn + A * d + e] = wi[ni + a * d + e]
-                basic[nn + A * d + e] = bi[ni + a * d + e]
-        for j in range(li):
-            z[m + cl[j]], w[m + cl[j]], basic[m + cl[j]] = zi[mi + j], wi[mi + j], bi[mi + j]
+        for t in range(at.shape[0]):
+            z[at[t]], w[at[t]], basic[at[t]] = zi[t], wi[t], bi[t]
+            if not code:
+                out[0, full[t]], out[1, full[t]] = e1[t], e2[t]
     if failed:  # z: the solved islands' answers and the others' last bases (> 0)
-        return failed, f, z, w, np.inf, 0.0, pivots, basic
+        return failed, f, z, w, np.inf, 0.0, pivots, basic, out
     # every dropped contact must not approach under the impulse
     kept = np.zeros(k, dtype=np.bool_)
     for a in range(m):
         kept[keep[a]] = True
     for i in range(k):
         if not kept[i] and approaches(G, u, bias, f, i, tol):
-            return DROPPED_APPROACHES, f, z, w, err, tol, pivots, basic
-    return 0, f, z, w, err, tol, pivots, basic
+            return DROPPED_APPROACHES, f, z, w, err, tol, pivots, basic, out
+    return 0, f, z, w, err, tol, pivots, basic, out
+
+
+@njit(cache=True)
+def _island_layout(pos, lim, keep, k, l, d):
+    """Where each variable of an island's LCP (its contacts at positions ``pos`` among
+    the kept ones ``keep``, increasing, and its unilateral rows ``lim``) sits in the LCP
+    of all kept contacts and ``l`` unilateral rows, and in that of all ``k`` contacts:
+    ``(at, full)``. Each layout holds the normals, the unilateral rows, the ``d`` edges
+    of each contact, the sliding speeds (:func:`_warm_island`'s, and
+    :func:`~contact_lcp.contact.lcp_builder.build_contact_lcp`'s)."""
+    m = keep.shape[0]
+    mi, li = pos.shape[0], lim.shape[0]
+    ni, nn, nf = mi + li, m + l, k + l
+    at = np.empty(ni + mi * d + mi, dtype=np.int64)
+    full = np.empty(ni + mi * d + mi, dtype=np.int64)
+    for a in range(mi):
+        A, c = pos[a], keep[pos[a]]
+        at[a], full[a] = A, c
+        at[ni + mi * d + a], full[ni + mi * d + a] = nn + m * d + A, nf + k * d + c
+        for e in range(d):
+            at[ni + a * d + e], full[ni + a * d + e] = nn + A * d + e, nf + c * d + e
+    for j in range(li):
+        at[mi + j], full[mi + j] = m + lim[j], k + lim[j]
+    return at, full
 
 
 @njit(cache=True)

@@ -141,7 +141,7 @@ NO_BASIS, OTHER_CONTACTS, NO_LOADED_CONTACT = -2, -1, 6
 @njit(cache=True)
 def first_rung(G, u, mu, bias, R, P, pair, J_limits, slip, period, d, last_pair, last_p,
                last_dir, basis_pair, basis_limits, basic_a, basic_b, basic_lam, singular_tol,
-               max_flips, grow, inside):
+               max_flips, grow, inside, equilibration):
     """The edge angles of this step's pyramids and, when the basis given is of the same
     contacts and joint-limit rows, the frictional LCP solved by it.
 
@@ -168,6 +168,10 @@ def first_rung(G, u, mu, bias, R, P, pair, J_limits, slip, period, d, last_pair,
         (by their normal impulses) and the step be solved again.
     inside : float
         :func:`keep_inside` of ``period``.
+    equilibration : (2, N) ndarray
+        Equilibration factors to try first (the guess's, in the layout of the LCP of all
+        the contacts: :func:`~contact_lcp.contact.pyramid_kernel.warm_pyramid`); (2, 0):
+        none.
 
     Returns
     -------
@@ -186,10 +190,14 @@ def first_rung(G, u, mu, bias, R, P, pair, J_limits, slip, period, d, last_pair,
         The next guess's basis flags and friction directions (k, 3) (when solved).
     angle : (k,) ndarray
         Each pyramid's first-edge angle [rad] (always).
+    equilibration : (2, N) ndarray
+        When solved: the factors that equilibrated the LCP that solved it, in the layout
+        of the argument (the next guess's); else (2, 0).
     """
     k, l = pair.shape[0], J_limits.shape[0]
     none_b = np.zeros((0, d), dtype=np.bool_)
     none_a = np.zeros(0, dtype=np.bool_)
+    none_e = np.zeros((2, 0))
     if slip and k > 0:
         angle = edge_angles(u, R, P, pair, last_p, last_pair, last_dir, STICK_SPEED, period,
                             ANGLE_SNAP)
@@ -204,7 +212,7 @@ def first_rung(G, u, mu, bias, R, P, pair, J_limits, slip, period, d, last_pair,
                     same = False
     if not same:
         return (NO_BASIS, np.zeros(0), np.zeros(0), 0, 0, 0, 0, none_a, none_b, none_a,
-                np.zeros((0, 3)), angle)
+                np.zeros((0, 3)), angle, none_e)
     if basis_pair.shape[0] != k:
         same = False
     else:
@@ -213,12 +221,12 @@ def first_rung(G, u, mu, bias, R, P, pair, J_limits, slip, period, d, last_pair,
                 same = False
     if not same:
         return (OTHER_CONTACTS, np.zeros(0), np.zeros(0), 0, 0, 0, 0, none_a, none_b, none_a,
-                np.zeros((0, 3)), angle)
+                np.zeros((0, 3)), angle, none_e)
     keep = np.flatnonzero(basic_a[:k])
     loaded = keep.shape[0]  # (the basis given's loaded contacts)
     if keep.shape[0] + l == 0:
         return (NO_LOADED_CONTACT, np.zeros(0), np.zeros(0), 0, 0, 0, 0, none_a, none_b,
-                none_a, np.zeros((0, 3)), angle)
+                none_a, np.zeros((0, 3)), angle, none_e)
     # the contacts left out that approach join the basis by their normal impulses, and
     # the step is solved again (at most ``grow`` times); a miss after that reports the first
     # call's miss (its z is the start of the model's search, as without the added
@@ -226,16 +234,17 @@ def first_rung(G, u, mu, bias, R, P, pair, J_limits, slip, period, d, last_pair,
     # separately compiled code for LLVM to optimize again (seconds on a cold cache).
     grown_a, grown_keep, solves, nb, tol = basic_a, keep, 0, 0, 0.0
     code, f, z, basic = NO_BASIS, np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.bool_)
+    factors = none_e
     while True:
-        c2, probe, z2, _, _, tol, n2, b2 = warm_pyramid(G, u, mu, bias, l, d, angle,
-                                                        grown_keep, grown_a, basic_b,
-                                                        basic_lam, singular_tol, max_flips)
+        c2, probe, z2, _, _, tol, n2, b2, e2 = warm_pyramid(
+            G, u, mu, bias, l, d, angle, grown_keep, grown_a, basic_b, basic_lam,
+            singular_tol, max_flips, equilibration)
         nb += n2
         solves += 1
         if solves == 1:
-            code, f, z, basic = c2, probe, z2, b2
+            code, f, z, basic, factors = c2, probe, z2, b2, e2
         elif c2 == 0:
-            code, f, z, basic, keep = 0, probe, z2, b2, grown_keep
+            code, f, z, basic, keep, factors = 0, probe, z2, b2, grown_keep, e2
         if c2 != DROPPED_APPROACHES or solves > grow:
             break
         grown_a = grown_a.copy()
@@ -245,8 +254,8 @@ def first_rung(G, u, mu, bias, R, P, pair, J_limits, slip, period, d, last_pair,
         grown_keep = np.flatnonzero(grown_a[:k])
     if code:
         return (code, f, z, nb, solves, keep.shape[0], 0, none_a, none_b, none_a,
-                np.zeros((0, 3)), angle)
+                np.zeros((0, 3)), angle, none_e)
     a, _, _ = basis_flags(z, k, l, d, keep)
     _, b, lam = basis_flags(basic.astype(np.float64), k, l, d, keep)
     return (0, f, z, nb, solves, keep.shape[0], keep.shape[0] - loaded, a, b, lam,
-            friction_directions(f, R, mu, angle, inside), angle)
+            friction_directions(f, R, mu, angle, inside), angle, factors)

@@ -246,4 +246,22 @@ def guess(value, field, model, nv, d):
         flags = tuple(array(f, f"{field}.{n}", s, "b") for f, n, s in zip(flags, names, shapes))
     return PyramidGuess(pair, array(value.points, f"{field}.points", (k, 3)),
                         array(value.directions, f"{field}.directions", (k, 3)), limits,
-                        *flags)
+                        *flags, _equilibration(value.equilibration, f"{field}.equilibration",
+                                               k, limits.shape[0], d, flags[0]))
+
+
+def _equilibration(value, field, k, l, d, basic_a):
+    """A pyramid guess's equilibration factors: None, or (with a basis) ``d1`` and
+    ``d2`` over the LCP of its ``k`` contacts and ``l`` limit rows, each 0 (not known) or
+    a positive power of two."""
+    if value is None:
+        return None
+    if basic_a is None:
+        raise FieldError(field, "null (a guess without a basis has no equilibration)",
+                         type(value).__name__)
+    x = array(value, field, (2, k + l + k * d + k))
+    known = x[x != 0.0]
+    if np.any(known < 0.0) or np.any(np.frexp(known)[0] != 0.5) or \
+            np.any((x[0] == 0.0) != (x[1] == 0.0)):
+        raise FieldError(field, "0 (in both rows) or positive powers of two", "other values")
+    return x

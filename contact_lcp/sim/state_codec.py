@@ -34,6 +34,12 @@ from contact_lcp.sim.stepper import StepRecord
 #: the dataclasses a state file may hold, by name
 RECORDS = {cls.__name__: cls for cls in (SolveReport, ContactSet, StepRecord, Projection,
                                          *GUESSES.values())}
+#: fields a record gained after files of this layout were written (a guess's
+#: equilibration factors): a file that holds none of them reads them as null, which
+#: the model takes as "equilibrate anew" (a resumed run then steps as if the factors
+#: were not carried, bit for bit the same except where several impulses give the same
+#: motion)
+ADDED_FIELDS = {"PyramidGuess": ("equilibration",)}
 #: the enums a state file may hold, by name
 ENUMS = {cls.__name__: cls for cls in (Outcome, LCPStatus)}
 
@@ -143,6 +149,9 @@ def decode(tree, path, arrays):
     else:
         raise DecodeError(path, f"unknown record {body!r}; expected one of "
                           f"{sorted(RECORDS) + ['SampledReference']}")
+    added = ADDED_FIELDS.get(body, ())
+    if added and set(names) - set(values) == set(added):
+        values.update(dict.fromkeys(added))
     if set(values) != set(names):
         raise DecodeError(path, f"{body}: expected the fields {list(names)}, got {sorted(values)}")
     if cls is None:
