@@ -111,39 +111,7 @@ def row_scales(M, d2):
     entry is kept as ``max`` keeps it (a NaN entry is passed over). A caller that
     certifies several ``z`` of one ``(M, d2)`` computes them once
     (:func:`row_tolerance_vector_with`, :func:`row_verdict_with`)."""
-    n = M.shape[0]
-    big = np.empty(n)
-    rows = np.empty(n)
-    i = 0
-    while i + 4 <= n:
-        b0 = b1 = b2 = b3 = 0.0
-        s0 = s1 = s2 = s3 = 0.0
-        for j in range(n):
-            dj = d2[j]
-            e0 = abs(M[i, j]) * dj
-            e1 = abs(M[i + 1, j]) * dj
-            e2 = abs(M[i + 2, j]) * dj
-            e3 = abs(M[i + 3, j]) * dj
-            b0 = e0 if e0 > b0 else b0
-            b1 = e1 if e1 > b1 else b1
-            b2 = e2 if e2 > b2 else b2
-            b3 = e3 if e3 > b3 else b3
-            s0 += e0
-            s1 += e1
-            s2 += e2
-            s3 += e3
-        big[i], big[i + 1], big[i + 2], big[i + 3] = b0, b1, b2, b3
-        rows[i], rows[i + 1], rows[i + 2], rows[i + 3] = s0, s1, s2, s3
-        i += 4
-    while i < n:
-        b0 = s0 = 0.0
-        for j in range(n):
-            e0 = abs(M[i, j]) * d2[j]
-            b0 = e0 if e0 > b0 else b0
-            s0 += e0
-        big[i], rows[i] = b0, s0
-        i += 1
-    return big, rows
+    return _row_scales(M, d2, d2, np.zeros(0))
 
 
 @njit(cache=True)
@@ -152,14 +120,26 @@ def balanced_row_scales(M, d1, d2):
     still balance ``M`` (every nonzero row and column maximum of ``|D1 M D2|`` in
     [1/2, 2], the test that ends :mod:`~contact_lcp.lcp.scaling`'s sweeps): the
     factors of the last step's LCP checked on this step's, at the cost of the verdict's
-    own pass instead of a new equilibration. ``big`` and ``rows`` are summed exactly as
-    :func:`row_scales` sums them (the same bits); the maxima of ``|D1 M D2|`` are
+    own pass instead of a new equilibration. The maxima of ``|D1 M D2|`` are
     ``d1_i |M_ij| d2_j``, exact products of powers of two, so they compare as the
     sweeps' would. Returns ``(big, rows, balanced)``."""
     n = M.shape[0]
+    col = np.zeros(n)  # column maxima of |D1 M D2| (a NaN entry passed over, as max does)
+    big, rows = _row_scales(M, d1, d2, col)
+    row = np.empty(n)
+    for r in range(n):
+        row[r] = big[r] * d1[r]
+    return big, rows, _balanced(row, col)
+
+
+@njit(cache=True)
+def _row_scales(M, d1, d2, col):
+    """:func:`row_scales`' pass; with ``col`` of n entries (zeros) it also writes into it
+    the column maxima of ``|D1 M D2|`` (else ``d1`` is not read)."""
+    n = M.shape[0]
+    track = col.shape[0] == n
     big = np.empty(n)
     rows = np.empty(n)
-    col = np.zeros(n)  # column maxima of |D1 M D2| (a NaN entry passed over, as max does)
     i = 0
     while i + 4 <= n:
         b0 = b1 = b2 = b3 = 0.0
@@ -179,12 +159,13 @@ def balanced_row_scales(M, d1, d2):
             s1 += e1
             s2 += e2
             s3 += e3
-            c = col[j]
-            x0, x1, x2, x3 = e0 * f0, e1 * f1, e2 * f2, e3 * f3
-            c = x0 if x0 > c else c
-            c = x1 if x1 > c else c
-            c = x2 if x2 > c else c
-            col[j] = x3 if x3 > c else c
+            if track:
+                c = col[j]
+                x0, x1, x2, x3 = e0 * f0, e1 * f1, e2 * f2, e3 * f3
+                c = x0 if x0 > c else c
+                c = x1 if x1 > c else c
+                c = x2 if x2 > c else c
+                col[j] = x3 if x3 > c else c
         big[i], big[i + 1], big[i + 2], big[i + 3] = b0, b1, b2, b3
         rows[i], rows[i + 1], rows[i + 2], rows[i + 3] = s0, s1, s2, s3
         i += 4
@@ -195,15 +176,13 @@ def balanced_row_scales(M, d1, d2):
             e0 = abs(M[i, j]) * d2[j]
             b0 = e0 if e0 > b0 else b0
             s0 += e0
-            x = e0 * f0
-            c = col[j]
-            col[j] = x if x > c else c
+            if track:
+                x = e0 * f0
+                c = col[j]
+                col[j] = x if x > c else c
         big[i], rows[i] = b0, s0
         i += 1
-    row = np.empty(n)
-    for r in range(n):
-        row[r] = big[r] * d1[r]
-    return big, rows, _balanced(row, col)
+    return big, rows
 
 
 @njit(cache=True)
