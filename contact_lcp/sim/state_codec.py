@@ -36,9 +36,9 @@ RECORDS = {cls.__name__: cls for cls in (SolveReport, ContactSet, StepRecord, Pr
                                          *GUESSES.values())}
 #: fields a record gained after files of this layout were written (a guess's
 #: equilibration factors): a file that holds none of them reads them as null, which
-#: the model takes as "equilibrate anew" (a resumed run then steps as if the factors
-#: were not carried, bit for bit the same except where several impulses give the same
-#: motion)
+#: the model takes as "equilibrate anew": the resumed run's next answer is the one the
+#: carried factors give unless a choice made in equilibrated units differs (a stack's
+#: redundant contacts: another certified basis, the same motion to round-off)
 ADDED_FIELDS = {"PyramidGuess": ("equilibration",)}
 #: the enums a state file may hold, by name
 ENUMS = {cls.__name__: cls for cls in (Outcome, LCPStatus)}
