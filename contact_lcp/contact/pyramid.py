@@ -280,16 +280,15 @@ class PyramidModel(ContactModel):
     def _first(self, problem, guess, basis):
         """The first rung (:func:`~contact_lcp.contact.pyramid_warm.first_rung`): the
         pyramids' edge angles (kept in ``_used_angle``) and, with ``basis`` ``(pair,
-        limit rows, basic_a, basic_b, basic_lam)`` (None: none), the step solved by it.
+        limit rows, basic_a, basic_b, basic_lam, equilibration)`` (None: none; the
+        factors of the LCP it solved, or (2, 0)), the step solved by it.
         Returns ``(code, solution or None, z)``."""
         s, k = self.settings, problem.num_contacts
         last_pair, last_p, last_dir = _orientation(guess)
-        b_pair, b_limits, a, b, lam = _NO_BASIS if basis is None else basis
+        b_pair, b_limits, a, b, lam, factors = _NO_BASIS if basis is None else basis
         limits = problem.J[3 * k:]
         slip = s.friction_frame != "fixed"
         period = self._period()
-        factors = _NO_FACTORS if guess is None or guess.equilibration is None else \
-            guess.equilibration
         code, f, z, nb, solves, kept, added, a, b, lam, directions, angle, factors = first_rung(
             problem.G, problem.u, problem.mu, problem.bias, problem.R_WC, problem.p_W,
             problem.pair, limits, slip, period, s.friction_directions, last_pair,
@@ -351,7 +350,8 @@ class PyramidModel(ContactModel):
         basis = None
         last = None if guess is None else guess.flags
         if s.warm_start and s.method in WARM_START_METHODS and last is not None:
-            basis = (guess.pair, guess.limits, *last)
+            basis = (guess.pair, guess.limits, *last,
+                     _NO_FACTORS if guess.equilibration is None else guess.equilibration)
         code, done, z = self._first(problem, guess, basis)
         if done is not None:  # the common step: the last basis solves it
             return done
@@ -366,7 +366,7 @@ class PyramidModel(ContactModel):
             if flags[0].any() and new <= max(MAP_NEW, min(MAP_NEW_MAX, k // MAP_NEW_PER)):
                 info["mapped_contacts"] = True
                 code, done, z = self._first(problem, guess,
-                                            (problem.pair, guess.limits, *flags))
+                                            (problem.pair, guess.limits, *flags, _NO_FACTORS))
                 if done is not None:
                     return done
             else:  # nothing to start from, or another situation (a pile landing)
@@ -491,12 +491,12 @@ class PyramidModel(ContactModel):
         return lcp, lcp_rung(lcp.M, lcp.q, s.method, s.solver_options)
 
 
-#: :meth:`PyramidModel._first` without a basis to try
-_NO_BASIS = (np.zeros(0, dtype=np.int64), np.zeros((0, 0)), np.zeros(0, dtype=np.bool_),
-             np.zeros((0, 0), dtype=np.bool_), np.zeros(0, dtype=np.bool_))
-_NO_ORIENTATION = (np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros((0, 3)))
-#: ... and without equilibration factors to try (the guess's ``equilibration``)
+#: a basis of :meth:`PyramidModel._first` without equilibration factors to try (the
+#: guess's ``equilibration``), and no basis to try
 _NO_FACTORS = np.zeros((2, 0))
+_NO_BASIS = (np.zeros(0, dtype=np.int64), np.zeros((0, 0)), np.zeros(0, dtype=np.bool_),
+             np.zeros((0, 0), dtype=np.bool_), np.zeros(0, dtype=np.bool_), _NO_FACTORS)
+_NO_ORIENTATION = (np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros((0, 3)))
 
 
 def _orientation(guess):
