@@ -7,7 +7,7 @@ Usage::
     .venv/bin/python benchmarks/bench_stacks.py --duration 1 --steps 0.05
 
 Runs ``config/<scene>.yaml`` for each scene of ``lcp_scenes.SCENES`` (5- and 10-box towers,
-3-2-1 and 4-3-2-1 box pyramids, 21 spheres in a walled box) with its default settings but
+3-2-1 and 4-3-2-1 box pyramids, 21 and 200 spheres in a walled box) with its default settings but
 the time step, and counts what the run summary counts (solves, pivots, failed solves,
 fallbacks, safe stops, uncertified steps) plus the deepest penetration after any step,
 measured by a full detection at the new state (not only on the contacts of the LCP), and
@@ -17,8 +17,11 @@ search (``last_basis_steps``: the contact model's first rung, its report's rungs
 ``last_basis:solved``; a resting pile should spend most steps there). The trajectories of piles are chaotic (a
 round-off change of the step moves the pile to another one): ``--perturb N`` runs each
 scene N more times with every free body moved by up to 1 um (seeded), one row each
-(column ``perturbation``), to compare medians and means over several trajectories. CSV
-in ``benchmarks/results/bench_stacks_<stamp>_<revision>.csv``.
+(column ``perturbation``), to compare medians and means over several trajectories. A run
+whose step stops (``SimulationError``: more contacts than the scene's
+``contact.max_contacts``, as the 200-sphere pour at h = 50 ms) ends there: its row counts
+the steps taken and says why (``stopped``), and the other rows run. CSV in
+``benchmarks/results/bench_stacks_<stamp>_<revision>.csv``.
 """
 
 import argparse
@@ -38,12 +41,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
-from contact_lcp.sim import Simulator  # noqa: E402
+from contact_lcp.sim import SimulationError, Simulator  # noqa: E402
 
 COLUMNS = ("scene", "h", "duration", "perturbation", "steps", "step_ms", "median_step_ms",
            "worst_step_ms", "rtf", "solves", "pivots", "failures", "fallbacks", "safe_stops",
-           "uncertified", "deepest_mm", "re_solved_steps", "last_basis_steps", "revision",
-           "date", "load1")
+           "uncertified", "deepest_mm", "re_solved_steps", "last_basis_steps", "stopped",
+           "revision", "date", "load1")
 #: largest displacement of a free body by ``--perturb`` [m]
 PERTURBATION = 1e-6
 
@@ -66,10 +69,14 @@ def run(scene, h, duration, perturbation=0):
         perturb(sim, perturbation)
     detector = sim.stepper.detector
     steps = int(round(duration / h))
-    times, deepest, re_solved, warm = [], 0.0, 0, 0
+    times, deepest, re_solved, warm, stopped = [], 0.0, 0, 0, ""
     for i in range(steps):
         t = time.perf_counter()
-        info = sim.step()
+        try:
+            info = sim.step()
+        except SimulationError as e:  # the row says where and why, the other rows run
+            steps, stopped = i, str(e)
+            break
         if i:
             times.append(time.perf_counter() - t)
         re_solved += int(info.report.info.get("active_set_rounds", 0) > 0)
@@ -84,7 +91,8 @@ def run(scene, h, duration, perturbation=0):
                 worst_step_ms=1e3 * max(times, default=0.0), rtf=h / mean if mean else 0.0,
                 solves=s.solves, pivots=s.pivots_total, failures=s.lcp_failures,
                 fallbacks=s.fallbacks, safe_stops=s.safe_stops, uncertified=s.uncertified,
-                deepest_mm=1e3 * deepest, re_solved_steps=re_solved, last_basis_steps=warm)
+                deepest_mm=1e3 * deepest, re_solved_steps=re_solved, last_basis_steps=warm,
+                stopped=stopped)
 
 
 def main(argv=None):
@@ -113,7 +121,8 @@ def main(argv=None):
               f"{row['fallbacks']}, safe stops {row['safe_stops']}, uncertified "
               f"{row['uncertified']}, deepest {row['deepest_mm']:.3f} mm, re-solved steps "
               f"{row['re_solved_steps']}, from the last basis {row['last_basis_steps']}/"
-              f"{row['steps']}", flush=True)
+              f"{row['steps']}" + (f"; stopped: {row['stopped']}" if row["stopped"] else ""),
+              flush=True)
     path = common.results_path("bench_stacks", revision, stamp, args.results_dir)
     common.write_csv(path, rows, COLUMNS)
     print(f"machine load (1 min) at start: {load1:.2f}; wrote {path}")

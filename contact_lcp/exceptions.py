@@ -13,6 +13,12 @@ class InvalidProblem(ContactLCPError, ValueError):
     """An LCP or contact problem whose data do not fit (shape, NaN, unknown method)."""
 
 
+class ContactLimitError(InvalidProblem):
+    """Contacts beyond what the scene allows: more points than ``contact.max_contacts``,
+    or a start deeper than ``contact.max_initial_penetration`` (the message names the
+    deepest pairs)."""
+
+
 class SceneError(ContactLCPError, ValueError):
     """A scene file, URDF, SRDF or parameter that cannot be used as given."""
 

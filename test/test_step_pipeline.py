@@ -120,3 +120,30 @@ def test_a_step_record_s_own_init_takes_and_stores_every_field(cls_path):
             assert got == want and type(got) is type(want), f.name
     with pytest.raises(dataclasses.FrozenInstanceError):
         setattr(record, fields[0].name, 1)
+
+
+def test_a_step_that_meets_more_contacts_than_the_scene_allows_stops_and_says_so():
+    # A box dropped 2 mm lands on its four corners; with contact.max_contacts = 2 the step
+    # that finds them stops with a SimulationError that names the limit (not "would not be
+    # finite": the state is fine), and the simulator keeps the last state.
+    from contact_lcp.sim import SimulationError, scene_from_dict
+
+    sim = Simulator(scene_from_dict({
+        "time_step": 1e-3, "ground": {"height": 0.0},
+        "bodies": [{"name": "box", "shape": "box", "size": [0.2, 0.2, 0.1], "mass": 2.0,
+                    "pose": [0, 0, 0.052, 0, 0, 0, 1]}],
+        "contact": {"max_contacts": 2}}, base_dir="."))
+    for _ in range(100):
+        q, v, t = sim.q, sim.v, sim.t
+        try:
+            sim.step()
+        except SimulationError as e:
+            message = str(e)
+            break
+    else:
+        pytest.fail("the box never met the ground")
+    assert f"the step from t = {t:.4f} s stopped: 4 contact points, more than " \
+           "contact.max_contacts = 2" in message and "finite" not in message
+    np.testing.assert_array_equal(sim.q, q)
+    np.testing.assert_array_equal(sim.v, v)
+    assert sim.t == t

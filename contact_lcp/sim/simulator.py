@@ -9,7 +9,7 @@ from contact_lcp.contact.models import make_model, model_class
 from contact_lcp.dynamics import sparse_rows
 from contact_lcp.dynamics.reduced import FreeMotion
 from contact_lcp.dynamics.world import all_finite
-from contact_lcp.exceptions import ContactLCPError, InvalidProblem, SceneError
+from contact_lcp.exceptions import ContactLCPError, ContactLimitError, InvalidProblem, SceneError
 from contact_lcp.lcp import budget
 from contact_lcp.sim.control import CommandError, RobotControl
 from contact_lcp.sim.joint_angles import JointPositions
@@ -23,7 +23,9 @@ from contact_lcp.sim.compile_ahead import compile_ahead
 
 
 class SimulationError(ContactLCPError, RuntimeError):
-    """The next state would not be finite; the simulator keeps the last finite state."""
+    """A step that could not be taken: its next state would not be finite, or it met
+    more contacts than the scene allows (``contact.max_contacts``). The simulator keeps
+    the last state."""
 
 
 class Simulator(SimulatorViews):
@@ -189,7 +191,8 @@ class Simulator(SimulatorViews):
         Raises
         ------
         SimulationError
-            When the next state would not be finite (the state is left unchanged).
+            When the next state would not be finite, or the step met more contacts than
+            ``contact.max_contacts`` (the state is left unchanged).
         """
         tau, arm, pres_idx, pres_v = self._control()
         # One budget for all the step's LCP solves: the scene's solver option
@@ -204,6 +207,10 @@ class Simulator(SimulatorViews):
                 q1, v1, rec = self.stepper.step(self._q, self._v, tau, armature=arm,
                                                 prescribed=pres_idx, v_prescribed=pres_v,
                                                 sleep=self.sleep)
+        except ContactLimitError as e:  # more contacts than the scene allows
+            self.world.forward(self._q, self._v)
+            raise SimulationError(f"the step from t = {self.t:.4f} s stopped: {e}; the "
+                                  "simulator keeps the last state") from e
         except InvalidProblem as e:  # NaN or inf met inside the step: the numerics blew up
             self.world.forward(self._q, self._v)
             raise SimulationError(f"{self._not_finite()} ({e})") from e

@@ -38,7 +38,7 @@ from contact_lcp.contact.sparse_problem import active_contacts_csr, assemble_csr
 from contact_lcp.dynamics.sparse_rows import contact_jacobian_csr
 from contact_lcp.dynamics.world import fill_contact_rows
 from contact_lcp.contact.report import NO_CONTACT, SolveReport
-from contact_lcp.exceptions import InvalidProblem
+from contact_lcp.exceptions import ContactLimitError
 from contact_lcp.sim.curvature import CurvatureCheck
 from contact_lcp.sim.limits import JointLimits, no_limits
 from contact_lcp.sim.projection import PenetrationProjection
@@ -238,14 +238,14 @@ class Stepper:
         worst = sorted(pairs.items(), key=lambda kv: -kv[1])[:8]
         listing = ", ".join(f"{a}-{b} {1e3 * d:.1f} mm deep" for (a, b), d in worst)
         if deep.size:
-            raise InvalidProblem(
+            raise ContactLimitError(
                 f"bodies start in deep penetration (more than {1e3 * max_depth:.0f} mm, "
                 f"contact.max_initial_penetration): {listing}; place them apart (a robot "
                 "on its feet: base_pose, or the SRDF's reference configuration), or, if "
                 "the overlap is meant (a posture a little low), raise "
                 "contact.max_initial_penetration: the first step moves the bodies out "
                 "(contact.projection_depth)")
-        raise InvalidProblem(
+        raise ContactLimitError(
             f"{k} contact points, more than contact.max_contacts = {self.max_contacts} "
             f"(bodies deep in each other?); deepest pairs: {listing}")
 
