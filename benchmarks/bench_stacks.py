@@ -7,8 +7,8 @@ Usage::
     .venv/bin/python benchmarks/bench_stacks.py --duration 1 --steps 0.05
 
 Runs ``config/<scene>.yaml`` for each scene of ``lcp_scenes.SCENES`` (5- and 10-box towers,
-3-2-1 and 4-3-2-1 box pyramids, 21 and 200 spheres in a walled box) with its default settings but
-the time step, and counts what the run summary counts (solves, pivots, failed solves,
+3-2-1 and 4-3-2-1 box pyramids, 21 and 200 spheres in a walled box) with its default
+settings but the time step, and counts what the run summary counts (solves, pivots, failed solves,
 fallbacks, safe stops, uncertified steps) plus the deepest penetration after any step,
 measured by a full detection at the new state (not only on the contacts of the LCP), and
 the mean, median and worst wall time per step (the first step, which includes

@@ -24,6 +24,26 @@ def test_a_short_tower_run_with_a_perturbed_start(tmp_path, capsys):
         assert int(r["steps"]) == 4 and int(r["failures"]) == int(r["safe_stops"]) == 0
         assert 0 <= int(r["last_basis_steps"]) <= 4
         assert float(r["median_step_ms"]) <= float(r["worst_step_ms"])
+        assert r["stopped"] == ""
+
+
+def test_a_run_whose_step_stops_ends_its_own_row(monkeypatch):
+    # (the 200-sphere pour at h = 50 ms meets more contacts than its max_contacts; here
+    # the third step of the tower stands in for it)
+    from contact_lcp.sim import SimulationError, Simulator
+
+    real, calls = Simulator.step, []
+
+    def step(sim):
+        calls.append(sim.t)
+        if len(calls) == 3:
+            raise SimulationError("the step from t = 0.1000 s stopped: too many contacts")
+        return real(sim)
+
+    monkeypatch.setattr(Simulator, "step", step)
+    row = bench_stacks.run("tower_5", 0.05, 0.5)
+    assert row["steps"] == 2 and row["stopped"].endswith("stopped: too many contacts")
+    assert row["solves"] >= 2 and row["failures"] == 0
 
 
 def test_perturb_moves_every_free_body_by_at_most_a_micrometre():
