@@ -227,8 +227,12 @@ REFINE_STEPS = 8
 #: (pushing them to the equations' exact solution amplified the answer's round-off to
 #: multipliers of -1e2 times the largest at 1e-10 and 1e-8 on two of five pour problems)
 REFINE_SHIFT = 1e-6
-#: active sets :func:`refine_active_set` tries at most
-REFINE_ROUNDS = 6
+#: active sets :func:`refine_active_set` solves at most (one factorization each): a
+#: blocking step takes one row out of the set, a join adds one per contact, and the
+#: interior point's set is usually a few rows from the answer's, so this bounds the cost
+#: of a set it cannot finish (the polish comes next) at about a second on a pile's 3 000
+#: rows rather than bounding the rounds a good set needs
+REFINE_ROUNDS = 30
 #: a row starts closed when its multiplier, in units of the largest, exceeds ``ratio``
 #: times its slack, in units of the largest ``|b|``: rows the interior point left
 #: undecided start open and join if they close. :func:`solve_relaxed_qp` tries these in
@@ -244,19 +248,31 @@ def refine_active_set(rows, c, k, d, ratio=CLOSED_RATIOS[0]):
     An interior-point answer leaves ``c_i s_i`` of the order of its tolerance on every
     row (``s = A xi + b``, the slack): tiny multipliers on open rows and tiny slacks on
     closed ones, which the per-row certification of a large LCP rejects (the 200-sphere
-    pour: rows with ``c ~ 1e-8`` N.s beside ``s ~ 1e-6`` m/s). A row is taken as closed
-    where its multiplier, in units of the largest, exceeds ``ratio`` times its slack, in
-    units of the largest ``|b|`` (:data:`CLOSED_RATIOS`). The open rows' multipliers
-    become 0 and the closed rows' are moved towards ``H_AA c_A = -b_A`` (``H = A
-    diag(kappa) A'``, the Delassus matrix of the edges, singular on redundant contact) by
-    proximal steps ``(H_AA + delta I) c+ = delta c - b_A`` from the interior-point answer
-    (``delta``: :data:`REFINE_SHIFT`), which converge to the solution of the system
-    nearest to it along the directions the shift does not hide. Then, as a primal
-    active-set method does, rows left open that close (a contact just touching, whose
-    load the interior point spread over all its edges) join the set (one edge per
-    contact and round, the most violated: its other edges carry the same load
-    redundantly) and rows whose multiplier turns negative leave it, for at most
-    :data:`REFINE_ROUNDS` sets. The caller certifies the answer like any other.
+    pour: rows with ``c ~ 1e-8`` N.s beside ``s ~ 1e-6`` m/s). The answer is finished by
+    a primal active-set method on the QP's dual, ``min 1/2 c'Hc + b'c`` over ``c >= 0``
+    (``H = A diag(kappa) A'``, the Delassus matrix of the edges, singular on redundant
+    contact), started from the interior point:
+
+    - a row starts closed where its multiplier, in units of the largest, exceeds
+      ``ratio`` times its slack, in units of the largest ``|b|``
+      (:data:`CLOSED_RATIOS`); the iterate is the interior point's multipliers on the
+      closed rows, 0 on the open ones;
+    - each round solves ``H_AA c_A = -b_A`` on the closed rows ``A`` by proximal steps
+      ``(H_AA + delta I) c+ = delta c - b_A`` from the iterate (``delta``:
+      :data:`REFINE_SHIFT`), which converge to the solution nearest the iterate along
+      the directions the shift does not hide;
+    - if that solution has negative multipliers, the iterate moves towards it only as
+      far as every multiplier stays nonnegative, and the rows that reached 0 there (the
+      blocking rows) open (moving all the way and opening every negative row at once
+      swings the set by hundreds of rows a round on a settled pour, which never
+      settles);
+    - otherwise the iterate is that solution, and rows left open that close (a contact
+      just touching, whose load the interior point spread over all its edges) join
+      the set, one edge per contact and round, the most violated (its other edges carry
+      the same load redundantly); with none, the answer is found.
+
+    At most :data:`REFINE_ROUNDS` sets are solved. The caller certifies the answer like
+    any other.
 
     Parameters
     ----------
@@ -284,10 +300,10 @@ def refine_active_set(rows, c, k, d, ratio=CLOSED_RATIOS[0]):
     c_unit = max(float(c.max(initial=0.0)), 1e-300)
     s_unit = max(float(np.abs(b).max(initial=0.0)), 1e-300)
     closed = c / c_unit > ratio * s / s_unit
-    x_all = c.copy()
+    x_cur = np.where(closed, c, 0.0)
     for _ in range(REFINE_ROUNDS):
         idx = np.flatnonzero(closed)
-        out = np.zeros_like(c)
+        x = np.zeros(0)
         if idx.size:
             A_c = A[idx]
             H = (A_c @ Kd @ A_c.T).tocsc()
@@ -296,19 +312,29 @@ def refine_active_set(rows, c, k, d, ratio=CLOSED_RATIOS[0]):
                 lu = splu((H + delta * sparse.eye(idx.size, format="csc")).tocsc())
             except RuntimeError:  # exactly singular even with the shift
                 return None
-            x = x_all[idx]
+            x = x_cur[idx]
             for _ in range(REFINE_STEPS):
                 x = lu.solve(delta * x - b[idx])
             if not np.all(np.isfinite(x)):
                 return None
-            out[idx] = x
-        s = A @ (kappa * (A.T @ out)) + b
-        leave = out < -1e-12 * c_unit
+        negative = x < -1e-12 * c_unit
+        if negative.any():  # a blocking step: as far towards x as c >= 0 allows
+            x0 = x_cur[idx]
+            alpha = float(np.min(x0[negative] / (x0[negative] - x[negative])))
+            x = np.maximum(x0 + alpha * (x - x0), 0.0)
+            blocking = negative & (x <= 1e-12 * c_unit)
+            x[blocking] = 0.0
+            x_cur = np.zeros_like(c)
+            x_cur[idx] = x
+            closed[idx[blocking]] = False
+            continue
+        x_cur = np.zeros_like(c)
+        x_cur[idx] = x
+        s = A @ (kappa * (A.T @ x_cur)) + b
         join = _most_violated(~closed & (s < -1e-12 * s_unit), s, k, d)
-        if not leave.any() and not join.any():
-            return np.maximum(out, 0.0)
-        x_all = np.where(closed, out, c)  # rows that join start from the interior point
-        closed = (closed & ~leave) | join
+        if not join.any():
+            return np.maximum(x_cur, 0.0)
+        closed |= join
     return None
 
 
