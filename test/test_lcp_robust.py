@@ -151,6 +151,33 @@ def test_singular_warm_start_block_is_reduced_and_said():
     assert len(res.info["warm_start_kept"]) <= 3 and res.info["warm_start_dropped"]
 
 
+def test_an_ill_conditioned_warm_start_block_is_reduced_by_bisection(monkeypatch):
+    # A PSD block of 300 columns with eigenvalues from 1 down to 1e-14: the QR's numerical
+    # rank (R's diagonal above 1e-10 of its largest) still leaves a block whose 1-norm
+    # condition number exceeds 1e10, and the leading run of the QR's order that passes
+    # is found in about log2(300) inversions, not one per dropped column (a pile's
+    # polish dropped ~900 columns of a block of 1 300 that way: 80 s).
+    from contact_lcp.lcp import warm_start
+
+    rng = np.random.default_rng(0)
+    n, singular_tol = 300, 1e-10
+    Q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    eig = np.logspace(0.0, -14.0, n)
+    M = (Q * eig) @ Q.T
+    inversions = []
+    block_condition = warm_start._block_condition
+    monkeypatch.setattr(warm_start, "_block_condition",
+                        lambda A: inversions.append(A.shape[0]) or block_condition(A))
+    kept, dropped, X = warm_start.well_conditioned_block(M, np.arange(n), singular_tol)
+    assert len(inversions) <= 2 + int(np.ceil(np.log2(n)))
+    A = M[np.ix_(kept, kept)]
+    np.testing.assert_allclose(X, np.linalg.inv(A))
+    assert np.abs(A).sum(axis=0).max() * np.abs(X).sum(axis=0).max() <= 1.0 / singular_tol
+    # no direction resolved to 1e-8 of the largest is lost by the reduction
+    assert kept.size >= np.count_nonzero(eig >= 1e-8)
+    np.testing.assert_array_equal(np.sort(np.concatenate([kept, dropped])), np.arange(n))
+
+
 def test_options_are_scaled_by_q():
     """epsilon and max_error are relative to max(1, ||q||): scaling q changes nothing."""
     p = rigid_box_contact(8, 3)

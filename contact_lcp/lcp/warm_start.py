@@ -65,8 +65,11 @@ def well_conditioned_block(M, indices, singular_tol):
 
     ``indices`` (sorted and deduplicated) whose block has a 1-norm condition number above
     ``1 / singular_tol`` are reduced to a well-conditioned subset chosen by a
-    rank-revealing QR with column pivoting, then dropped from the end until the block is
-    well conditioned.
+    rank-revealing QR with column pivoting: its numerical rank's leading columns, and if
+    their block is still ill conditioned, the longest leading run of the QR's order (its
+    most independent columns first) whose block is well conditioned, found by bisection
+    (about log2(rank) inversions, where dropping one column at a time would invert a
+    pile's block of a thousand columns hundreds of times: minutes).
     """
     n = M.shape[0]
     idx = np.unique(np.asarray(indices, dtype=np.int64))
@@ -78,12 +81,20 @@ def well_conditioned_block(M, indices, singular_tol):
         R, perm = scipy.linalg.qr(M[np.ix_(idx, idx)], mode="r", pivoting=True)
         diag = np.abs(np.diag(R))
         rank = int(np.sum(diag > singular_tol * diag[0])) if diag.size and diag[0] > 0 else 0
-        kept = np.sort(idx[perm[:rank]])
-        while kept.size:
-            cond, X = _block_condition(M[np.ix_(kept, kept)])
-            if cond <= 1.0 / singular_tol:
-                break
-            kept = kept[:-1]
+        order = idx[perm[:rank]]
+        kept = np.sort(order)
+        cond, X = _block_condition(M[np.ix_(kept, kept)]) if kept.size else (1.0, None)
+        if cond > 1.0 / singular_tol:
+            good, bad, good_X = 0, rank, None  # order[:good] passes, order[:bad] fails
+            while bad - good > 1:
+                mid = (good + bad) // 2
+                trial = np.sort(order[:mid])
+                cond, X = _block_condition(M[np.ix_(trial, trial)])
+                if cond <= 1.0 / singular_tol:
+                    good, good_X = mid, X
+                else:
+                    bad = mid
+            kept, X = np.sort(order[:good]), good_X
     X = np.zeros((0, 0)) if X is None else np.ascontiguousarray(X)
     dropped = idx[~np.isin(idx, kept)] if kept.size < idx.size else idx[:0]
     return kept, dropped, X
