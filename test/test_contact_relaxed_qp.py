@@ -141,3 +141,18 @@ def test_refine_finishes_a_settled_pour_by_blocking_steps():
     s_ip = A @ (kappa * (A.T @ c)) + b
     assert np.max(np.minimum(x / c_unit, np.abs(s) / s_unit)) <= 1e-9
     assert np.max(np.minimum(c / c.max(), np.abs(s_ip) / s_unit)) > 1e-7
+
+
+def test_the_polish_starts_from_one_pyramid_face_per_contact():
+    # Two contacts and one limit row (3 normal rows), 4 edges each, then lam: an
+    # interior point spreads a contact's friction over all its edges; the polish's
+    # basis keeps the positive ones of the adjacent pair that carries the most (contact
+    # 1's face wraps from edge 3 to edge 0), the positive normals and the positive lam.
+    from types import SimpleNamespace
+
+    lcp = SimpleNamespace(num_contacts=2, num_normals=3, num_directions=4)
+    z = np.array([1.0, 0.0, 0.5,              # normals of contacts 0, 1 and the limit row
+                  0.1, 0.4, 0.3, 0.05,        # contact 0's edges: face (1, 2)
+                  0.2, 0.0, 0.0, 0.3,         # contact 1's edges: face (3, 0)
+                  0.2, 0.0])                  # lam
+    np.testing.assert_array_equal(relaxed_qp.polish_basis(lcp, z), [0, 2, 4, 5, 7, 10, 11])

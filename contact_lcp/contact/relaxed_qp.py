@@ -371,8 +371,8 @@ def solve_relaxed_qp(problem, lcp, *, solver="clarabel", tol=1e-12):
         ``z`` in ``lcp``'s layout, method ``"qp:<solver>"``, ``pivots`` the solver's
         iterations. An answer the certification rejects is finished on its active set
         (:func:`refine_active_set`, method ``"qp:<solver>+refine"``), and if that is not
-        certified either, polished by the robust pivot search from the set the QP found
-        positive (method ``"qp:<solver>+polish"``; on a dense copy of ``M``: seconds at
+        certified either, polished by the robust pivot search from the basis
+        :func:`polish_basis` reads off the answer (method ``"qp:<solver>+polish"``; on a dense copy of ``M``: seconds at
         n ~ 4000). ``lcp.M`` may be sparse (certified by
         :func:`contact_lcp.lcp.sparse_residual.certify_sparse`).
     """
@@ -392,8 +392,8 @@ def solve_relaxed_qp(problem, lcp, *, solver="clarabel", tol=1e-12):
         return LCPResult(z, w, LCPStatus.SOLVED, method, iters, err, {"tol": tol_lcp})
     # Accurate to the solver's tolerance but not to the certification's: solve again on
     # the active set the answer points to (certified like any answer), and if that is not
-    # enough, one principal pivot on the set found positive (the search goes on from there
-    # if that set is wrong; its dense factorization costs seconds at n ~ 4000).
+    # enough, one principal pivot on the set the answer points to (polish_basis; the
+    # search goes on from there if that set is wrong; dense: seconds at n ~ 4000).
     for ratio in CLOSED_RATIOS if rows[2].size else ():
         refined = refine_active_set(rows, c, lcp.num_contacts, lcp.num_directions, ratio)
         if refined is None:
@@ -407,11 +407,33 @@ def solve_relaxed_qp(problem, lcp, *, solver="clarabel", tol=1e-12):
         return LCPResult(z, w, LCPStatus.NUMERICAL_FAILURE, method, iters, err,
                          {"tol": tol_lcp, "reason": f"not certified, and n = {lcp.q.shape[0]} "
                           f"is above MAX_DENSE_SIZE = {MAX_DENSE_SIZE} for the dense polish"})
-    basis = np.flatnonzero(z > 1e-9 * max(float(z.max()), 1e-300))
-    polished = lcp_rung(dense_M(lcp), lcp.q, "robust", {"initial_basis": basis})
+    polished = lcp_rung(dense_M(lcp), lcp.q, "robust", {"initial_basis": polish_basis(lcp, z)})
     info = dict(polished.info, qp_error=err, polished=True)
     return LCPResult(polished.z, polished.w, polished.status, method + "+polish",
                      iters + polished.pivots, polished.error, info)
+
+
+def polish_basis(lcp, z):
+    """The polish's first basis from an answer ``z`` in ``lcp``'s layout: the positive
+    normal and limit impulses and ``lam``, and at each contact the positive ones of the
+    two adjacent edges that carry the most.
+
+    A contact's friction impulse lies in one face of its pyramid, spanned by two
+    adjacent edges; an interior point spreads it over all ``d``, and those columns make
+    the warm block singular many times over, whose reduction (a pivoted QR of the
+    block) then costs more than the pivoting.
+    """
+    k, nn, d = lcp.num_contacts, lcp.num_normals, lcp.num_directions
+    lam0 = nn + k * d
+    positive = z > 1e-9 * max(float(z.max(initial=0.0)), 1e-300)
+    parts = [np.flatnonzero(positive[:nn]), lam0 + np.flatnonzero(positive[lam0:])]
+    if k and d:
+        b = z[nn:lam0].reshape(k, d)
+        first = np.argmax(b + np.roll(b, -1, axis=1), axis=1)  # the face (j, j + 1 mod d)
+        for j in (first, (first + 1) % d):
+            col = nn + np.arange(k) * d + j
+            parts.append(col[positive[col]])
+    return np.unique(np.concatenate(parts))
 
 
 def dense_M(lcp):
