@@ -318,18 +318,18 @@ def refine_active_set(rows, c, k, d, ratio=CLOSED_RATIOS[0]):
             if not np.all(np.isfinite(x)):
                 return None
         negative = x < -1e-12 * c_unit
-        if negative.any():  # a blocking step: as far towards x as c >= 0 allows
+        blocked = bool(negative.any())
+        if blocked:  # a blocking step: as far towards x as c >= 0 allows
             x0 = x_cur[idx]
             alpha = float(np.min(x0[negative] / (x0[negative] - x[negative])))
             x = np.maximum(x0 + alpha * (x - x0), 0.0)
             blocking = negative & (x <= 1e-12 * c_unit)
             x[blocking] = 0.0
-            x_cur = np.zeros_like(c)
-            x_cur[idx] = x
             closed[idx[blocking]] = False
-            continue
         x_cur = np.zeros_like(c)
         x_cur[idx] = x
+        if blocked:
+            continue
         s = A @ (kappa * (A.T @ x_cur)) + b
         join = _most_violated(~closed & (s < -1e-12 * s_unit), s, k, d)
         if not join.any():
@@ -372,8 +372,8 @@ def solve_relaxed_qp(problem, lcp, *, solver="clarabel", tol=1e-12):
         iterations. An answer the certification rejects is finished on its active set
         (:func:`refine_active_set`, method ``"qp:<solver>+refine"``), and if that is not
         certified either, polished by the robust pivot search from the basis
-        :func:`polish_basis` reads off the answer (method ``"qp:<solver>+polish"``; on a dense copy of ``M``: seconds at
-        n ~ 4000). ``lcp.M`` may be sparse (certified by
+        :func:`polish_basis` reads off the answer (method ``"qp:<solver>+polish"``; on a
+        dense copy of ``M``: seconds at n ~ 4000). ``lcp.M`` may be sparse (certified by
         :func:`contact_lcp.lcp.sparse_residual.certify_sparse`).
     """
     if solver not in QP_SOLVERS:
