@@ -263,7 +263,8 @@ def run(spec, revision, date, detail=False, save=None, failed=None, state=None, 
 
 
 def summary(rows):
-    """Per scene and band of active contacts: steps, median ms and pivots."""
+    """Per scene and band of active contacts: steps, median and slowest ms, median
+    pivots (the slowest step shows a rare fallback that the median hides)."""
     out = []
     for scene in dict.fromkeys(r["scene"] for r in rows):
         mine = [r for r in rows if r["scene"] == scene and r["step"] > 1]  # (first: compiles)
@@ -272,6 +273,7 @@ def summary(rows):
             if band:
                 out.append({"scene": scene, "active": f"{lo}-{hi - 1}" if hi < 10 ** 6 else f">={lo}",
                             "steps": len(band), "median_ms": common.median([r["ms"] for r in band]),
+                            "max_ms": max(r["ms"] for r in band),
                             "median_pivots": common.median([r["pivots"] for r in band]),
                             "not_solved": sum(r["status"] not in ("SOLVED", "NO_CONTACT")
                                               for r in band)})
@@ -279,13 +281,16 @@ def summary(rows):
 
 
 def totals(rows):
-    """Per scene: steps, total wall time [s], failed solves, steps not solved, the most
-    islands of a step and sleeping bodies at the end."""
+    """Per scene: steps, total wall time [s], the slowest step after the first (which
+    compiles) [ms] and its time [s], failed solves, steps not solved, the most islands
+    of a step and sleeping bodies at the end."""
     out = []
     for scene in dict.fromkeys(r["scene"] for r in rows):
         mine = [r for r in rows if r["scene"] == scene]
+        slowest = max(mine[1:] or mine, key=lambda r: r["ms"])
         out.append({"scene": scene, "model": mine[-1]["model"], "steps": len(mine),
                     "wall_s": sum(r["ms"] for r in mine) / 1e3,
+                    "slowest_ms": slowest["ms"], "slowest_t": slowest["t"],
                     "failures": sum(int(r["failures"]) for r in mine),
                     "not_solved": sum(r["status"] not in ("SOLVED", "NO_CONTACT") for r in mine),
                     "max_islands": max(r["islands"] for r in mine),
@@ -344,10 +349,11 @@ def main(argv=None):
         if args.peers and mine:
             compared += compare_peers(check[0], mine, args.peers, revision, date)
     table = summary(rows)
-    print(common.format_table(table, ("scene", "active", "steps", "median_ms", "median_pivots",
-                                      "not_solved")))
-    print(common.format_table(totals(rows), ("scene", "model", "steps", "wall_s", "failures",
-                                             "not_solved", "max_islands", "sleeping_end")))
+    print(common.format_table(table, ("scene", "active", "steps", "median_ms", "max_ms",
+                                      "median_pivots", "not_solved")))
+    print(common.format_table(totals(rows), ("scene", "model", "steps", "wall_s", "slowest_ms",
+                                             "slowest_t", "failures", "not_solved",
+                                             "max_islands", "sleeping_end")))
     print(f"peak resident memory {peak_rss_mb():.0f} MB")
     common.write_csv(path, rows, COLUMNS)
     print(f"wrote {path}")

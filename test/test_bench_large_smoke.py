@@ -23,7 +23,14 @@ def test_rows_per_step_and_the_summary(tmp_path, capsys):
     assert all(r["status"] in ("SOLVED", "NO_CONTACT") for r in rows)
     assert max(int(r["active"]) for r in rows) > 0  # the stack rests on contacts
     assert float(rows[-1]["peak_rss_mb"]) > 0
-    assert "median_pivots" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "median_pivots" in out
+    # the slowest step after the first (which compiles) and when it ran
+    (total,) = bench_large.totals([dict(r, ms=float(r["ms"]), t=float(r["t"]),
+                                        islands=int(r["islands"])) for r in rows])
+    slowest = max(rows[1:], key=lambda r: float(r["ms"]))
+    assert total["slowest_ms"] == float(slowest["ms"]) and total["slowest_t"] == float(slowest["t"])
+    assert "slowest_ms" in out
 
 
 def test_the_csv_holds_every_step_so_far_while_the_run_goes_on(tmp_path, monkeypatch):
