@@ -88,11 +88,20 @@ def test_a_loose_qp_answer_is_polished_into_a_certified_one(pile_problems, monke
     # the solve on the QP answer's active set finishes it ...
     assert res.success and res.method == "qp:clarabel+refine"
     assert res.info["qp_error"] > res.info["tol"] >= res.error
+    assert res.info["attempts"] == ("interior_point:uncertified", "refine:solved")
+    # the model's step report says which finish ran
+    model = RelaxedModel(ModelSettings(friction_directions=4,
+                                       options={"path": "qp", "qp_tolerance": 1e-5}))
+    report = model.solve(problem).report
+    assert report.certified
+    assert report.rungs == ("qp:solved(interior_point:uncertified+refine:solved)",)
     # ... and without it, the pivoting polish does
     monkeypatch.setattr(relaxed_qp, "refine_active_set", lambda *a: None)
     res = solve_relaxed_qp(problem, lcp, tol=1e-5)
     assert res.success and res.method == "qp:clarabel+polish" and res.info["polished"]
     assert res.info["qp_error"] > res.info["tol"] >= res.error
+    assert res.info["attempts"] == ("interior_point:uncertified", "refine:failed",
+                                    "polish:solved")
 
 
 def test_an_infeasible_step_is_a_failure_not_an_answer():

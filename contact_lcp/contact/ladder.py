@@ -18,7 +18,8 @@ its ``info['rungs']`` so that state files keep their format), e.g.
 solve from the last step's basis), ``loaded`` (the LCP of the loaded contacts),
 ``frictionless`` (the frictionless LCP: the two-step solve's first half, or a fallback),
 ``frictional_warm``, ``frictional``, ``frictional_cold``, ``contact_frame``, ``relaxed``,
-``lcp`` / ``qp`` (the relaxed model's paths), ``normal_rows``, ``facet_set``,
+``lcp`` / ``qp`` (the relaxed model's paths; the QP's attempts: ``interior_point``, then
+``refine`` and ``polish`` when its answer did not certify), ``normal_rows``, ``facet_set``,
 ``safe_stop``. Outcomes: the LCP status in lower case (``solved``, ``max_pivots``, ...),
 followed by the LCP's attempts when it took more than one (e.g.
 ``frictional_warm:solved(robust:no_solution+rescaled:no_solution+cold:solved)``), or a

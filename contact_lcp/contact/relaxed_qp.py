@@ -373,7 +373,10 @@ def solve_relaxed_qp(problem, lcp, *, solver="clarabel", tol=1e-12):
         (:func:`refine_active_set`, method ``"qp:<solver>+refine"``), and if that is not
         certified either, polished by the robust pivot search from the basis
         :func:`polish_basis` reads off the answer (method ``"qp:<solver>+polish"``; on a
-        dense copy of ``M``: seconds at n ~ 4000). ``lcp.M`` may be sparse (certified by
+        dense copy of ``M``: seconds at n ~ 4000). ``info['attempts']`` then lists what
+        ran, e.g. ``('interior_point:uncertified', 'refine:solved')``, which the step
+        report's rungs show (``qp:solved(interior_point:uncertified+refine:solved)``).
+        ``lcp.M`` may be sparse (certified by
         :func:`contact_lcp.lcp.sparse_residual.certify_sparse`).
     """
     if solver not in QP_SOLVERS:
@@ -394,6 +397,8 @@ def solve_relaxed_qp(problem, lcp, *, solver="clarabel", tol=1e-12):
     # the active set the answer points to (certified like any answer), and if that is not
     # enough, one principal pivot on the set the answer points to (polish_basis; the
     # search goes on from there if that set is wrong; dense: seconds at n ~ 4000).
+    # info['attempts'] names each finish tried, as the step report's rungs show them
+    ran = ("interior_point:uncertified",)
     for ratio in CLOSED_RATIOS if rows[2].size else ():
         refined = refine_active_set(rows, c, lcp.num_contacts, lcp.num_directions, ratio)
         if refined is None:
@@ -402,13 +407,19 @@ def solve_relaxed_qp(problem, lcp, *, solver="clarabel", tol=1e-12):
         err_r, w_r, tol_r = _certify(lcp, z_r)
         if err_r <= tol_r:
             return LCPResult(z_r, w_r, LCPStatus.SOLVED, method + "+refine", iters, err_r,
-                             {"tol": tol_r, "qp_error": err, "closed_ratio": ratio})
+                             {"tol": tol_r, "qp_error": err, "closed_ratio": ratio,
+                              "attempts": ran + ("refine:solved",)})
+    if rows[2].size:
+        ran += ("refine:failed",)
     if lcp.q.shape[0] > MAX_DENSE_SIZE:
         return LCPResult(z, w, LCPStatus.NUMERICAL_FAILURE, method, iters, err,
                          {"tol": tol_lcp, "reason": f"not certified, and n = {lcp.q.shape[0]} "
-                          f"is above MAX_DENSE_SIZE = {MAX_DENSE_SIZE} for the dense polish"})
+                          f"is above MAX_DENSE_SIZE = {MAX_DENSE_SIZE} for the dense polish",
+                          "attempts": ran})
     polished = lcp_rung(dense_M(lcp), lcp.q, "robust", {"initial_basis": polish_basis(lcp, z)})
-    info = dict(polished.info, qp_error=err, polished=True)
+    info = dict(polished.info, qp_error=err, polished=True,
+                polish_attempts=polished.info.get("attempts", ()),
+                attempts=ran + (f"polish:{polished.status.name.lower()}",))
     return LCPResult(polished.z, polished.w, polished.status, method + "+polish",
                      iters + polished.pivots, polished.error, info)
 
