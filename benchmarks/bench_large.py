@@ -7,7 +7,9 @@ Usage::
 
 Each scene (a bundled name or a path, ``:seconds`` of simulated time) is loaded with its
 defaults and stepped; every step's wall time, contacts found and in the LCP, pivots, the
-solve's outcome, its failed solves, the deepest penetration and the process's peak
+solve's outcome and the rungs of the model's ladder that ran (``qp:solved(...+polish:
+solved)``: a pile step that needed the dense polish), its failed solves, the deepest
+penetration and the process's peak
 resident memory go to one CSV row
 (``benchmarks/results/bench_large_<date>_<revision>.csv``, rewritten after every step, so
 that a stopped run keeps its rows). The table printed groups the
@@ -66,9 +68,9 @@ from contact_lcp.sim import Simulator  # noqa: E402
 from contact_lcp.sim.checkpoint import CheckpointError  # noqa: E402
 from peer_scenes import NotAPour  # noqa: E402
 
-COLUMNS = ("scene", "step", "t", "ms", "contacts", "active", "pivots", "status", "failures",
-           "max_penetration", "groups", "islands", "sleeping", "model", "peak_rss_mb", "load_s",
-           "revision", "date")
+COLUMNS = ("scene", "step", "t", "ms", "contacts", "active", "pivots", "status", "rungs",
+           "failures", "max_penetration", "groups", "islands", "sleeping", "model",
+           "peak_rss_mb", "load_s", "revision", "date")
 DEFAULT = ("spheres_200.yaml:2.0", "brazil_nut.yaml:2.0")
 
 
@@ -234,7 +236,7 @@ def run(spec, revision, date, detail=False, save=None, failed=None, state=None, 
         ms = 1e3 * (time.perf_counter() - t0)
         rows.append({"scene": os.path.basename(name), "step": k, "t": round(sim.t, 6), "ms": ms,
                      "contacts": info.num_contacts, "active": info.num_active,
-                     "pivots": info.pivots, "status": info.lcp_status,
+                     "pivots": info.pivots, "status": info.lcp_status, "rungs": info.lcp_rungs,
                      "failures": info.report.failures, "max_penetration": info.max_penetration,
                      "groups": len(sim.world.groups), "islands": sim.islands,
                      "sleeping": sim.sleeping_bodies, "model": sim.model.name,

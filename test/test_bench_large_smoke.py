@@ -21,6 +21,10 @@ def test_rows_per_step_and_the_summary(tmp_path, capsys):
     assert [int(r["step"]) for r in rows] == list(range(1, len(rows) + 1)) and len(rows) >= 5
     assert all(r["scene"] == "box_stack.yaml" and r["groups"] == "1" for r in rows)
     assert all(r["status"] in ("SOLVED", "NO_CONTACT") for r in rows)
+    # each step's rungs: none without contact, the solving rung last with contact
+    assert all((r["rungs"] == "") == (r["status"] == "NO_CONTACT") for r in rows)
+    assert all(r["rungs"].split(" ")[-1].split("(")[0].endswith(":solved")
+               for r in rows if r["status"] == "SOLVED")
     assert max(int(r["active"]) for r in rows) > 0  # the stack rests on contacts
     assert float(rows[-1]["peak_rss_mb"]) > 0
     out = capsys.readouterr().out
