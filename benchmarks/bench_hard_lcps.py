@@ -18,8 +18,14 @@ third defeated every sparse path and the step fell back to frictionless after 17
 of the step to t = 0.96 s of a fresh run (``bench_large.py spheres_200.yaml:2.0
 --failed-lcps DIR`` at faae878), which that run failed: every sparse path stopped at its
 50 n limit. The cold exact-tie path certifies it after 539 290 pivots (104 n), which
-robust allows since 44cdd12 within the model's budget. A path to an ``.npz`` file of the
-same form (what ``--failed-lcps`` writes) is read instead of a bundled name.
+robust allows since 44cdd12 within the model's budget. ``hoist_t2171``
+(``hoist_t2171_uncertified.npz``, n = 40, 4 contacts, condition number 1e20) is the
+pyramid model's warm frictional LCP of ``config/hoist.yaml``'s step to t = 2.171 s: every
+attempt of the standard list ends on an answer that misses the per-row verdict by a factor
+of about 5 (three friction rows at w = -3e-11 with their contact's lam at 0), and the step
+applies the two-step solve's answer instead (one recovered failure in the scene's 10 s);
+the warm sparse path certifies it here. A path to an ``.npz`` file of the same form (what
+``--failed-lcps`` writes) is read instead of a bundled name.
 
 Each is solved by ``robust`` as the model calls it (with the warm start and the
 pyramid model's pivot budget, ``pyramid.LARGE_PIVOTS_PER_ROW`` per row; ``--budget``
@@ -58,7 +64,8 @@ from contact_lcp.lcp.scaling import MAX_SWEEPS, equilibrated  # noqa: E402
 DATA = os.path.join(HERE, "data")
 #: bundled LCPs by name: file in benchmarks/data
 FILES = {"round1": "pour_t084_round1.npz", "round2": "pour_t084_round2.npz",
-         "round3": "pour_t084_round3.npz", "t096": "pour_t096_failed.npz"}
+         "round3": "pour_t084_round3.npz", "t096": "pour_t096_failed.npz",
+         "hoist_t2171": "hoist_t2171_uncertified.npz"}
 NAMES = tuple(FILES)
 #: run when no LCP is named (t096 takes robust 154 n pivots: about 6 minutes)
 DEFAULT = ("round1", "round2", "round3")

@@ -38,7 +38,7 @@ def test_a_path_to_an_npz_file_is_read_and_an_unknown_name_is_refused(tmp_path):
     np.savez(path, data=M.data, indices=M.indices, indptr=M.indptr, q=q,
              basis=np.zeros(0, np.int64))
     assert bench.load(str(path))[2] is None  # no warm start: a cold solve
-    with pytest.raises(SystemExit, match="round1, round2, round3, t096 or a path"):
+    with pytest.raises(SystemExit, match="round1, round2, round3, t096, hoist_t2171 or a path"):
         bench.load("round4")
     M, q, basis = bench.load("t096")  # the first LCP the pour still fails (bundled)
     assert q.shape == (5210,) and M.shape == (5210, 5210) and basis.size == 445
