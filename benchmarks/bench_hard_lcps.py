@@ -20,11 +20,11 @@ of the step to t = 0.96 s of a fresh run (``bench_large.py spheres_200.yaml:2.0
 50 n limit. The cold exact-tie path certifies it after 539 290 pivots (104 n), which
 robust allows since 44cdd12 within the model's budget. ``hoist_t2171``
 (``hoist_t2171_uncertified.npz``, n = 40, 4 contacts, condition number 1e20) is the
-pyramid model's warm frictional LCP of ``config/hoist.yaml``'s step to t = 2.171 s: every
-attempt of the standard list ends on an answer that misses the per-row verdict by a factor
-of about 5 (three friction rows at w = -3e-11 with their contact's lam at 0), and the step
-applies the two-step solve's answer instead (one recovered failure in the scene's 10 s);
-the warm sparse path certifies it here. A path to an ``.npz`` file of the same form (what
+pyramid model's warm frictional LCP of ``config/hoist.yaml``'s step to t = 2.171 s: robust
+and every retry of the standard list before the last end on answers that miss the per-row
+verdict by a factor of about 5 (three friction rows at w = -3e-11 with their contact's lam
+at 0); the warm path with exact ties certifies it (the ``exact_ties`` attempt,
+``contact_lcp.lcp.attempts.EXACT_TIE_RETRY``, and the warm sparse path here). A path to an ``.npz`` file of the same form (what
 ``--failed-lcps`` writes) is read instead of a bundled name.
 
 Each is solved by ``robust`` as the model calls it (with the warm start and the

@@ -56,9 +56,13 @@ def test_the_standard_attempts_in_order():
     assert names("lexicographic") == ["tolerant", "rescaled"]
     assert names("lexicographic", pivot_tol=1e-9, tie_threshold=0.0) == ["rescaled"]
     assert names("revised", initial_basis=[0]) == ["tolerant", "rescaled", "cold",
-                                                   "cold_tolerant", "cold_rescaled"]
+                                                   "cold_tolerant", "cold_rescaled",
+                                                   "exact_ties"]
     assert names("robust", initial_basis=[0]) == ["rescaled", "cold", "cold_rescaled",
-                                                  "lexicographic"]
+                                                  "lexicographic", "exact_ties"]
+    # a caller's own tie threshold is kept
+    assert names("robust", initial_basis=[0], tie_threshold=0.0) == [
+        "rescaled", "cold", "cold_rescaled", "lexicographic"]
     # a caller with a pivot budget plans its own paths: no cold repeat, no other method
     assert names("robust", initial_basis=[0], pivot_budget=50) == ["rescaled"]
     assert names("robust", lemke_fallback=False) == ["rescaled"]
@@ -74,6 +78,30 @@ def test_the_standard_attempts_in_order():
     assert robust["cold"].options_for({"initial_basis": [1], "max_nodes": 7}) == \
         {"max_nodes": 7}
     assert robust["rescaled"].scaling == "powers_of_two"
+
+
+def test_a_warm_path_that_misses_is_walked_again_with_exact_ties():
+    # The hoist's frictional LCP at t = 2.171 s (n = 40, condition number 1e20): warm and
+    # cold, on either scaling, robust ends on bases whose answers miss the per-row verdict
+    # (friction rows at w = -3e-11 beside their contact's lam at 0); the warm path with
+    # exact ties ends on another basis, whose answer certifies.
+    from scipy import sparse
+
+    path = os.path.join(os.path.dirname(LCP_DIR), os.pardir, "benchmarks", "data",
+                        "hoist_t2171_uncertified.npz")
+    with np.load(path) as f:
+        n = f["q"].size
+        M = sparse.csr_matrix((f["data"], f["indices"], f["indptr"]), shape=(n, n)).toarray()
+        q, basis = f["q"], f["basis"]
+    assert not solve(M, q, method="robust", initial_basis=basis).success
+    res = solve_with_retries(M, q, method="robust", initial_basis=basis)
+    assert res.success and res.error <= res.info["tol"]
+    assert res.info["attempts"][-1] == "exact_ties:solved" and res.info["exact_ties_retry"]
+    assert all(not a.endswith(":solved") for a in res.info["attempts"][:-1])
+    # a complementary answer of the LCP itself
+    w = M @ res.z + q
+    assert res.z.min() >= 0.0 and w.min() >= -res.info["tol"]
+    assert np.abs(res.z * w).max() <= res.info["tol"] * max(1.0, res.z.max())
 
 
 def test_the_callers_options_are_checked_before_any_attempt_runs():
