@@ -32,6 +32,11 @@ KINDS = {
                      ["scene", "h", "steps", "step_ms", "median_step_ms", "rtf", "solves",
                       "pivots", "failures", "fallbacks", "safe_stops", "uncertified",
                       "deepest_mm", "last_basis_steps"], None),
+    "bench_scenes": ("Every bundled scene for its whole duration: failures and the slowest "
+                     "step", "benchmarks/bench_scenes.py",
+                     ["scene", "h", "steps", "wall_s", "step_ms", "slowest_ms", "slowest_t",
+                      "slowest_rungs", "failures", "fallbacks", "safe_stops", "uncertified",
+                      "stopped"], None),
     "bench_large": ("Large scenes: 200-sphere pour, 201-disk Brazil nut",
                     "benchmarks/bench_large.py",
                     ["scene", "step", "t", "ms", "contacts", "active", "pivots", "status",
