@@ -3,8 +3,8 @@
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_scenes.py                      # every scene but the pours (~3 min)
-    .venv/bin/python benchmarks/bench_scenes.py --all                # with the 200-sphere pour and nut (~2 min more)
+    .venv/bin/python benchmarks/bench_scenes.py                      # every scene but the two of minutes (~2 min)
+    .venv/bin/python benchmarks/bench_scenes.py --all                # with the 200-sphere pour and nut (~1.5 min more)
     .venv/bin/python benchmarks/bench_scenes.py hoist ring --duration 2
 
 Runs each ``config/<scene>.yaml`` with its own settings for its ``duration`` (or
@@ -13,10 +13,9 @@ and slowest wall time per step (the first step, which may compile, left out), wh
 slowest ran and the rungs of the contact model's ladder it took, what the run summary
 counts (failed solves, fallbacks, safe stops, uncertified steps) and whether a step
 stopped the run (``SimulationError``: its message). A rare slow or failed step of a long
-run is what a median over a few hundred steps hides: the 200-sphere pour's three steps of
-14-83 s in the relaxed model's polish, and the hoist's one uncertified LCP at t = 2.171 s,
-were both found this way. ``--all`` adds the scenes that take minutes (the
-200-sphere pour and the 200-grain Brazil nut). CSV in
+run is what a median over a few hundred steps hides (a pile step that needs the relaxed
+model's dense polish, one uncertified LCP of a chain in 10 000 steps). ``--all`` adds the
+scenes that take minutes (the 200-sphere pour and the 200-grain Brazil nut). CSV in
 ``benchmarks/results/bench_scenes_<stamp>_<revision>.csv``.
 """
 
