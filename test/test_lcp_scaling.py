@@ -288,6 +288,20 @@ def test_the_methods_stopping_tests_share_the_cap():
     assert certifies(Ms, qs, good)
 
 
+def _random_matrix(rng, n, seed, span, nonfinite_every, zero_row_every=0):
+    """A random (n, n) matrix for the compiled passes' bit-for-bit tests: entries over
+    10^[-span, span), 30 % zeros, one NaN or inf entry when ``seed % nonfinite_every``
+    is 0, and a zero row when ``seed % zero_row_every`` is 0 (``zero_row_every`` 0:
+    never)."""
+    M = rng.standard_normal((n, n)) * 10.0 ** rng.integers(-span, span, size=(n, n))
+    M[rng.random((n, n)) < 0.3] = 0.0
+    if n and seed % nonfinite_every == 0:
+        M[rng.integers(n), rng.integers(n)] = (np.nan, np.inf, -np.inf)[seed % 3]
+    if n and zero_row_every and seed % zero_row_every == 0:
+        M[rng.integers(n)] = 0.0
+    return M
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_the_compiled_verdict_pass_is_the_definition_bit_for_bit(seed):
     # The compiled pass sums four rows at a time (row_scales) and skips z_j = 0; every
@@ -300,10 +314,7 @@ def test_the_compiled_verdict_pass_is_the_definition_bit_for_bit(seed):
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(0, 14))
-    M = rng.standard_normal((n, n)) * 10.0 ** rng.integers(-20, 20, size=(n, n))
-    M[rng.random((n, n)) < 0.3] = 0.0
-    if n and seed % 4 == 0:
-        M[rng.integers(n), rng.integers(n)] = (np.nan, np.inf, -np.inf)[seed % 3]
+    M = _random_matrix(rng, n, seed, 20, 4)
     q = rng.standard_normal(n)
     z = np.where(rng.random(n) < (0.0, 0.6, 1.0)[seed % 3], 0.0, np.abs(rng.standard_normal(n)))
     d1, d2 = 2.0 ** rng.integers(-5, 5, n), 2.0 ** rng.integers(-5, 5, n)
@@ -330,12 +341,7 @@ def test_the_check_of_given_factors_is_the_verdicts_pass_and_the_sweeps_stopping
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(0, 14))
-    M = rng.standard_normal((n, n)) * 10.0 ** rng.integers(-3, 3, size=(n, n))
-    M[rng.random((n, n)) < 0.3] = 0.0
-    if n and seed % 5 == 0:
-        M[rng.integers(n), rng.integers(n)] = (np.nan, np.inf, -np.inf)[seed % 3]
-    if n and seed % 7 == 0:
-        M[rng.integers(n)] = 0.0
+    M = _random_matrix(rng, n, seed, 3, 5, zero_row_every=7)
     # the sweeps' own factors (balanced unless a NaN or inf entry stopped them), and
     # random powers of two (mostly not balanced)
     ruiz = _ruiz(M, np.ones(n), MAX_SWEEPS)[:2] if np.all(np.isfinite(M)) else (np.ones(n),) * 2
@@ -360,10 +366,7 @@ def test_a_row_exceeds_its_tolerance_as_the_whole_tolerance_says(seed):
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 14))
-    M = rng.standard_normal((n, n)) * 10.0 ** rng.integers(-20, 20, size=(n, n))
-    M[rng.random((n, n)) < 0.3] = 0.0
-    if seed % 4 == 0:
-        M[rng.integers(n), rng.integers(n)] = (np.nan, np.inf, -np.inf)[seed % 3]
+    M = _random_matrix(rng, n, seed, 20, 4)
     q = rng.standard_normal(n)
     z = np.where(rng.random(n) < (0.0, 0.6, 1.0)[seed % 3], 0.0, np.abs(rng.standard_normal(n)))
     d1, d2 = 2.0 ** rng.integers(-5, 5, n), 2.0 ** rng.integers(-5, 5, n)
