@@ -343,6 +343,31 @@ def test_the_faces_contacts_are_the_loaded_and_the_touching_ones(seed):
     assert tol2 == vel_tol
 
 
+@pytest.mark.parametrize("d", [3, 4, 8, 16])
+def test_a_frictions_edge_sum_is_its_gauge_in_the_pyramids_polygon(d):
+    # the active set's cone test reads sum(b) of edge_split's edge impulses, computed
+    # without them (pyramids have d >= 3 sides, scene_loader) as the friction's gauge in the regular polygon of the
+    # edges: the same number to round-off, whatever the pyramid's turn and the friction
+    # (on an edge, on a facet's middle, zero)
+    from contact_lcp.contact.min_norm_kernel import _edge_sum, edge_split
+
+    rng = np.random.default_rng(d)
+    for trial in range(300):
+        th = rng.uniform(-4.0, 4.0) + 2.0 * np.pi * np.arange(d) / d
+        c, s = np.cos(th), np.sin(th)
+        t = rng.standard_normal(2) * 10.0 ** rng.uniform(-6, 3)
+        if trial % 3 == 1:  # along an edge, or along a facet's bisector
+            e = int(rng.integers(d))
+            t = np.hypot(*t) * (np.array([c[e], s[e]]) if trial % 2 else
+                                np.array([c[e] + c[(e + 1) % d], s[e] + s[(e + 1) % d]]))
+        if trial == 0:
+            t = np.zeros(2)
+        b = np.empty(d)
+        edge_split(t[0], t[1], c, s, b)
+        got = _edge_sum(t[0], t[1], c, s)
+        assert abs(got - b.sum()) <= 1e-14 * max(np.hypot(*t), 1e-300), (d, t)
+
+
 def test_a_sole_point_past_two_facets_is_held_on_their_edge(monkeypatch):
     # Talos standing, 3 ms in (test/data/talos_face_on_an_edge.npz: the face kernel's
     # arguments): a sole point's least-norm friction lies on an edge of its pyramid.

@@ -182,13 +182,20 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol, open_
         mus[a] = mu[S[a]]
     for j in range(l):
         bs[s + j] = bias[k + j]
+    # the edges' directions: each contact's first edge turned by the d fixed turns
+    # 2 pi e / d (two sines a contact, not 2 d)
     cos = np.empty((s, d))
     sin = np.empty((s, d))
+    turn_c = np.empty(d)
+    turn_s = np.empty(d)
+    for e in range(d):
+        turn_c[e] = np.cos(2.0 * np.pi * e / d)
+        turn_s[e] = np.sin(2.0 * np.pi * e / d)
     for a in range(s):
+        c0, s0 = np.cos(angle[S[a]]), np.sin(angle[S[a]])
         for e in range(d):
-            th = angle[S[a]] + 2.0 * np.pi * e / d
-            cos[a, e] = np.cos(th)
-            sin[a, e] = np.sin(th)
+            cos[a, e] = c0 * turn_c[e] - s0 * turn_s[e]
+            sin[a, e] = s0 * turn_c[e] + c0 * turn_s[e]
     nn, nb = s + l, s * d
     n = nn + nb + (s if d else 0)  # the face LCP's size
     # the sliding speeds of f*: lam = max(0, -min_e c_e . v_t)
@@ -355,19 +362,19 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol, open_
             m += 1
     if m == 0:
         return UNIQUE, f
-    # H = B' Gs B (its upper triangle, mirrored); when every face row is a column of
-    # its own (every contact sticks, every limit row is open: B is the identity), the
-    # upper triangle of Gs as it is (1.0 * G_ij * 1.0 is G_ij: the same bits)
-    unit = m == nf
+    # H = B' Gs B (its upper triangle, mirrored); when every column is one face row (the
+    # contacts stick, the limit rows are open or closed), the rows and columns of Gs
+    # (1.0 * G_ij * 1.0 is G_ij: the same bits)
+    unit = True
     for p in range(m):
-        if col_nnz[p] != 1 or col_rows[p, 0] != p or col_coef[p, 0] != 1.0:
+        if col_nnz[p] != 1 or col_coef[p, 0] != 1.0:
             unit = False
             break
     H = np.empty((m, m))
     if unit:
         for p in range(m):
             for r in range(p, m):
-                H[p, r] = H[r, p] = Gs[p, r]
+                H[p, r] = H[r, p] = Gs[col_rows[p, 0], col_rows[r, 0]]
     else:
         for p in range(m):
             for r in range(p, m):
@@ -397,6 +404,7 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol, open_
     state = np.zeros(groups, dtype=np.int64)
     facet = np.zeros(groups, dtype=np.int64)  # ON_FACET: the facet; ON_EDGE: the edge
     y = np.zeros(m)
+    split = np.empty(d)  # (_violation's edge impulses)
     for _ in range(MAX_ROUNDS):
         C, owner, col_facet = _constraints(state, facet, start, size, kind, m, mus, cos, sin,
                                            col_rows)
@@ -409,7 +417,7 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol, open_
         for g in range(groups):
             if state[g] != ZEROED:
                 v = _violation(y, start[g], kind, col_coef, cos, sin, mus,
-                               col_rows[start[g], 0] // 3, d)
+                               col_rows[start[g], 0] // 3, split)
                 if v > worst:
                     worst, add = v, g
         if add >= 0:
@@ -629,8 +637,10 @@ def _constraints(state, facet, start, size, kind, m, mus, cos, sin, col_rows):
 def _least_norm_with(L, C, e, y):
     """Write into ``y`` the least-norm ``y`` with ``L' y = e`` and ``C' y = 0``; return
     ``xi`` with ``y = L xi[:r] + C xi[r:]`` (the equalities' multipliers), or an empty
-    array when ``[L, C]`` has not full column rank (QR by modified Gram-Schmidt,
-    twice)."""
+    array when ``[L, C]`` has not full column rank (QR by modified Gram-Schmidt, a
+    column orthogonalized again when the pass left less than 1/sqrt(2) of its norm (the
+    DGKS test: a column that kept more is orthogonal to round-off, and twice is
+    enough)."""
     m, r = L.shape
     k = r + C.shape[1]
     Qt = np.empty((k, m))  # the columns of [L, C], orthonormalized, as rows
@@ -641,14 +651,17 @@ def _least_norm_with(L, C, e, y):
             Qt[t, i] = C[i, t - r]
     R = np.zeros((k, k))
     for t in range(k):  # (plain loops: the vectors are short, a temporary costs more)
-        full = np.sqrt(_dot(Qt, t, t, m))
+        full = before = np.sqrt(_dot(Qt, t, t, m))
         for _ in range(2):
             for o in range(t):
                 dot = _dot(Qt, o, t, m)
                 R[o, t] += dot
                 for i in range(m):
                     Qt[t, i] -= dot * Qt[o, i]
-        R[t, t] = np.sqrt(_dot(Qt, t, t, m))
+            R[t, t] = np.sqrt(_dot(Qt, t, t, m))
+            if R[t, t] >= np.sqrt(0.5) * before:
+                break
+            before = R[t, t]
         if not R[t, t] > RANK_TOL * full:
             return np.empty(0)
         for i in range(m):
@@ -693,17 +706,34 @@ def _sector(t1, t2, cos, sin):
 
 
 @njit(cache=True)
-def _violation(y, p, kind, col_coef, cos, sin, mus, a, d):
+def _edge_sum(t1, t2, cos, sin):
+    """The sum of the edge impulses of :func:`edge_split` ``(t1, t2)`` without them (``d
+    >= 3`` edges, as every pyramid has): the friction's gauge in the pyramid's regular
+    polygon, ``max_e (p_e + p_(e+1)) / (1 + cos(2 pi / d))`` with ``p_e`` the friction
+    along edge ``e`` (the facet between edges ``e`` and ``e + 1`` lies at ``cos(pi / d)``
+    from the axis, along their bisector)."""
+    d = cos.shape[0]
+    first = last = t1 * cos[0] + t2 * sin[0]
+    best = -np.inf
+    for e in range(1, d):
+        pe = t1 * cos[e] + t2 * sin[e]
+        best = max(best, last + pe)
+        last = pe
+    best = max(best, last + first)
+    return max(best, 0.0) / (1.0 + np.cos(2.0 * np.pi / d))
+
+
+@njit(cache=True)
+def _violation(y, p, kind, col_coef, cos, sin, mus, a, b):
     """How far the impulse of the contact (or limit) whose columns start at ``p`` is out
     of its cone (0 inside): a negative normal, friction beyond the pyramid, a facet's
-    impulse off it, a ray's negative value [N.s]."""
+    impulse off it, a ray's negative value [N.s]. ``b`` (d,): room for the edge
+    impulses."""
     if kind[p] == 0:
-        b = np.zeros(d)
-        edge_split(y[p + 1], y[p + 2], cos[a], sin[a], b)
-        return max(-y[p], b.sum() - mus[a] * max(y[p], 0.0), 0.0)
+        return max(-y[p], _edge_sum(y[p + 1], y[p + 2], cos[a], sin[a])
+                   - mus[a] * max(y[p], 0.0), 0.0)
     if kind[p] == 3:
         fc = col_coef[p] * y[p] + col_coef[p + 1] * y[p + 1]
-        b = np.zeros(d)
         edge_split(fc[1], fc[2], cos[a], sin[a], b)
         return max(-fc[0], abs(mus[a] * fc[0] - b.sum()))
     return max(-y[p], 0.0)
