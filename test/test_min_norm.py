@@ -466,6 +466,34 @@ def test_a_plain_face_is_told_without_its_lcp_and_gets_the_lcps_forces(make, mon
     assert len(faces) == 60 and plain >= 30
 
 
+def test_a_joint_leaving_its_limit_keeps_the_face_plain():
+    # Talos standing at t = 4.5 s (test/data/talos_face_limit_leaving.npz, the face of
+    # its 14 sole points and 2 joint-limit rows): both limit rows carry no impulse and
+    # separate at ~1e-7 of the scale, between OPEN_FACTOR and CLOSED_FACTOR. A joint
+    # leaving its stop is closed from OPEN_FACTOR on, so the face stays plain (read from
+    # w, certified by velocities and pyramids); the face's LCP and its verdict close
+    # those rows too and give the same forces, bit for bit.
+    from contact_lcp.contact.min_norm_kernel import (APPLIED, CLOSED_FACTOR, OPEN_FACTOR,
+                                                    least_norm_face)
+
+    from pathlib import Path
+
+    data = np.load(Path(__file__).parent / "data" / "talos_face_limit_leaving.npz")
+    names = ("G", "u", "bias", "J", "K", "mu", "f", "vel", "S", "l", "d", "angle", "vel_tol")
+    a = [data[n] for n in names]
+    a[9], a[10], a[12] = int(a[9]), int(a[10]), float(a[12])
+    k, l = a[5].size, a[9]
+    scale = 1.0 + np.abs(a[1]).max()
+    w_limit = a[7][3 * k:] + a[2][k:]
+    assert l == 2 and np.all(a[6][3 * k:] == 0.0)
+    assert np.all((w_limit > 1e3 * OPEN_FACTOR * scale) & (w_limit < CLOSED_FACTOR * scale))
+    fast_code, fast = least_norm_face(*a, OPEN_FACTOR)
+    code, slow = least_norm_face(*a, -1.0)
+    assert fast_code == code == APPLIED
+    np.testing.assert_array_equal(fast, slow)
+    assert np.all(fast[3 * k:] == 0.0)
+
+
 def _plain(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol):
     """Whether every row of the face (contacts ``S``, no limit row) is plainly open or
     closed and every contact plainly sticks or slides: the faces the kernel reads from

@@ -21,8 +21,11 @@ of the answer (``edge_angle``):
 
 * ``lam`` stays at the sliding speeds of ``f*`` (``max(0, -min_e c_e . v_t)``);
 * a normal or edge row whose ``w`` is positive (beyond its certification tolerance,
-  :func:`contact_lcp.lcp.residual.row_tolerances`) keeps ``z = 0``; the others (``w = 0``,
-  degenerate rows included: they stay complementary with ``w = 0``) take any ``z >= 0``;
+  :func:`contact_lcp.lcp.residual.row_tolerances`; the compiled face,
+  :mod:`~contact_lcp.contact.min_norm_kernel`, closes a joint-limit row without impulse
+  already beyond round-off: a joint moving off its stop) keeps ``z = 0``; the others
+  (``w = 0``, degenerate rows included: they stay complementary with ``w = 0``) take any
+  ``z >= 0``;
 * a sliding contact (``lam > 0``) stays on its cone's boundary, ``mu a = sum b``; the
   others keep ``mu a - sum b >= 0``;
 * ``K J' (f - f*) = 0``: the velocities do not change, so every ``w`` above stays.

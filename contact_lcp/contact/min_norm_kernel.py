@@ -37,10 +37,14 @@ face's QP.
 The face's LCP (``10 s`` rows for ``s`` contacts on 8-edge pyramids), its equilibration
 and its two verdicts are most of that work, and a face whose rows are all plainly open
 or closed needs none of them: every row's ``w = u + G f*`` within ``OPEN_FACTOR (1 +
-||u||_inf)`` of 0 (open) or, for a normal or limit row without impulse and a sliding
-contact's edge rows, beyond ``CLOSED_FACTOR (1 + ||u||_inf)`` (closed), and every sliding
-speed either within the first bound (sticking) or beyond the second (sliding): a
-standing robot's soles, a resting stack, a joint limit left, a box sliding at some speed
+||u||_inf)`` of 0 (open) or, for a normal row without impulse and a sliding contact's
+edge rows, beyond ``CLOSED_FACTOR (1 + ||u||_inf)`` (closed), and every sliding speed
+either within the first bound (sticking) or beyond the second (sliding). A joint-limit
+row without impulse is closed already beyond the first bound: a joint moving off its
+stop (a standing robot's knee creeps off it at ~1e-7 of the scale, a thousand times a
+row's tolerance, for seconds) carries no impulse, and a face without that row holds the
+LCP's solutions with ``f*``'s velocities all the same. So: a standing robot's soles, a
+resting stack, a joint limit left, a box sliding at some speed
 (its slipping edge's ``w`` is 0 by the definition of ``lam``, the others' a fair part of
 its speed). The open rows are then told from ``w`` directly, and the answer is
 certified by its velocities (``f*``'s: so every ``w`` is ``f*``'s, about 0 on the rows
@@ -91,7 +95,7 @@ SLACK = 1e-12
 #: notes). The certification tolerances of those rows are ~1e-10 of their scale and
 #: more; a sole at rest leaves ~1e-16, a box stack ~1e-14
 OPEN_FACTOR = 1e-12
-#: ... and a normal or limit row without impulse, or a sliding contact's edge row, whose
+#: ... and a normal row without impulse, or a sliding contact's edge row, whose
 #: ``w`` is at least this times ``1 + ||u||_inf`` is closed (a contact whose sliding speed
 #: is, slides): beyond any row's certification tolerance, as far as a contact may
 #: separate and still join the face (``min_norm.TOUCH_FACTOR``)
@@ -217,8 +221,10 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol, open_
     for a in range(nn):
         ra = 3 * a if a < s else 3 * s + a - s
         wa = vs[ra] + bs[a]
-        if wa >= far and fs[ra] == 0.0:
-            open_row[a] = False  # separating, with no impulse (a joint limit left)
+        if fs[ra] == 0.0 and (wa >= far or (a >= s and wa > near)):
+            # separating, with no impulse: a contact beyond ``far``, a joint limit
+            # beyond ``near`` (a joint moving off its stop; module notes)
+            open_row[a] = False
         elif not abs(wa) <= near:
             fast = False
     sliding = np.zeros(s, dtype=np.bool_)
