@@ -346,9 +346,9 @@ def test_the_faces_contacts_are_the_loaded_and_the_touching_ones(seed):
 @pytest.mark.parametrize("d", [3, 4, 8, 16])
 def test_a_frictions_edge_sum_is_its_gauge_in_the_pyramids_polygon(d):
     # the active set's cone test reads sum(b) of edge_split's edge impulses, computed
-    # without them (pyramids have d >= 3 sides, scene_loader) as the friction's gauge in the regular polygon of the
-    # edges: the same number to round-off, whatever the pyramid's turn and the friction
-    # (on an edge, on a facet's middle, zero)
+    # without them as the friction's gauge in the regular polygon of the edges (pyramids
+    # have d >= 3 sides, scene_loader): the same number to round-off, whatever the
+    # pyramid's turn and the friction (on an edge, on a facet's middle, zero)
     from contact_lcp.contact.min_norm_kernel import _edge_sum, edge_split
 
     rng = np.random.default_rng(d)

@@ -187,7 +187,7 @@ def least_norm_face(G, u, bias, J, K, mu, f, vel, S, l, d, angle, vel_tol, open_
     for j in range(l):
         bs[s + j] = bias[k + j]
     # the edges' directions: each contact's first edge turned by the d fixed turns
-    # 2 pi e / d (two sines a contact, not 2 d)
+    # 2 pi e / d (a cosine and a sine a contact, not d of each)
     cos = np.empty((s, d))
     sin = np.empty((s, d))
     turn_c = np.empty(d)
@@ -733,7 +733,7 @@ def _edge_sum(t1, t2, cos, sin):
 def _violation(y, p, kind, col_coef, cos, sin, mus, a, b):
     """How far the impulse of the contact (or limit) whose columns start at ``p`` is out
     of its cone (0 inside): a negative normal, friction beyond the pyramid, a facet's
-    impulse off it, a ray's negative value [N.s]. ``b`` (d,): room for the edge
+    impulse off it, a ray's negative value [N.s]. ``b`` (d,): room for a facet's edge
     impulses."""
     if kind[p] == 0:
         return max(-y[p], _edge_sum(y[p + 1], y[p + 2], cos[a], sin[a])
