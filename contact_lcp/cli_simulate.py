@@ -141,7 +141,9 @@ class _Run:
         self.sim = sim
         self.rec = (RunRecorder(sim.scene.output.wrench_links, sim.joint_names,
                                 scene_path=sim.scene.path, spool=spool) if record else None)
-        self.force_z = 0.0  # the robots' vertical contact force summed over the steps [N]
+        # without a recorder, the robots' vertical contact force summed over the steps [N]
+        # (force_z; a recorder sums its column)
+        self._force_z = 0.0
         # the steps by the ladder rungs they ran (a step's rungs as its report has them:
         # one count a step, the rungs' words counted at the end, rungs())
         self._rung_steps = collections.Counter()
@@ -175,11 +177,10 @@ class _Run:
                     stop.stepping = False
                 self.done += 1
                 self.max_pen = max(self.max_pen, info.max_penetration)
-                if self.rec is not None:  # (its row holds the step's total force)
+                if self.rec is not None:  # (its rows hold the steps' total forces)
                     self.rec.add(sim, info)
-                    self.force_z += float(self.rec.last("contact_force_total")[2])
                 else:
-                    self.force_z += float(sim.contact_force_total(applied=True)[2])
+                    self._force_z += float(sim.contact_force_total(applied=True)[2])
                 if self.done == 1:  # (its row's reads load their kernels too)
                     self.first = time.perf_counter() - wall0
                 self._rung_steps[info.report.rungs] += 1
@@ -202,6 +203,13 @@ class _Run:
         self.wall = time.perf_counter() - wall0
         bar.close(None if info is None else _status(sim, info, wall0, self.t0))
         return stopped, error
+
+    @property
+    def force_z(self):
+        """The robots' vertical contact force summed over the steps [N]."""
+        if self.rec is not None:
+            return float(self.rec.column_sum("contact_force_total")[2])
+        return self._force_z
 
     def rungs(self):
         """Counter of the ladder rungs the steps ran (``name:outcome``), each in the order

@@ -100,6 +100,43 @@ def test_simulate_records_one_count_per_facet_set_problem(tmp_path):
     assert all(isinstance(p.extras["facet_sets"], FacetSets) for p in problems)
 
 
+def test_a_recording_computes_its_contact_tables_in_batches_with_the_same_forces():
+    # The recorder leaves the steps' contact tables (their force distribution) to batches
+    # of LATER_STEPS steps; the run it records is, bit for bit, that of another simulator
+    # of the same scene whose tables are read after each step (the motion does not depend
+    # on the forces being read): the humanoid's sole points under min_norm, across three
+    # batches and the rows left waiting at the end
+    from contact_lcp.sim import Simulator
+    from contact_lcp.sim.recording import LATER_STEPS, RunRecorder
+
+    scene = "config/humanoid_stand.yaml"
+    recorded, read = Simulator.from_file(scene), Simulator.from_file(scene)
+    links = tuple(recorded.scene.output.wrench_links)
+    rec = RunRecorder(links, recorded.joint_names)
+    steps = 3 * LATER_STEPS + 5
+    tables, totals, wrenches = [], [], []
+    for _ in range(steps):
+        rec.add(recorded, recorded.step())
+        read.step()
+        table, total, wrench = read.contact_table(links)
+        tables.append(table)
+        totals.append(total)
+        wrenches.append(wrench)
+    assert len(rec._later) > 0  # (some steps still wait: arrays() computes them)
+    out = rec.arrays()
+    assert np.all(out["contact_count"] > 0)
+    np.testing.assert_array_equal(out["contact_count"], [len(t) for t in tables])
+    both = np.concatenate(tables)
+    for name, cols in zip(RunRecorder.CONTACT_COLUMNS, (slice(0, 3), slice(3, 6),
+                                                        slice(6, 9), 9, 10)):
+        np.testing.assert_array_equal(out[name], both[:, cols])
+    np.testing.assert_array_equal(out["contact_force_total"], np.array(totals))
+    for i, link in enumerate(links):
+        np.testing.assert_array_equal(out[f"wrench/{link}"], np.array(wrenches)[:, i])
+    np.testing.assert_allclose(rec.column_sum("contact_force_total"), np.sum(totals, axis=0),
+                               rtol=1e-12)
+
+
 def test_recorded_forces_and_wrenches_are_the_contacts_sums():
     # The recording's total contact force on the robots and its link wrenches equal the
     # sums over the step's contacts, each read on its own (a hand holding a box: robot
@@ -185,8 +222,15 @@ class _FakeRun:
                                report=SimpleNamespace(failures=0), fallbacks=self.i % 2)
 
     def contact_table(self, links):
-        table = np.arange(88.0).reshape(8, 11) + self.i
-        return table, table[:, 6:9].sum(axis=0), np.full((len(links), 6), float(self.i))
+        return self.contact_table_later(links)()
+
+    def contact_table_later(self, links):
+        i = self.i  # (the step's: the recorder calls it later)
+
+        def table():
+            table = np.arange(88.0).reshape(8, 11) + i
+            return table, table[:, 6:9].sum(axis=0), np.full((len(links), 6), float(i))
+        return table
 
     def joint_arrays(self):
         return np.full(12, 0.5 * self.i), np.zeros(12), np.ones(12)

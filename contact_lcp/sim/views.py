@@ -183,18 +183,28 @@ class SimulatorViews:
         distance mu]`` (the columns of :meth:`contact_arrays`), ``total`` (3,) =
         :meth:`contact_force_total` and ``wrenches`` (len(links), 6) the rows of
         :meth:`link_wrenches` ``(links, "world")``."""
+        return self.contact_table_later(links)()
+
+    def contact_table_later(self, links=()):
+        """:meth:`contact_table` of the last step as a function to call later (with no
+        argument): the link placements are this state's, read now; the forces are
+        computed when it is called, after later steps. The run recorder calls a batch of
+        them at a time: the force distribution of several steps in a row runs on code and
+        data still in the cache, not after each step's own."""
         links = tuple(links)
-        total, wrenches = np.zeros(3), np.zeros((len(links), 6))
         X = self._link_placements(links)
-        rec = self._last
+        rec, inv_h = self._last, 1.0 / self.h
         if rec is None or len(rec.contacts) == 0:
-            return np.zeros((0, 11)), total, wrenches
+            return lambda: (np.zeros((0, 11)), np.zeros(3), np.zeros((len(links), 6)))
         c = rec.contacts
-        table = np.empty((len(c), 11))
-        _contact_table(c.p_W, c.n_W, c.R_WC, rec.impulse_C, c.distance, c.mu, 1.0 / self.h,
-                       c.body_a, c.body_b, self._robot_surfaces(c.names),
-                       self._link_index(c.names, links), X, table, total, wrenches)
-        return table, total, wrenches
+        robot, link_of = self._robot_surfaces(c.names), self._link_index(c.names, links)
+
+        def table():
+            out, total, wrenches = np.empty((len(c), 11)), np.zeros(3), np.zeros((len(links), 6))
+            _contact_table(c.p_W, c.n_W, c.R_WC, rec.impulse_C, c.distance, c.mu, inv_h,
+                           c.body_a, c.body_b, robot, link_of, X, out, total, wrenches)
+            return out, total, wrenches
+        return table
 
     def _contact_forces(self):
         """(k, 3) average force on B of each contact of the last step [N] in W, computed
