@@ -164,7 +164,7 @@ class RunRecorder:
         self._later.append(sim.contact_table_later(self.links))
         self._later_contacts += info.num_contacts
         if (len(self._later) >= LATER_STEPS or self._later_contacts >= LATER_CONTACTS
-                or len(r["t"]) == 1):  # (the first step's at once: it loads their kernels)
+                or len(self) == 1):  # (the run's first step's at once: it loads their kernels)
             self._tables()
         r["max_penetration"].append(info.max_penetration)
         r["num_contacts"].append(info.num_contacts)
