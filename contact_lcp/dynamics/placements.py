@@ -81,7 +81,7 @@ def tree_placements(model, geom_model):
     return TreePlacements(parent, kind, axis, idx_q, joint_M, geom_joint, geom_M)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _set_rotation(M, axis, c, s):
     """``M[:3, :3]`` = the rotation by the angle of cosine ``c`` and sine ``s`` about the
     unit ``axis`` (written in place: a joint's motion is set once per joint and step)."""
@@ -132,7 +132,7 @@ def _placements(q, parent, kind, axis, idx_q, joint_M, geom_joint, geom_M):
     return X
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # (views passed to it: no refcount traffic once inlined)
 def _compose(A, B, out):
     """``out = A B`` for homogeneous transforms (4, 4) (no BLAS call for a 4 x 4)."""
     for r in range(3):
