@@ -1,0 +1,163 @@
+"""What a step's Python orchestration costs: the step against a replay of its own calls.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_glue.py                       # the four scenes
+    .venv/bin/python benchmarks/bench_glue.py --scenes go1_stand --steps 2000
+
+A step is Python code that calls compiled kernels (numba) and Pinocchio. This records,
+for each scene after ``--settle`` steps, every kernel and Pinocchio call one step makes
+with its arguments, and then times the step (``step_us``) against replaying those calls
+back to back with the same arguments from a plain loop (``floor_us``: what the step's
+numerical work costs, numba's dispatch of each call included). ``glue_us`` is the
+difference: what the step spends in Python around its kernels (calls between its
+stages, the arrays and records it builds, argument lists). A pipeline that called its
+stage kernels from one short Python function would spend close to the floor.
+
+Chunks of steps and of replays alternate (``--chunks`` of each, ``--steps`` steps per
+chunk), so that both see the same machine; the medians over chunks are reported.
+``python_calls`` are the Python-level calls a step makes (cProfile's count, the numba
+dispatcher calls among them: the issue's "Python calls per step"); ``kernels`` and
+``pinocchio`` count the calls the floor replays. The replayed arguments are those of
+the recorded step, so the floor is exact for the steps that take the same path (a
+standing robot, a resting tower: every step after the settle). CSV in
+``benchmarks/results/``.
+"""
+
+import argparse
+import cProfile
+import os
+import pstats
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import one_thread  # noqa: E402,F401  (before numpy: one BLAS thread)
+
+import numpy as np  # noqa: E402
+import pinocchio as pin  # noqa: E402
+from numba.core.registry import CPUDispatcher  # noqa: E402
+
+import common  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+
+from contact_lcp.sim import Simulator  # noqa: E402
+
+SCENES = ("talos_stand", "go1_stand", "humanoid_stand", "tower_5")
+COLUMNS = ("scene", "steps", "step_us", "floor_us", "glue_us", "glue_share", "python_calls",
+           "kernels", "pinocchio", "revision", "date", "load1")
+
+
+#: the types of Pinocchio's compiled functions (Boost.Python's; a builtin in case)
+_BOUND = {("Boost.Python", "function"), ("builtins", "builtin_function_or_method")}
+
+
+class CallRecorder:
+    """While :meth:`recording`, every call of a numba kernel of ``contact_lcp`` (the
+    module attributes that are dispatchers) and of a Pinocchio function is kept with
+    its arguments in :attr:`calls`; outside it the modules hold their own objects."""
+
+    def __init__(self):
+        self.calls = []
+        self._swapped = []
+
+    def _wrap(self, fn, kind):
+        calls = self.calls
+
+        def recorded(*args, **kwargs):
+            calls.append((kind, fn, args, kwargs))
+            return fn(*args, **kwargs)
+        return recorded
+
+    def __enter__(self):
+        for name, module in list(sys.modules.items()):
+            if not name.startswith("contact_lcp") or module is None:
+                continue
+            for attr, value in list(vars(module).items()):
+                if isinstance(value, CPUDispatcher):
+                    self._swapped.append((module, attr, value))
+                    setattr(module, attr, self._wrap(value, "kernel"))
+        for attr in dir(pin):
+            value = getattr(pin, attr)
+            kind = type(value)
+            if not attr.startswith("_") and (kind.__module__, kind.__name__) in _BOUND:
+                self._swapped.append((pin, attr, value))
+                setattr(pin, attr, self._wrap(value, "pinocchio"))
+        return self
+
+    def __exit__(self, *exc):
+        for module, attr, value in reversed(self._swapped):
+            setattr(module, attr, value)
+        self._swapped.clear()
+        return False
+
+
+def replay(calls):
+    """Call each recorded ``(kind, fn, args, kwargs)`` again, in order."""
+    for _, fn, args, kwargs in calls:
+        fn(*args, **kwargs)
+
+
+def python_calls(sim, steps):
+    """Python-level calls per ``sim.step()`` (cProfile's count; dispatcher calls included)."""
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(steps):
+        sim.step()
+    prof.disable()
+    return pstats.Stats(prof).total_calls / steps
+
+
+def measure(name, steps, chunks, settle):
+    """One scene's row: ``step_us``, ``floor_us`` (medians over the chunks) and counts."""
+    sim = Simulator.from_file(os.path.join(ROOT, "config", name + ".yaml"))
+    for _ in range(settle):
+        sim.step()
+    with CallRecorder() as rec:
+        sim.step()
+    calls = rec.calls
+    replay(calls)  # (any first-call cost outside the timing)
+    step_t, floor_t = [], []
+    for _ in range(chunks):
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            sim.step()
+        t1 = time.perf_counter()
+        for _ in range(steps):
+            replay(calls)
+        t2 = time.perf_counter()
+        step_t.append((t1 - t0) / steps)
+        floor_t.append((t2 - t1) / steps)
+    step_us, floor_us = 1e6 * float(np.median(step_t)), 1e6 * float(np.median(floor_t))
+    return {"scene": name, "steps": steps * chunks, "step_us": step_us, "floor_us": floor_us,
+            "glue_us": step_us - floor_us, "glue_share": (step_us - floor_us) / step_us,
+            "python_calls": python_calls(sim, min(steps, 500)),
+            "kernels": sum(kind == "kernel" for kind, *_ in calls),
+            "pinocchio": sum(kind == "pinocchio" for kind, *_ in calls)}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scenes", nargs="+", default=list(SCENES))
+    parser.add_argument("--steps", type=int, default=1000, help="steps per chunk")
+    parser.add_argument("--chunks", type=int, default=5)
+    parser.add_argument("--settle", type=int, default=300)
+    parser.add_argument("--results-dir", default=None)
+    args = parser.parse_args(argv)
+    revision = common.git_revision(ROOT)
+    date, stamp = common.utc_stamp()
+    rows = []
+    for name in args.scenes:
+        row = measure(name, args.steps, args.chunks, args.settle)
+        row.update(revision=revision, date=date, load1=os.getloadavg()[0])
+        rows.append(row)
+    print(common.format_table(rows, COLUMNS[:-3]))
+    print(common.write_csv(common.results_path("bench_glue", revision, stamp,
+                                               args.results_dir), rows, COLUMNS))
+
+
+if __name__ == "__main__":
+    main()
