@@ -37,7 +37,7 @@ class Progress:
     ----------
     total : int
         Units of work (steps, runs, scenes); the time left is extrapolated from the rate
-        so far.
+        since the first unit (:meth:`left`).
     desc : str
         Label in front of the bar or line (e.g. ``"sweep"``).
     unit : str
@@ -65,7 +65,8 @@ class Progress:
         self.count = count
         self.done = 0
         self.status = ""
-        self.start = time.perf_counter()
+        self.start = self._first = time.perf_counter()
+        self._first_done = 0
         self._last_line = self.start
         self._closed = False
         self._bar = None
@@ -82,15 +83,23 @@ class Progress:
         self.close()
 
     def left(self):
-        """Seconds left at the rate so far (None before the first unit is done)."""
-        if self.done <= 0:
+        """Seconds left at the rate since the first update (None before a later one; 0 when
+        all is done): the first units carry the start-up (a simulation's first step loads
+        or compiles its kernels, 1 to 30 s; a sweep's first run starts its workers), which
+        extrapolated over a 20 000-step run announced hours for a run of seconds."""
+        if self.done >= self.total:
+            return 0.0
+        after = self.done - self._first_done
+        if after <= 0:
             return None
-        elapsed = time.perf_counter() - self.start
-        return elapsed / self.done * max(self.total - self.done, 0)
+        elapsed = time.perf_counter() - self._first
+        return elapsed / after * max(self.total - self.done, 0)
 
     def update(self, n=1, status=None):
         """``n`` more units done; ``status`` (text such as ``"failed=2"``) replaces the
         status shown after the count."""
+        if self.done == 0:  # (when the first update's units ended)
+            self._first, self._first_done = time.perf_counter(), n
         self.done += n
         if status is not None:
             self.status = status

@@ -37,15 +37,33 @@ def test_plain_lines_give_the_share_done_and_the_time_left(fake_clock):
     bar.update(1, "failed=0")  # < 5 s since the start: no line yet
     assert out.getvalue() == ""
     fake_clock[0] += 4.0
-    bar.update(1, "failed=1")  # 2 runs in 6 s: 6 s left
-    fake_clock[0] += 1.0
-    bar.update(1)  # 1 s after the last line: none
-    bar.close()  # 3 in 7 s: 2.3 s left
+    bar.update(1, "failed=1")  # 1 run in the 4 s after the first: 8 s left for 2
+    fake_clock[0] += 2.0
+    bar.update(1)  # 2 s after the last line: none
+    bar.close()  # 2 runs in the 6 s after the first: 3 s left for the last
     bar.close()
     assert out.getvalue().splitlines() == [
-        "sweep: 2/4 runs  failed=1  [50%, 0:06 elapsed, ~0:06 left]",
-        "sweep: 3/4 runs  failed=1  [75%, 0:07 elapsed, ~0:02 left]"]
+        "sweep: 2/4 runs  failed=1  [50%, 0:06 elapsed, ~0:08 left]",
+        "sweep: 3/4 runs  failed=1  [75%, 0:08 elapsed, ~0:03 left]"]
     assert "\r" not in out.getvalue()
+
+
+def test_the_time_left_leaves_out_the_first_update_which_carries_the_start_up(fake_clock):
+    # a run whose first step loads its kernels (30 s) and whose steps then take 1 ms: the
+    # time left is that of the steps, not 30 s times the steps left
+    out = io.StringIO()
+    bar = Progress(20_000, unit="step", stream=out, every=1.0)
+    assert bar.left() is None
+    fake_clock[0] += 30.0
+    bar.update(1)
+    assert bar.left() is None  # (one rate point: unknown, "?")
+    assert "~? left" in out.getvalue().splitlines()[-1]
+    for _ in range(999):
+        fake_clock[0] += 1e-3
+        bar.update(1)
+    assert bar.left() == pytest.approx(19_000 * 1e-3)
+    bar.update(19_000)
+    assert bar.left() == 0.0
 
 
 def test_a_terminal_gets_a_bar_redrawn_in_place():
