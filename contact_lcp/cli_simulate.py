@@ -23,9 +23,10 @@ def rung_counts(counts):
 
 
 def _status(sim, info, wall0, t0):
-    """The progress status of a run: simulated time, real-time factor, the last step's
-    contacts and pivots, the failures so far (``t0``: the simulated time the run started
-    from)."""
+    """The progress status of a run: simulated time, real-time factor since the wall
+    time ``wall0`` at simulated time ``t0`` (the end of the run's first step, which loads
+    the kernels, once there is one: the rate the run goes at), the last step's contacts
+    and pivots, the failures so far."""
     rtf = (sim.t - t0) / max(time.perf_counter() - wall0, 1e-9)
     s = sim.stats
     return (f"t={sim.t:7.3f}s  rtf={rtf:5.2f}x  contacts={info.num_contacts:3d} "
@@ -164,6 +165,7 @@ class _Run:
 
         sim = self.sim
         wall0 = last = time.perf_counter()
+        since = (wall0, self.t0)
         info, stopped, error = None, False, None
         # a bar on a terminal, else a line a second, starting "t=" (the status)
         bar = Progress(steps, unit="step", count=False, every=1.0)
@@ -183,6 +185,7 @@ class _Run:
                     self._force_z += float(sim.contact_force_total(applied=True)[2])
                 if self.done == 1:  # (its row's reads load their kernels too)
                     self.first = time.perf_counter() - wall0
+                    since = (wall0 + self.first, sim.t)  # (the status's rate from here)
                 self._rung_steps[info.report.rungs] += 1
                 if len(sim.recorded_problems) > recorded:  # one count per recorded problem
                     self.active.append(int(info.report.info.get("pushing_facets",
@@ -190,7 +193,7 @@ class _Run:
                 now = time.perf_counter()
                 if now - last >= 0.2:  # the status text, five times a second at most
                     last = now
-                    bar.update(1, _status(sim, info, wall0, self.t0))
+                    bar.update(1, _status(sim, info, *since))
                 else:
                     bar.update(1)
                 if stop.requested:
@@ -201,7 +204,7 @@ class _Run:
         except SimulationError as e:  # the simulator keeps its last finite state
             error = e
         self.wall = time.perf_counter() - wall0
-        bar.close(None if info is None else _status(sim, info, wall0, self.t0))
+        bar.close(None if info is None else _status(sim, info, *since))
         return stopped, error
 
     @property
