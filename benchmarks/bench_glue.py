@@ -25,9 +25,7 @@ standing robot, a resting tower: every step after the settle). CSV in
 """
 
 import argparse
-import cProfile
 import os
-import pstats
 import sys
 import time
 
@@ -39,6 +37,7 @@ import pinocchio as pin  # noqa: E402
 from numba.core.registry import CPUDispatcher  # noqa: E402
 
 import common  # noqa: E402
+from bench_sim_ours import python_calls_per_step  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -101,16 +100,6 @@ def replay(calls):
         fn(*args, **kwargs)
 
 
-def python_calls(sim, steps):
-    """Python-level calls per ``sim.step()`` (cProfile's count; dispatcher calls included)."""
-    prof = cProfile.Profile()
-    prof.enable()
-    for _ in range(steps):
-        sim.step()
-    prof.disable()
-    return pstats.Stats(prof).total_calls / steps
-
-
 def measure(name, steps, chunks, settle):
     """One scene's row: ``step_us``, ``floor_us`` (medians over the chunks) and counts."""
     sim = Simulator.from_file(os.path.join(ROOT, "config", name + ".yaml"))
@@ -134,7 +123,7 @@ def measure(name, steps, chunks, settle):
     step_us, floor_us = 1e6 * float(np.median(step_t)), 1e6 * float(np.median(floor_t))
     return {"scene": name, "steps": steps * chunks, "step_us": step_us, "floor_us": floor_us,
             "glue_us": step_us - floor_us, "glue_share": (step_us - floor_us) / step_us,
-            "python_calls": python_calls(sim, min(steps, 500)),
+            "python_calls": python_calls_per_step(sim, min(steps, 500)),
             "kernels": sum(kind == "kernel" for kind, *_ in calls),
             "pinocchio": sum(kind == "pinocchio" for kind, *_ in calls)}
 
