@@ -85,8 +85,8 @@ class Progress:
     def left(self):
         """Seconds left at the rate since the first update (None before a later one; 0 when
         all is done): the first units carry the start-up (a simulation's first step loads
-        or compiles its kernels, 1 to 30 s; a sweep's first run starts its workers), which
-        extrapolated over a 20 000-step run announced hours for a run of seconds."""
+        or compiles its kernels; a sweep's first run starts its workers), which, spread
+        over the units left, would announce hours for a run of seconds."""
         if self.done >= self.total:
             return 0.0
         after = self.done - self._first_done
