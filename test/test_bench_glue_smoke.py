@@ -16,7 +16,7 @@ from contact_lcp.contact import pyramid  # noqa: E402
 
 def test_a_short_run_records_the_steps_calls_and_puts_every_module_back(tmp_path, capsys):
     first_rung, minverse = pyramid.first_rung, pin.computeMinverse
-    bench_glue.main(["--scenes", "go1_stand", "--steps", "5", "--chunks", "2",
+    bench_glue.main(["--scenes", "humanoid_stand", "--steps", "5", "--chunks", "2",
                      "--settle", "20", "--results-dir", str(tmp_path)])
     assert "glue_us" in capsys.readouterr().out
     (csv,) = tmp_path.glob("bench_glue_*.csv")
