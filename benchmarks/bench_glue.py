@@ -16,7 +16,8 @@ stage kernels from one short Python function would spend close to the floor.
 
 Chunks of steps and of replays alternate (``--chunks`` of each, ``--steps`` steps per
 chunk), so that both see the same machine; the medians over chunks are reported.
-``python_calls`` are the Python-level calls a step makes (cProfile's count, the numba
+``pinocchio_us`` times the floor's Pinocchio calls replayed alone, ``kernels_us`` is the
+rest of the floor (the numba kernels with their dispatch). ``python_calls`` are the Python-level calls a step makes (cProfile's count, the numba
 dispatcher calls among them: the issue's "Python calls per step"); ``kernels`` and
 ``pinocchio`` count the calls the floor replays. The replayed arguments are those of
 the recorded step, so the floor is exact for the steps that take the same path (a
@@ -46,8 +47,8 @@ sys.path.insert(0, ROOT)
 from contact_lcp.sim import Simulator  # noqa: E402
 
 SCENES = ("talos_stand", "go1_stand", "humanoid_stand", "tower_5")
-COLUMNS = ("scene", "steps", "step_us", "floor_us", "glue_us", "glue_share", "python_calls",
-           "kernels", "pinocchio", "revision", "date", "load1")
+COLUMNS = ("scene", "steps", "step_us", "floor_us", "kernels_us", "pinocchio_us", "glue_us",
+           "glue_share", "python_calls", "kernels", "pinocchio", "revision", "date", "load1")
 
 
 #: the types of Pinocchio's compiled functions (Boost.Python's; a builtin in case)
@@ -108,8 +109,9 @@ def measure(name, steps, chunks, settle):
     with CallRecorder() as rec:
         sim.step()
     calls = rec.calls
+    pinocchio = [c for c in calls if c[0] == "pinocchio"]
     replay(calls)  # (any first-call cost outside the timing)
-    step_t, floor_t = [], []
+    step_t, floor_t, pin_t = [], [], []
     for _ in range(chunks):
         t0 = time.perf_counter()
         for _ in range(steps):
@@ -118,10 +120,16 @@ def measure(name, steps, chunks, settle):
         for _ in range(steps):
             replay(calls)
         t2 = time.perf_counter()
+        for _ in range(steps):
+            replay(pinocchio)
+        t3 = time.perf_counter()
         step_t.append((t1 - t0) / steps)
         floor_t.append((t2 - t1) / steps)
+        pin_t.append((t3 - t2) / steps)
     step_us, floor_us = 1e6 * float(np.median(step_t)), 1e6 * float(np.median(floor_t))
+    pinocchio_us = 1e6 * float(np.median(pin_t))
     return {"scene": name, "steps": steps * chunks, "step_us": step_us, "floor_us": floor_us,
+            "pinocchio_us": pinocchio_us, "kernels_us": floor_us - pinocchio_us,
             "glue_us": step_us - floor_us, "glue_share": (step_us - floor_us) / step_us,
             "python_calls": python_calls_per_step(sim, min(steps, 500)),
             "kernels": sum(kind == "kernel" for kind, *_ in calls),
