@@ -90,6 +90,29 @@ def test_simulate_ends_its_plain_lines_with_the_time_left(capsys):
     assert re.search(r"t=\s*0\.020s .* \[100%, \d+:\d\d elapsed, ~0:00 left\]$", last), last
 
 
+def test_simulates_status_rate_leaves_out_the_first_step(capsys, monkeypatch):
+    # the first step loads the kernels (here 30 s on a clock moved by hand), the others
+    # take 1 ms of wall time for 1 ms simulated: the status says 1x, not 20 ms / 30 s
+    import types
+
+    import contact_lcp.cli_simulate as cli_simulate
+    from contact_lcp.sim import Simulator
+
+    now = [0.0]
+    monkeypatch.setattr(cli_simulate, "time", types.SimpleNamespace(
+        perf_counter=lambda: now[0]))
+    step = Simulator.step
+
+    def timed(sim):
+        now[0] += 30.0 if sim.stats.steps == 0 else 1e-3
+        return step(sim)
+    monkeypatch.setattr(Simulator, "step", timed)
+    assert main(["simulate", INCLINE, "--duration", "0.02"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    last = [line for line in err if line.startswith("t=")][-1]
+    assert re.search(r"rtf= 1\.00x", last), last
+
+
 def test_simulate_shows_a_bar_on_a_terminal(capsys, monkeypatch):
     term = Terminal()
     monkeypatch.setattr("sys.stderr", term)
