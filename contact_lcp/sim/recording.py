@@ -16,7 +16,7 @@ BLOCK = 2048
 #: steps whose contact tables (and so their force distributions) a recorder computes in
 #: one batch (:meth:`RunRecorder.add`), or fewer once they hold this many contacts: each
 #: waiting step keeps its contact problem, and more of them than the cache holds make the
-#: steps slower than the batch saves (measured when it was set: commit 7a2f8ef)
+#: steps slower than the batch saves (its measurements are in the history of this line)
 LATER_STEPS = 16
 LATER_CONTACTS = 2048
 #: zlib level of a run file's arrays: 1, the fastest, because a run file is written
