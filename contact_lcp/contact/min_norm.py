@@ -97,12 +97,19 @@ def redistributed(problem, solution, model, num_directions, edge_angle=None):
     if r.outcome is not Outcome.SOLVED or r.applied != model or problem.num_rows == 0:
         return solution
     angle = None if edge_angle is None else np.array(edge_angle, dtype=float)
+    return ContactSolution(solution.solved, r, solution.generalized, solution.guess,
+                           distribution(problem, num_directions, angle))
+
+
+def distribution(problem, num_directions, edge_angle=None):
+    """The ``distribute`` of a :class:`ContactSolution` of ``problem`` (the minimum-norm
+    impulse of its face, :func:`redistributed`), for a model that builds its certified
+    answer with it at once; ``edge_angle`` is kept as given (not copied)."""
 
     def distribute(f):
-        return min_norm_impulse(problem, f, num_directions, angle)
+        return min_norm_impulse(problem, f, num_directions, edge_angle)
 
-    return ContactSolution(solution.solved, r, solution.generalized, solution.guess,
-                           distribute)
+    return distribute
 
 
 def min_norm_impulse(problem, f, num_directions, edge_angle=None):

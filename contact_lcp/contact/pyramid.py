@@ -59,7 +59,7 @@ from contact_lcp.contact.base import ContactModel
 from contact_lcp.contact.frictionless import frictionless_impulse, safe_stop, solve_frictionless
 from contact_lcp.contact.guess import PyramidGuess
 from contact_lcp.contact.ladder import Rungs, lcp_rung, sparse_paths, walked_cold
-from contact_lcp.contact.min_norm import redistributed
+from contact_lcp.contact.min_norm import distribution, redistributed
 from contact_lcp.contact.lcp_builder import build_contact_lcp, build_relaxed_lcp
 from contact_lcp.contact.pyramid_warm import (
     ANGLE_SNAP,
@@ -296,12 +296,17 @@ class PyramidModel(ContactModel):
             float(s.solver_options.get("singular_tol", 1e-10)),
             max(WARM_FLIPS, problem.u.shape[0] // WARM_ROWS_PER_FLIP), WARM_GROW,
             keep_inside(period), factors)
-        self._used_angle = angle if slip and k else None
+        used = self._used_angle = angle if slip and k else None
         if code:
             return code, None, z
+        # the forces' distribution at once (solve() would wrap the answer in another
+        # solution for it; the angles are this call's own array, kept as they are)
+        spread = (distribution(problem, s.friction_directions, used)
+                  if s.force_distribution == "min_norm" and problem.u.shape[0] else None)
         return 0, ContactSolution(f, self.warm_report(nb, solves, z.shape[0], k - kept, added),
                                   guess=PyramidGuess(problem.pair, problem.p_W, directions,
-                                                     limits, a, b, lam, factors)), z
+                                                     limits, a, b, lam, factors),
+                                  distribute=spread), z
 
     def _missed(self, problem, code, z, flags):
         """Where the search starts after the basis ``flags`` missed with ``code`` (and
@@ -338,7 +343,7 @@ class PyramidModel(ContactModel):
 
     def solve(self, problem, guess=None):
         solution = self._solve(problem, guess)
-        if self.settings.force_distribution == "min_norm":
+        if self.settings.force_distribution == "min_norm" and not solution.distributes:
             return redistributed(problem, solution, self.name,
                                  self.settings.friction_directions,
                                  self.__dict__.get("_used_angle"))
