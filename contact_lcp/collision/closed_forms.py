@@ -1,6 +1,9 @@
 """The detector's closed forms in one compiled pass over the near pairs.
 
-:meth:`~contact_lcp.collision.detector.ContactDetector.detect` hands every near pair to
+:meth:`~contact_lcp.collision.detector.ContactDetector.detect` runs the collision stage in
+one call, :func:`collide`: the geometry placements (from ``q`` when the kinematic tree
+allows it, :mod:`contact_lcp.dynamics.placements`), the broad phase's bounding spheres
+and near pairs (:mod:`~contact_lcp.collision.broadphase`), then every near pair to
 :func:`closed_forms` first: polytopes on the ground (:func:`~.ground.polytopes_on_ground`),
 spheres against the ground, spheres and boxes (:func:`~.spheres.sphere_contacts`), boxes
 against boxes (:func:`~.boxes.box_contacts`), each reduced as the detector reduces a
@@ -23,9 +26,11 @@ import numpy as np
 from numba import njit
 
 from contact_lcp.collision.boxes import box_contacts
+from contact_lcp.collision.broadphase import near_pairs, update_centres
 from contact_lcp.collision.ground import marked, polytopes_on_ground
 from contact_lcp.collision.reduction import stable_order
 from contact_lcp.collision.spheres import sphere_contacts
+from contact_lcp.dynamics.placements import tree_pass
 
 
 @njit(cache=True)
@@ -64,6 +69,58 @@ def _merged(a, b):
 
 
 @njit(cache=True)
+def collide(q, fk, tree, X, c, centres, all_geoms, la, radii, is_ground, still, verts, start,
+            ground_h, eps0, r2, flat, interior, cap, first, second, on_ground, sphere_kind,
+            box_pair, sphere_r, box_half, ground_frame, joints, pair_mu, spheres, boxes):
+    """The collision stage's compiled part in one call: placements, near pairs and the
+    contacts of the near pairs that have a closed form.
+
+    ``fk``: the placements are computed from ``q`` (nq,) by the tree recursion of
+    :func:`~contact_lcp.dynamics.placements.tree_pass` (``tree``: its arrays after
+    ``q``) and the bounding-sphere centres ``c`` (G, 3) updated in place from them (the
+    geometries' local centres ``centres``, every one of ``all_geoms``); else ``X`` (G, 4,
+    4) holds them and ``c`` is current (the detector read them from Pinocchio). The near
+    pairs are :func:`~contact_lcp.collision.broadphase.near_pairs` of ``c``, ``la``,
+    ``radii`` and ``is_ground`` (ground pairs), less the pairs of two geometries that
+    ``still`` (G,) marks (sleeping bodies; empty: none). The other arguments are
+    :func:`closed_forms`'; ``joints`` (G,) each geometry's joint and ``pair_mu`` (P,)
+    each pair's friction.
+
+    Returns ``(X, near, P, R, d, a, b, joint_a, joint_b, mu, rest)``: the placements, the
+    near pairs, and the contacts' points, frames, distances, geometries (A, B), joints and
+    friction (the arrays of a :class:`~contact_lcp.collision.contact_set.ContactSet`),
+    and the near pairs left for coal.
+    """
+    if fk:
+        X = tree_pass(q, *tree)
+        update_centres(c, X, centres, all_geoms)
+    near = near_pairs(c, la, radii, first, second, is_ground, ground_h, eps0)
+    if still.shape[0]:  # two geometries that cannot move: no pair
+        n = 0
+        for t in range(near.shape[0]):
+            p = near[t]
+            if not (still[first[p]] and still[second[p]]):
+                near[n] = p
+                n += 1
+        near = near[:n]
+    P, R, d, pair, rest = closed_forms(X, near, la, verts, start, ground_h, eps0, r2, flat,
+                                       interior, cap, first, second, on_ground, sphere_kind,
+                                       box_pair, sphere_r, box_half, ground_frame, spheres,
+                                       boxes)
+    k = pair.shape[0]
+    a = np.empty(k, dtype=np.int64)
+    b = np.empty(k, dtype=np.int64)
+    joint_a = np.empty(k, dtype=np.int64)
+    joint_b = np.empty(k, dtype=np.int64)
+    mu = np.empty(k)
+    for i in range(k):
+        p = pair[i]
+        a[i], b[i], mu[i] = first[p], second[p], pair_mu[p]
+        joint_a[i], joint_b[i] = joints[a[i]], joints[b[i]]
+    return X, near, P, R, d, a, b, joint_a, joint_b, mu, rest
+
+
+@njit(cache=True, inline="always")  # (its one caller, collide, compiles it)
 def closed_forms(X, near, la, verts, start, ground_h, eps0, r2, flat, interior, cap, first,
                  second, on_ground, sphere_kind, box_pair, sphere_r, box_half, ground_frame,
                  spheres, boxes):

@@ -34,12 +34,11 @@ import numpy as np
 from contact_lcp.collision.broadphase import (
     lever_bound,
     lever_matrix,
-    near_pairs,
     reach_bound,
     to_read,
     update_centres,
 )
-from contact_lcp.collision.closed_forms import closed_forms
+from contact_lcp.collision.closed_forms import collide
 from contact_lcp.collision.contact_point import tangent_basis
 from contact_lcp.collision.contact_set import ContactSet
 from contact_lcp.collision.general_pairs import GeneralPairs
@@ -57,6 +56,10 @@ from contact_lcp.exceptions import SceneError
 GROUND = "ground"
 _E_Z = np.array([0.0, 0.0, 1.0])
 _GROUND_FRAME = tangent_basis(_E_Z)
+#: collide()'s tree arrays for a world whose placements are read from Pinocchio
+_NO_TREE = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, 3)),
+            np.zeros(0, dtype=np.int64), np.zeros((0, 4, 4)), np.zeros(0, dtype=np.int64),
+            np.zeros((0, 4, 4)))
 
 
 class ContactDetector(GeneralPairs):
@@ -196,8 +199,11 @@ class ContactDetector(GeneralPairs):
         self._X = w.geometry_placements()
         self._c = np.einsum("kij,kj->ki", self._X[:, :3, :3], self._centers) + self._X[:, :3, 3]
         self._drift = np.zeros(ng)
-        # placements computed from q when the tree allows it (else read from Pinocchio)
+        # placements computed from q when the tree allows it (else read from Pinocchio);
+        # collide() takes the recursion's arrays (empty ones of the same types without)
         self._fk = w.geometry_fk
+        self._tree = _NO_TREE if self._fk is None else self._fk.arrays
+        self._no_still = np.zeros(0, dtype=np.bool_)
         self._all_geoms = np.arange(ng)
         self._expect_q = None
         self._h = -np.inf if w.ground_height is None else float(w.ground_height)
@@ -299,14 +305,11 @@ class ContactDetector(GeneralPairs):
         lever_bound(self._levers, np.asarray(v, dtype=float), float(h), self._drift)
         self._expect_q = np.array(q_next, dtype=float)
 
-    def _placements(self, q, lookahead):
-        """(ngeoms, 4, 4) placements, exact for every geometry that may be near another,
-        and (ngeoms, 3) bounding-sphere centres; the others keep their last reading (all
-        exact when the placements are computed from ``q``)."""
-        if self._fk is not None:  # all of them, in one compiled call
-            self._X = X = self._fk(np.asarray(q, dtype=float))
-            update_centres(self._c, X, self._centers, self._all_geoms)
-            return X, self._c
+    def _read_placements(self, q, lookahead):
+        """Placements read from Pinocchio (a world whose placements are not computed
+        from ``q``): (ngeoms, 4, 4), exact for every geometry that may be near another,
+        and the bounding-sphere centres updated for them; the others keep their last
+        reading."""
         oMg = self.world.collision_data.oMg
         X, c, drift = self._X, self._c, self._drift
         if self._expect_q is None or not same_vector(np.asarray(q, dtype=float), self._expect_q):
@@ -320,7 +323,7 @@ class ContactDetector(GeneralPairs):
             update_centres(c, X, self._centers, read)
             drift[read] = 0.0
         self._expect_q = np.array(q, dtype=float)
-        return X, c
+        return X
 
     def detect(self, q, lookahead=None):
         """Contact points at ``q``, in a deterministic order.
@@ -342,22 +345,25 @@ class ContactDetector(GeneralPairs):
         """
         self.world.ensure_forward(q)
         eps0, h = self.activation_distance, self._h
+        q = np.asarray(q, dtype=float)
         la = self._no_lookahead if lookahead is None else np.asarray(lookahead, float)
-        X, centers = self._placements(q, la)
-        near = near_pairs(centers, la, self._radii, self._first, self._second,
-                          self._is_ground_pair, h, eps0)
-        if self.still_geometries is not None:  # two geometries that cannot move: no pair
-            m = self.still_geometries
-            near = near[~(m[self._first[near]] & m[self._second[near]])]
+        fk = self._fk is not None
+        X = self._X if fk else self._read_placements(q, la)
+        still = self._no_still if self.still_geometries is None else self.still_geometries
+        # the placements, near pairs and closed forms in one compiled call
+        X, near, P, R, d, a, b, ja, jb, mu, rest = collide(
+            q, fk, self._tree, X, self._c, self._centers, self._all_geoms, la, self._radii,
+            self._is_ground_pair, still, self._vall, self._vstart, h, eps0,
+            self.reduction_distance ** 2, self.flat_tolerance, bool(self.remove_interior),
+            int(self.max_points_per_pair or 0), self._first, self._second,
+            self._compiled_pair, self._sphere_kind, self._box_pair, self._sphere_r,
+            self._box_half, _GROUND_FRAME, self._joints_arr, self._pair_mu, *self._kinds)
+        self._X = X
         # for broad_phase(); placements of geometries in near pairs are all fresh (a
-        # geometry not read this step is out of reach of everything, see _placements)
-        self._broad = (np.array(q, dtype=float), la, X, near)
-        P, R, d, pair, rest = closed_forms(
-            X, near, la, self._vall, self._vstart, h, eps0, self.reduction_distance ** 2,
-            self.flat_tolerance, bool(self.remove_interior), int(self.max_points_per_pair or 0),
-            self._first, self._second, self._compiled_pair, self._sphere_kind, self._box_pair,
-            self._sphere_r, self._box_half, _GROUND_FRAME, *self._kinds)
-        closed = self._array_set(pair, P, R, d)
+        # geometry not read this step is out of reach of everything, see
+        # _read_placements)
+        self._broad = (q.copy(), la, X, near)
+        closed = ContactSet(self._names_t, a, b, ja, jb, P, R, d, mu)
         if not rest.size:
             return closed
         parts = [closed] if d.shape[0] else []
@@ -385,12 +391,6 @@ class ContactDetector(GeneralPairs):
         """Names of the surfaces (link, body or ``"ground"``) of every geometry, the
         ``names`` of the :class:`ContactSet` s it returns."""
         return self._names_t
-
-    def _array_set(self, pair, P, R, d):
-        """A ContactSet of contacts given by their pair positions ``pair`` (n,)."""
-        a, b = self._first[pair], self._second[pair]
-        return ContactSet(self._names_t, a, b, self._joints_arr[a], self._joints_arr[b],
-                          P, R, d, self._pair_mu[pair])
 
     def _merge(self, parts):
         """One ContactSet of sets in pair order (each set is in pair order)."""

@@ -49,12 +49,18 @@ class TreePlacements:
         self._args = (parent, kind, axis, idx_q, joint_M, geom_joint, geom_M)
 
     def __call__(self, q):
-        return _placements(q, *self._args)
+        return tree_pass(q, *self._args)
+
+    @property
+    def arrays(self):
+        """The recursion's arrays, the arguments of :func:`tree_pass` after ``q`` (for a
+        compiled caller)."""
+        return self._args
 
     def frames(self, q, frame_joint, frame_M):
         """(f, 4, 4) placements in W of frames on joints ``frame_joint`` (f,) at
         ``frame_M`` (f, 4, 4) in their joints' frames (the same recursion, one call)."""
-        return _placements(q, *self._args[:5], frame_joint, frame_M)
+        return tree_pass(q, *self._args[:5], frame_joint, frame_M)
 
 
 def tree_placements(model, geom_model):
@@ -93,8 +99,10 @@ def _set_rotation(M, axis, c, s):
 
 
 @njit(cache=True)
-def _placements(q, parent, kind, axis, idx_q, joint_M, geom_joint, geom_M):
-    """The recursion of :class:`TreePlacements`."""
+def tree_pass(q, parent, kind, axis, idx_q, joint_M, geom_joint, geom_M):
+    """The recursion of :class:`TreePlacements`: (g, 4, 4) placements in W at ``q`` of
+    the frames on joints ``geom_joint`` (g,) at ``geom_M`` (g, 4, 4) in their joints'
+    frames."""
     nj = parent.shape[0]
     oMi = np.empty((nj, 4, 4))
     for r in range(4):
