@@ -19,10 +19,10 @@ def test_the_humanoids_step_kernels_are_found_and_replayed(tmp_path, capsys):
     (csv,) = tmp_path.glob("bench_crossing_*.csv")
     rows = common.read_csv(csv)
     calls, total = rows[:-1], rows[-1]
-    # the stages of a standing robot's step: placements, closed-form collision, contact
-    # rows, assembly, the contact model's first rung, integration
+    # the stages of a standing robot's step: collision (placements and closed forms in
+    # one call), contact rows, assembly, the contact model's first rung, integration
     names = {r["kernel"] for r in calls}
-    assert {"_placements", "closed_forms", "_rows_and_active", "assemble", "first_rung",
+    assert {"collide", "_rows_and_active", "assemble", "first_rung",
             "_integrate_vector"} <= names
     assert total["kernel"] == "(all)" and int(total["calls"]) == len(calls)
     for r in calls:
