@@ -30,7 +30,10 @@ lacks AVX-512, so numba compiles the kernels for it apart (minutes on the first 
 are cached beside the machine's own): the counts are those of that build, close to but not
 the machine's, and its rounding can take a step down another path. A kernel loaded while
 the steps are counted is reported and left out of the totals (its Python is not: a
-longer ``--settle`` gets past it). CSV in ``benchmarks/results/``.
+longer ``--settle`` gets past it). CSV in ``benchmarks/results/``. Its smoke test
+(``test/test_bench_instructions_smoke.py``) counts a few humanoid steps when
+``CONTACT_LCP_VALGRIND_TESTS=1`` (the build for valgrind's CPU takes minutes on a fresh
+clone's cold cache, longer than the rest of the suite).
 """
 
 import argparse
