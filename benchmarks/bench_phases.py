@@ -25,7 +25,7 @@ Reported per call, in microseconds (cycles over the counter's rate, measured aga
 ``time.perf_counter`` at the start): each phase, their sum (the time inside the kernel),
 the call's time measured from Python, and their difference, the crossing (numba's
 dispatch: the arguments' types and unboxing, the returned arrays' boxing); for
-``first_rung`` (its solved calls) the basis's size before and after the block inverse
+``first_rung`` the basis's size before and after the block inverse
 (variables left out as numerically dependent), the principal pivots that followed
 (``flips``) and the LCP's size; for ``collide`` the near pairs. A probe costs a few
 cycles, so the phases sum to a little more than the uninstrumented kernel takes. CSV in
@@ -102,11 +102,12 @@ def _around(anchor, before="", after=""):
     return anchor, before + anchor + after
 
 
-#: per file, the function whose body is edited and its edits ``(anchor, replacement)``:
-#: each anchor must occur once after the function's ``def`` line
+#: ``first_rung``'s return when it solved the step
 _RETURN_SOLVED = ("    return (0, f, z, nb, solves, keep.shape[0], keep.shape[0] - loaded, a, b, lam,\n"
                   "            friction_directions(f, R, mu, angle, inside), angle, factors)")
 
+#: per file, the function whose body is edited and its edits ``(anchor, replacement)``:
+#: each anchor must occur once after the function's ``def`` line
 _EDITS = {
     "contact/pyramid_kernel.py": ("def _warm_island(", [
         _around("    k = mu.shape[0]\n    m = keep.shape[0]\n    l = lim.shape[0]\n",
@@ -232,18 +233,19 @@ def measure(copy, scene, settle, steps, cache):
 
 
 def row_of(scene, got):
-    """The CSV row of one scene's counters: microseconds and counts per solved call."""
-    s, solved = got["slots"], max(got["slots"][SOLVED], 1)
-    us = 1e6 / got["rate"] / solved
-    row = {"scene": scene, "calls": got["spent"]["first_rung"][1], "solved": got["slots"][SOLVED],
-           "counter_ghz": got["rate"] / 1e9}
+    """The CSV row of one scene's counters: microseconds and counts per call (the calls
+    that missed too: their phases until the miss; ``solved`` counts the others)."""
+    s = got["slots"]
+    seconds, calls = got["spent"]["first_rung"]
+    per_call = max(calls, 1)
+    us = 1e6 / got["rate"] / per_call
+    row = {"scene": scene, "calls": calls, "solved": s[SOLVED], "counter_ghz": got["rate"] / 1e9}
     island = sum(s[slot] for slot in range(9))
     for slot, name in PHASES:
         # (slot 11 spans the island solves: its own part is what they leave)
         row[name + "_us"] = (s[slot] - (island if slot == 11 else 0)) * us
     row["kernel_us"] = (s[10] + s[11] + s[12]) * us
-    seconds, calls = got["spent"]["first_rung"]
-    row["python_timed_us"] = 1e6 * seconds / max(calls, 1)
+    row["python_timed_us"] = 1e6 * seconds / per_call
     row["crossing_us"] = row["python_timed_us"] - row["kernel_us"]
     seconds, calls = got["spent"]["collide"]
     per = 1e6 / got["rate"] / max(s[COLLIDE_CALLS], 1)
@@ -255,7 +257,7 @@ def row_of(scene, got):
     row["near_pairs"] = s[NEAR] / max(s[COLLIDE_CALLS], 1)
     for slot, name in ((CANDIDATES, "block_candidates"), (KEPT, "block_kept"), (FLIPS, "flips"),
                        (ROWS, "lcp_rows")):
-        row[name] = s[slot] / solved
+        row[name] = s[slot] / per_call
     return row
 
 
