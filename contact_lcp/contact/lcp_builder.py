@@ -152,6 +152,8 @@ def _assemble(G, u, mu, bias, k, l, d, cos, sin):
             a12 = G[3 * i + 1, 3 * j + 2]
             a21 = G[3 * i + 2, 3 * j + 1]
             a22 = G[3 * i + 2, 3 * j + 2]
+            if a11 == 0.0 and a12 == 0.0 and a21 == 0.0 and a22 == 0.0:
+                continue  # (contacts that share no moving body: the block stays 0)
             for e in range(d):
                 x1 = cos[i, e] * a11 + sin[i, e] * a21
                 x2 = cos[i, e] * a12 + sin[i, e] * a22

@@ -25,7 +25,9 @@ nonnegative to the search's tolerance) and certifies the answer as
   converge on these matrices; the answer is certified either way);
 * equilibrated by the last step's factors when they still balance this step's LCP (the
   guess carries them: :class:`~contact_lcp.contact.guess.PyramidGuess`), checked in the
-  pass over ``M`` that the verdict needs anyway; else by new sweeps, which read ``M``
+  pass over ``M`` that the verdict needs anyway (on contacts that couple only through
+  the bodies they share, a stack of boxes, a pass over their coupled blocks alone:
+  :func:`_pattern_row_scales`); else by new sweeps, which read ``M``
   two or three times more (on a stack of boxes, the largest part of the rung). Any
   factors that balance ``M`` equilibrate it as the sweeps' own do
   (:mod:`contact_lcp.lcp.scaling`); being powers of two, they give the same block
@@ -43,9 +45,9 @@ import numpy as np
 from numba import njit
 
 from contact_lcp.contact.lcp_builder import _assemble
-from contact_lcp.lcp.residual import (CERT_FACTOR, balanced_row_scales, row_verdict,
-                                      row_verdict_with)
-from contact_lcp.lcp.scaling import MAX_SWEEPS, _ruiz, q_scale
+from contact_lcp.lcp.residual import (CERT_FACTOR, balanced_row_scales, row_scales_over,
+                                      row_verdict, row_verdict_with)
+from contact_lcp.lcp.scaling import MAX_SWEEPS, _balanced, _ruiz, q_scale
 
 _EPS = float(np.finfo(float).eps)
 
@@ -152,6 +154,80 @@ def _bordered_inverse(M, d1, d2, cols, slot, K, nb, tol, capacity):
     return X, t
 
 
+@njit(cache=True)
+def _coupling(Gs, m, d):
+    """``(coupled, sparse)``: ``coupled`` (m, m) bool, whether contacts ``a`` and ``b`` (of
+    an island without unilateral rows, ``Gs`` its (3m, 3m) Delassus rows, ``d`` edges a
+    pyramid) share an entry of ``Gs`` (either of their 3x3 blocks not all zero; a NaN
+    counts); ``sparse`` when :func:`_pattern_row_scales` would read less than half of the
+    LCP matrix (an entry it reads costs about twice one of the plain pass, which reads
+    them all: on a stack of two boxes the plain pass is the faster, on a tower of five the
+    pattern)."""
+    coupled = np.zeros((m, m), dtype=np.bool_)
+    pairs = 0
+    for a in range(m):
+        for b in range(a, m):
+            touch = False
+            for t in range(9):  # (the first entry decides for most pairs that couple)
+                r, c = 3 * a + t // 3, 3 * b + t % 3
+                if Gs[r, c] != 0.0 or Gs[c, r] != 0.0:
+                    touch = True
+                    break
+            coupled[a, b] = coupled[b, a] = touch
+            if touch:
+                pairs += 1 if a == b else 2
+    n = m * (d + 2)
+    # (each coupled pair: a contact's normal and edge rows read the other's normal and
+    # edges; each contact's edge rows its sliding speed, its sliding speed's row d + 1)
+    read = pairs * (d + 1) * (d + 1) + m * d + m * (d + 1)
+    return coupled, 2 * read < n * n
+
+
+@njit(cache=True)
+def _pattern_row_scales(M, d1, d2, m, d, coupled):
+    """:func:`~contact_lcp.lcp.residual.balanced_row_scales` of the frictional LCP of
+    ``m`` contacts and no unilateral row (:func:`~contact_lcp.contact.lcp_builder._assemble`'s
+    layout: normals, edges, sliding speeds) whose contacts couple as ``coupled`` says
+    (:func:`_coupling`): each row visits only the columns that can hold an entry, in
+    column order, so its sum, its largest entry and the column maxima are those of the
+    full pass (every entry left out is an exact zero: a product of zero blocks of ``G``,
+    whose absolute value adds nothing to a sum or a maximum). On a stack of boxes,
+    whose contacts couple only through the boxes they share, most of ``M`` is left
+    unread. Returns ``(big, rows, balanced)``."""
+    n = M.shape[0]
+    nn = m
+    lam0 = nn + m * d
+    big = np.empty(n)
+    rows = np.empty(n)
+    col = np.zeros(n)
+    cols = np.empty(n, dtype=np.int64)
+    for a in range(m):
+        # the columns of contact a's normal and edge rows: the normals, then the edges, of
+        # the contacts it couples with (increasing), then (edge rows) its sliding speed
+        c = 0
+        for b in range(m):
+            if coupled[a, b]:
+                cols[c] = b
+                c += 1
+        for b in range(m):
+            if coupled[a, b]:
+                for e in range(d):
+                    cols[c] = nn + b * d + e
+                    c += 1
+        row_scales_over(M, d1, d2, a, a + 1, cols[:c], big, rows, col)
+        cols[c] = lam0 + a
+        row_scales_over(M, d1, d2, nn + a * d, nn + (a + 1) * d, cols[:c + 1], big, rows, col)
+    for a in range(m):  # a sliding speed's row: its contact's normal and edges
+        cols[0] = a
+        for e in range(d):
+            cols[1 + e] = nn + a * d + e
+        row_scales_over(M, d1, d2, lam0 + a, lam0 + a + 1, cols[:d + 1], big, rows, col)
+    row = np.empty(n)
+    for r in range(n):
+        row[r] = big[r] * d1[r]
+    return big, rows, _balanced(row, col)
+
+
 # inlined into its one caller: numba compiles it there, and LLVM optimizes its code
 # once less on a cold cache (each separately compiled level is optimized again by its
 # callers)
@@ -221,7 +297,12 @@ def _warm_island(G, u, mu, bias, d, angle, keep, lim, basic_a, basic_b, basic_la
     # scales: one pass over M for both), else new sweeps
     big, rows, carried = np.empty(0), np.empty(0), False
     if d1_in.shape[0] == n:
-        big, rows, carried = balanced_row_scales(M, d1_in, d2_in)
+        coupled, sparse = (_coupling(Gs, m, d) if l == 0
+                           else (np.zeros((0, 0), np.bool_), False))
+        if sparse:  # (contacts apart, a stack of boxes: only the blocks that couple them)
+            big, rows, carried = _pattern_row_scales(M, d1_in, d2_in, m, d, coupled)
+        else:
+            big, rows, carried = balanced_row_scales(M, d1_in, d2_in)
     if carried:
         d1, d2, s = d1_in, d2_in, q_scale(q, d1_in)
     else:

@@ -142,47 +142,76 @@ def _row_scales(M, d1, d2, col):
     rows = np.empty(n)
     i = 0
     while i + 4 <= n:
-        b0 = b1 = b2 = b3 = 0.0
-        s0 = s1 = s2 = s3 = 0.0
+        b0 = b1 = b2 = b3 = s0 = s1 = s2 = s3 = 0.0
         f0, f1, f2, f3 = d1[i], d1[i + 1], d1[i + 2], d1[i + 3]
         for j in range(n):
-            dj = d2[j]
-            e0 = abs(M[i, j]) * dj
-            e1 = abs(M[i + 1, j]) * dj
-            e2 = abs(M[i + 2, j]) * dj
-            e3 = abs(M[i + 3, j]) * dj
-            b0 = e0 if e0 > b0 else b0
-            b1 = e1 if e1 > b1 else b1
-            b2 = e2 if e2 > b2 else b2
-            b3 = e3 if e3 > b3 else b3
-            s0 += e0
-            s1 += e1
-            s2 += e2
-            s3 += e3
-            if track:
-                c = col[j]
-                x0, x1, x2, x3 = e0 * f0, e1 * f1, e2 * f2, e3 * f3
-                c = x0 if x0 > c else c
-                c = x1 if x1 > c else c
-                c = x2 if x2 > c else c
-                col[j] = x3 if x3 > c else c
+            b0, b1, b2, b3, s0, s1, s2, s3 = _four_rows_at(
+                M, i, j, d2[j], f0, f1, f2, f3, b0, b1, b2, b3, s0, s1, s2, s3, col, track)
         big[i], big[i + 1], big[i + 2], big[i + 3] = b0, b1, b2, b3
         rows[i], rows[i + 1], rows[i + 2], rows[i + 3] = s0, s1, s2, s3
         i += 4
     while i < n:
         b0 = s0 = 0.0
-        f0 = d1[i]
         for j in range(n):
-            e0 = abs(M[i, j]) * d2[j]
-            b0 = e0 if e0 > b0 else b0
-            s0 += e0
-            if track:
-                x = e0 * f0
-                c = col[j]
-                col[j] = x if x > c else c
+            b0, s0 = _one_row_at(M, i, j, d2[j], d1[i], b0, s0, col, track)
         big[i], rows[i] = b0, s0
         i += 1
     return big, rows
+
+
+@njit(cache=True, inline="always")  # (its one caller's three calls: a tower's rows loop in it)
+def row_scales_over(M, d1, d2, lo, hi, cols, big, rows, col):
+    """:func:`_row_scales`' pass (column maxima tracked) on the rows ``lo:hi`` of ``M``
+    over the columns ``cols`` only (increasing), into ``big``, ``rows`` and ``col``: for
+    a caller that knows every other entry of those rows is 0 (which adds nothing to a
+    row's sum or maximum), the same bits as the pass over every column."""
+    i = lo
+    while i + 4 <= hi:
+        b0 = b1 = b2 = b3 = s0 = s1 = s2 = s3 = 0.0
+        f0, f1, f2, f3 = d1[i], d1[i + 1], d1[i + 2], d1[i + 3]
+        for j in cols:
+            b0, b1, b2, b3, s0, s1, s2, s3 = _four_rows_at(
+                M, i, j, d2[j], f0, f1, f2, f3, b0, b1, b2, b3, s0, s1, s2, s3, col, True)
+        big[i], big[i + 1], big[i + 2], big[i + 3] = b0, b1, b2, b3
+        rows[i], rows[i + 1], rows[i + 2], rows[i + 3] = s0, s1, s2, s3
+        i += 4
+    while i < hi:
+        b0 = s0 = 0.0
+        for j in cols:
+            b0, s0 = _one_row_at(M, i, j, d2[j], d1[i], b0, s0, col, True)
+        big[i], rows[i] = b0, s0
+        i += 1
+
+
+@njit(cache=True, inline="always")
+def _four_rows_at(M, i, j, dj, f0, f1, f2, f3, b0, b1, b2, b3, s0, s1, s2, s3, col, track):
+    """Column ``j`` of rows ``i..i+3`` in the row scales' pass: the rows' largest
+    ``|M_rj| d2_j`` and sums so far, updated (four chains of additions in flight instead
+    of one), and with ``track`` the column's maximum of ``|D1 M D2|`` in ``col``."""
+    e0 = abs(M[i, j]) * dj
+    e1 = abs(M[i + 1, j]) * dj
+    e2 = abs(M[i + 2, j]) * dj
+    e3 = abs(M[i + 3, j]) * dj
+    if track:
+        c = col[j]
+        x0, x1, x2, x3 = e0 * f0, e1 * f1, e2 * f2, e3 * f3
+        c = x0 if x0 > c else c
+        c = x1 if x1 > c else c
+        c = x2 if x2 > c else c
+        col[j] = x3 if x3 > c else c
+    return (e0 if e0 > b0 else b0, e1 if e1 > b1 else b1, e2 if e2 > b2 else b2,
+            e3 if e3 > b3 else b3, s0 + e0, s1 + e1, s2 + e2, s3 + e3)
+
+
+@njit(cache=True, inline="always")
+def _one_row_at(M, i, j, dj, f, b, s, col, track):
+    """:func:`_four_rows_at` for the one row ``i`` (row factor ``f``)."""
+    e = abs(M[i, j]) * dj
+    if track:
+        x = e * f
+        c = col[j]
+        col[j] = x if x > c else c
+    return (e if e > b else b), s + e
 
 
 @njit(cache=True)
