@@ -214,14 +214,15 @@ def _pattern_row_scales(M, d1, d2, m, d, coupled):
                 for e in range(d):
                     cols[c] = nn + b * d + e
                     c += 1
-        row_scales_over(M, d1, d2, a, a + 1, cols[:c], big, rows, col)
+        row_scales_over(M, d1, d2, a, a + 1, cols[:c], big, rows, col, True)
         cols[c] = lam0 + a
-        row_scales_over(M, d1, d2, nn + a * d, nn + (a + 1) * d, cols[:c + 1], big, rows, col)
+        row_scales_over(M, d1, d2, nn + a * d, nn + (a + 1) * d, cols[:c + 1], big, rows,
+                        col, True)
     for a in range(m):  # a sliding speed's row: its contact's normal and edges
         cols[0] = a
         for e in range(d):
             cols[1 + e] = nn + a * d + e
-        row_scales_over(M, d1, d2, lam0 + a, lam0 + a + 1, cols[:d + 1], big, rows, col)
+        row_scales_over(M, d1, d2, lam0 + a, lam0 + a + 1, cols[:d + 1], big, rows, col, True)
     row = np.empty(n)
     for r in range(n):
         row[r] = big[r] * d1[r]

@@ -137,48 +137,33 @@ def _row_scales(M, d1, d2, col):
     """:func:`row_scales`' pass; with ``col`` of n entries (zeros) it also writes into it
     the column maxima of ``|D1 M D2|`` (else ``d1`` is not read)."""
     n = M.shape[0]
-    track = col.shape[0] == n
     big = np.empty(n)
     rows = np.empty(n)
-    i = 0
-    while i + 4 <= n:
-        b0 = b1 = b2 = b3 = s0 = s1 = s2 = s3 = 0.0
-        f0, f1, f2, f3 = d1[i], d1[i + 1], d1[i + 2], d1[i + 3]
-        for j in range(n):
-            b0, b1, b2, b3, s0, s1, s2, s3 = _four_rows_at(
-                M, i, j, d2[j], f0, f1, f2, f3, b0, b1, b2, b3, s0, s1, s2, s3, col, track)
-        big[i], big[i + 1], big[i + 2], big[i + 3] = b0, b1, b2, b3
-        rows[i], rows[i + 1], rows[i + 2], rows[i + 3] = s0, s1, s2, s3
-        i += 4
-    while i < n:
-        b0 = s0 = 0.0
-        for j in range(n):
-            b0, s0 = _one_row_at(M, i, j, d2[j], d1[i], b0, s0, col, track)
-        big[i], rows[i] = b0, s0
-        i += 1
+    row_scales_over(M, d1, d2, 0, n, range(n), big, rows, col, col.shape[0] == n)
     return big, rows
 
 
-@njit(cache=True, inline="always")  # (its one caller's three calls: a tower's rows loop in it)
-def row_scales_over(M, d1, d2, lo, hi, cols, big, rows, col):
-    """:func:`_row_scales`' pass (column maxima tracked) on the rows ``lo:hi`` of ``M``
-    over the columns ``cols`` only (increasing), into ``big``, ``rows`` and ``col``: for
-    a caller that knows every other entry of those rows is 0 (which adds nothing to a
-    row's sum or maximum), the same bits as the pass over every column."""
+@njit(cache=True, inline="always")  # (each call's loops compiled for its columns' kind)
+def row_scales_over(M, d1, d2, lo, hi, cols, big, rows, col, track):
+    """:func:`row_scales`' pass on the rows ``lo:hi`` of ``M`` over the columns ``cols``
+    (increasing: a ``range`` or an array), into ``big`` and ``rows``, and with ``track``
+    the column maxima of ``|D1 M D2|`` into ``col``. Over some columns only, for a caller
+    that knows every other entry of those rows is 0 (which adds nothing to a row's sum or
+    maximum): the same bits as the pass over every column."""
     i = lo
     while i + 4 <= hi:
         b0 = b1 = b2 = b3 = s0 = s1 = s2 = s3 = 0.0
         f0, f1, f2, f3 = d1[i], d1[i + 1], d1[i + 2], d1[i + 3]
         for j in cols:
             b0, b1, b2, b3, s0, s1, s2, s3 = _four_rows_at(
-                M, i, j, d2[j], f0, f1, f2, f3, b0, b1, b2, b3, s0, s1, s2, s3, col, True)
+                M, i, j, d2[j], f0, f1, f2, f3, b0, b1, b2, b3, s0, s1, s2, s3, col, track)
         big[i], big[i + 1], big[i + 2], big[i + 3] = b0, b1, b2, b3
         rows[i], rows[i + 1], rows[i + 2], rows[i + 3] = s0, s1, s2, s3
         i += 4
     while i < hi:
         b0 = s0 = 0.0
         for j in cols:
-            b0, s0 = _one_row_at(M, i, j, d2[j], d1[i], b0, s0, col, True)
+            b0, s0 = _one_row_at(M, i, j, d2[j], d1[i], b0, s0, col, track)
         big[i], rows[i] = b0, s0
         i += 1
 
