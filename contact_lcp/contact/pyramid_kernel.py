@@ -46,8 +46,8 @@ from numba import njit
 
 from contact_lcp.contact.lcp_builder import _assemble
 from contact_lcp.lcp.residual import (CERT_FACTOR, balanced_row_scales, row_scales_over,
-                                      row_verdict, row_verdict_with)
-from contact_lcp.lcp.scaling import MAX_SWEEPS, _balanced, _ruiz, q_scale
+                                      row_verdict, row_verdict_with, still_balanced)
+from contact_lcp.lcp.scaling import MAX_SWEEPS, _ruiz, q_scale
 
 _EPS = float(np.finfo(float).eps)
 
@@ -223,10 +223,7 @@ def _pattern_row_scales(M, d1, d2, m, d, coupled):
         for e in range(d):
             cols[1 + e] = nn + a * d + e
         row_scales_over(M, d1, d2, lam0 + a, lam0 + a + 1, cols[:d + 1], big, rows, col, True)
-    row = np.empty(n)
-    for r in range(n):
-        row[r] = big[r] * d1[r]
-    return big, rows, _balanced(row, col)
+    return big, rows, still_balanced(big, d1, col)
 
 
 # inlined into its one caller: numba compiles it there, and LLVM optimizes its code

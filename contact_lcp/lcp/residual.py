@@ -126,10 +126,18 @@ def balanced_row_scales(M, d1, d2):
     n = M.shape[0]
     col = np.zeros(n)  # column maxima of |D1 M D2| (a NaN entry passed over, as max does)
     big, rows = _row_scales(M, d1, d2, col)
-    row = np.empty(n)
-    for r in range(n):
+    return big, rows, still_balanced(big, d1, col)
+
+
+@njit(cache=True)
+def still_balanced(big, d1, col):
+    """Whether factors balance ``M`` from a row scales' pass with them: its row maxima
+    ``big`` of ``|M| D2`` (times ``d1``: those of ``|D1 M D2|``) and the column maxima
+    ``col`` of ``|D1 M D2|`` it tracked (:func:`balanced_row_scales`)."""
+    row = np.empty(big.shape[0])
+    for r in range(big.shape[0]):
         row[r] = big[r] * d1[r]
-    return big, rows, _balanced(row, col)
+    return _balanced(row, col)
 
 
 @njit(cache=True)
