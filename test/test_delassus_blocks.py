@@ -71,7 +71,8 @@ def test_blockwise_delassus_is_the_dense_product(seed):
     m = int(rng.integers(40, 120))
     J = _rows(rng, starts, m, zero_rows={0, m // 2})
     v_free = rng.standard_normal(K.shape[0])
-    done, G, u = _blockwise_products(J, K, v_free, diagonal_blocks(K))
+    done, G, u, _ = _blockwise_products(J, K, v_free, diagonal_blocks(K),
+                                          np.zeros(K.shape[0], dtype=bool))
     assert done  # (the world this test is about takes the block path)
     dense = J @ K @ J.T
     scale = np.abs(dense).max()
@@ -95,7 +96,8 @@ def test_spheres_diagonal_inverse_is_summed_six_columns_at_a_time():
     starts = np.arange(0, 6 * n_bodies + 1, 6)
     J = _rows(rng, starts, 60)
     v_free = rng.standard_normal(K.shape[0])
-    done, G, u = _blockwise_products(J, K, v_free, diagonal_blocks(K))
+    done, G, u, _ = _blockwise_products(J, K, v_free, diagonal_blocks(K),
+                                          np.zeros(K.shape[0], dtype=bool))
     assert done
     np.testing.assert_allclose(G, J @ K @ J.T, rtol=0, atol=1e-13 * np.abs(J @ K @ J.T).max())
 
@@ -113,8 +115,12 @@ def test_one_block_and_small_worlds_keep_the_one_product():
     for K in (robot, prescribed, small):
         J = _rows(rng, np.array([0, K.shape[0]]), 8)
         v_free = rng.standard_normal(K.shape[0])
-        done, _, _ = _blockwise_products(J, K, v_free, diagonal_blocks(K))
+        used = np.zeros(K.shape[0], dtype=bool)
+        done, _, _, nnz = _blockwise_products(J, K, v_free, diagonal_blocks(K), used)
         assert not done
+        if nnz >= 0:  # (the blocks' pass read J: its count and columns, for the fallback)
+            assert nnz == np.count_nonzero(J)
+            np.testing.assert_array_equal(used, (J != 0).any(axis=0))
         problem = build_problem(1e-3, np.tile(np.eye(3), (2, 1, 1)), np.zeros((2, 3)),
                                 np.zeros(2), np.full(2, 0.5), J, K, v_free, v_free,
                                 limit_gap=np.zeros(2))

@@ -188,18 +188,19 @@ def _rows_and_bias(J, K, v_free, phi, h, gamma, max_correction_speed):
     for i in range(phi.shape[0]):
         b = phi[i] / h if phi[i] >= 0.0 else gamma * phi[i] / h
         bias[i] = max(b, -max_correction_speed)
+    nnz, used = -1, np.zeros(nv, dtype=np.bool_)
     blocks = diagonal_blocks(K)
     if blocks.shape[0] > 2:
-        done, G, u = _blockwise_products(J, K, v_free, blocks)
+        done, G, u, nnz = _blockwise_products(J, K, v_free, blocks, used)
         if done:
             return finite, G, u, bias
-    nnz = 0
-    used = np.zeros(nv, dtype=np.bool_)
-    for r in range(m):
-        for c in range(nv):
-            if J[r, c] != 0.0:
-                nnz += 1
-                used[c] = True
+    if nnz < 0:  # (else the blocks' pass counted them)
+        nnz = 0
+        for r in range(m):
+            for c in range(nv):
+                if J[r, c] != 0.0:
+                    nnz += 1
+                    used[c] = True
     if 4 * nnz > m * nv:  # a robot's rows fill half of its coordinates: dense BLAS
         # on the coordinates some row moves (a robot's feet: its base and legs, not its
         # arms and head: 18 of Talos's 38)
@@ -288,8 +289,8 @@ def diagonal_blocks(K):
 
 
 @njit(cache=True)
-def _blockwise_products(J, K, v_free, blocks):
-    """``(done, G, u)``: ``G = J K J'`` and ``u = J v_free`` for ``K`` block diagonal over
+def _blockwise_products(J, K, v_free, blocks, used):
+    """``(done, G, u, nnz)``: ``G = J K J'`` and ``u = J v_free`` for ``K`` block diagonal over
     ``blocks`` (:func:`diagonal_blocks`), each block adding ``J_b K_b J_b'`` (BLAS) on the
     rows that touch it, ``J_b`` their columns of the block that some row moves. A box in
     a tower is touched by the rows of its eight contacts: 24 rows by 6 columns instead
@@ -299,7 +300,9 @@ def _blockwise_products(J, K, v_free, blocks):
     its blocks in order into the upper triangle, which is then mirrored. ``done`` False
     (``G`` empty) when fewer than two blocks remain, or their products would not take
     less than half the multiply-adds of one product over every column some row moves:
-    the caller's one-block paths then."""
+    the caller's one-block paths then. ``used`` (nv,) all False on entry: the columns some
+    row moves, filled with ``nnz`` (the nonzeros of ``J``) once the blocks' pass has read
+    ``J`` (else ``nnz`` is -1), so that those paths need not read it again."""
     m, nv = J.shape
     nb = blocks.shape[0] - 1
     start = np.empty(nb, dtype=np.int64)
@@ -316,18 +319,19 @@ def _blockwise_products(J, K, v_free, blocks):
             start[ng], stop[ng] = a, e
             ng += 1
     if ng < 2:
-        return False, np.empty((0, 0)), np.empty(0)
+        return False, np.empty((0, 0)), np.empty(0), -1
     # the rows that touch each group and the columns some row moves (counted first: a
     # world whose blocks do not pay leaves here)
     group = np.full(nv, -1, dtype=np.int64)
     for g in range(ng):
         group[start[g]:stop[g]] = g
-    used = np.zeros(nv, dtype=np.bool_)
     height = np.zeros(ng, dtype=np.int64)
     last = np.full(ng, -1, dtype=np.int64)  # the last row counted in each group
+    nnz = 0
     for r in range(m):
         for c in range(nv):
             if J[r, c] != 0.0:
+                nnz += 1
                 used[c] = True
                 g = group[c]
                 if g >= 0 and last[g] != r:
@@ -345,7 +349,7 @@ def _blockwise_products(J, K, v_free, blocks):
         if height[g]:
             cost += height[g] * width[g] * (width[g] + height[g]) + BLOCK_OVERHEAD
     if 2 * cost >= m * moved * (moved + m):
-        return False, np.empty((0, 0)), np.empty(0)
+        return False, np.empty((0, 0)), np.empty(0), nnz
     rows = np.empty((ng, m), dtype=np.int64)
     height[:] = 0
     last[:] = -1
@@ -390,7 +394,7 @@ def _blockwise_products(J, K, v_free, blocks):
     for r in range(m):
         for s_ in range(r):
             G[r, s_] = G[s_, r]
-    return True, G, u
+    return True, G, u, nnz
 
 
 @njit(cache=True)
