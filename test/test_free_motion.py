@@ -252,20 +252,3 @@ def test_rolling_on_level_ground_keeps_speed(shape, h):
     t, x = roll(shape, 0.0, h, T, v0=3.0)
     speed = np.diff(x[:, 0]) / h
     assert np.all(np.abs(speed / 3.0 - 1) < 5e-3), f"speed {speed.min()} .. {speed.max()}"
-
-
-def test_three_by_three_solve_is_numpy_s():
-    # the free flyers' Newton step solves its 3 x 3 system written out (no LAPACK call):
-    # numpy's solution to round-off, pivoting on a zero leading entry and on a small one
-    from contact_lcp.dynamics.free_flyer import _solve3_in_place
-
-    rng = np.random.default_rng(7)
-    for trial in range(200):
-        A, b = rng.standard_normal((3, 3)), rng.standard_normal(3)
-        if trial % 3 == 1:
-            A[0, 0] = 0.0
-        elif trial % 3 == 2:
-            A[0, 0] = 1e-12
-        x = b.copy()
-        _solve3_in_place(A.copy(), x)
-        np.testing.assert_allclose(A @ x, b, rtol=0, atol=1e-12 * np.linalg.cond(A))
