@@ -195,12 +195,7 @@ def _rows_and_bias(J, K, v_free, phi, h, gamma, max_correction_speed):
         if done:
             return finite, G, u, bias
     if nnz < 0:  # (else the blocks' pass counted them)
-        nnz = 0
-        for r in range(m):
-            for c in range(nv):
-                if J[r, c] != 0.0:
-                    nnz += 1
-                    used[c] = True
+        nnz = _nonzeros(J, np.full(nv, -1, dtype=np.int64), used, np.zeros(0, dtype=np.int64))
     if 4 * nnz > m * nv:  # a robot's rows fill half of its coordinates: dense BLAS
         # on the coordinates some row moves (a robot's feet: its base and legs, not its
         # arms and head: 18 of Talos's 38)
@@ -326,17 +321,7 @@ def _blockwise_products(J, K, v_free, blocks, used):
     for g in range(ng):
         group[start[g]:stop[g]] = g
     height = np.zeros(ng, dtype=np.int64)
-    last = np.full(ng, -1, dtype=np.int64)  # the last row counted in each group
-    nnz = 0
-    for r in range(m):
-        for c in range(nv):
-            if J[r, c] != 0.0:
-                nnz += 1
-                used[c] = True
-                g = group[c]
-                if g >= 0 and last[g] != r:
-                    last[g] = r
-                    height[g] += 1
+    nnz = _nonzeros(J, group, used, height)
     moved = 0
     width = np.zeros(ng, dtype=np.int64)
     for c in range(nv):
@@ -352,7 +337,7 @@ def _blockwise_products(J, K, v_free, blocks, used):
         return False, np.empty((0, 0)), np.empty(0), nnz
     rows = np.empty((ng, m), dtype=np.int64)
     height[:] = 0
-    last[:] = -1
+    last = np.full(ng, -1, dtype=np.int64)  # the last row listed in each group
     u = np.zeros(m)
     for r in range(m):
         acc = 0.0
@@ -395,6 +380,25 @@ def _blockwise_products(J, K, v_free, blocks, used):
         for s_ in range(r):
             G[r, s_] = G[s_, r]
     return True, G, u, nnz
+
+
+@njit(cache=True)
+def _nonzeros(J, group, used, height):
+    """The nonzeros of ``J``; ``used`` (nv,) marks the columns that hold one, and
+    ``height[g]`` counts the rows with one in a column of group ``g`` (``group`` (nv,):
+    each column's group, -1 for none; ``height`` (groups,), zero on entry)."""
+    last = np.full(height.shape[0], -1, dtype=np.int64)  # the last row counted in each group
+    nnz = 0
+    for r in range(J.shape[0]):
+        for c in range(J.shape[1]):
+            if J[r, c] != 0.0:
+                nnz += 1
+                used[c] = True
+                g = group[c]
+                if g >= 0 and last[g] != r:
+                    last[g] = r
+                    height[g] += 1
+    return nnz
 
 
 @njit(cache=True)
