@@ -6,6 +6,7 @@ node process would have died of it). ``ROS_DOMAIN_ID`` is taken from the environ
 when set (a session picks its own), else derived from the pid.
 """
 
+import gc
 import os
 import threading
 import time
@@ -59,20 +60,69 @@ def interrupt(proc, grace):
             proc.wait(5)
 
 
-def spin_in_thread(node, context):
-    """An executor of ``node`` spun by a daemon thread until ``context`` shuts down;
-    returns the executor (``shutdown()`` it at the end)."""
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
+class Spinner:
+    """One executor spinning ``nodes`` of ``context`` in a daemon thread until
+    :meth:`stop`; an exception escaping a callback is appended to ``errors``."""
 
-    def spin():
-        try:
-            while rclpy.ok(context=context):
-                executor.spin_once(timeout_sec=0.05)
-        except Exception:  # the context was shut down
-            pass
-    threading.Thread(target=spin, daemon=True).start()
-    return executor
+    def __init__(self, context, *nodes, errors=None):
+        self.context = context
+        self.errors = [] if errors is None else errors
+        self.executor = SingleThreadedExecutor(context=context)
+        for node in nodes:
+            self.executor.add_node(node)
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+
+    def _spin(self):
+        while not self._stopped.is_set() and self.context.ok():
+            try:
+                self.executor.spin_once(timeout_sec=0.05)
+            except Exception as e:  # a defect, unless we are stopping
+                if self._stopped.is_set() or not self.context.ok():
+                    return
+                self.errors.append(e)
+
+    def stop(self):
+        """End the thread (within one 0.05 s wait), then shut the executor down."""
+        self._stopped.set()
+        self._thread.join(10.0)
+        assert not self._thread.is_alive(), "the executor thread did not stop"
+        self.executor.shutdown()
+
+
+_closed = 0  # contexts closed since the last collect_closed()
+
+
+def close_ros(context, spinners=(), nodes=()):
+    """Tear down in the one safe order: stop every executor thread, then destroy the
+    nodes and the context from this thread; conftest.py collects the garbage in the main
+    thread once the test has let go of it (:func:`collect_closed`).
+
+    rclpy entities destroyed while another thread waits on them, or finalized by a
+    garbage collection that happens to run in some later test's executor thread (a
+    node, its context and their callbacks form reference cycles), can crash the whole
+    process: CI once died of a segfault in such a collection."""
+    global _closed
+    try:
+        for spinner in spinners:
+            spinner.stop()
+    finally:
+        for node in nodes:
+            if node is not None:
+                node.destroy_node()
+        rclpy.try_shutdown(context=context)
+        context.destroy()
+        _closed += 1
+
+
+def collect_closed():
+    """Collect the garbage here if a ROS context was closed since the last call (called
+    before each test, in the main thread, by conftest.py)."""
+    global _closed
+    if _closed:
+        _closed = 0
+        gc.collect()
 
 
 def wait_for(predicate, timeout, what):
@@ -127,21 +177,8 @@ class Harness:
         except BaseException:
             self.close()
             raise
-        self._threads = []
-        for node in (self.node, self.client):
-            executor = SingleThreadedExecutor(context=self.context)
-            executor.add_node(node)
-            thread = threading.Thread(target=self._spin, args=(executor,), daemon=True)
-            thread.start()
-            self._threads.append((executor, thread))
-
-    def _spin(self, executor):
-        while rclpy.ok(context=self.context):
-            try:
-                executor.spin_once(timeout_sec=0.05)
-            except Exception as e:  # ExternalShutdown at the end; anything else: a defect
-                if rclpy.ok(context=self.context):
-                    self.errors.append(e)
+        self._spinners = [Spinner(self.context, node, errors=self.errors)
+                          for node in (self.node, self.client)]
 
     # -- the client side ----------------------------------------------------------------
     def record(self, kind, topic, qos=50):
@@ -179,10 +216,5 @@ class Harness:
     def close(self):
         if self.node is not None:
             self.node.shutdown()
-        rclpy.try_shutdown(context=self.context)
-        for _, thread in getattr(self, "_threads", []):
-            thread.join(5.0)
-        for executor, _ in getattr(self, "_threads", []):
-            executor.shutdown()
-        if self.node is not None:
-            self.node.destroy_node()
+        close_ros(self.context, getattr(self, "_spinners", ()),
+                  (self.node, getattr(self, "client", None)))

@@ -11,7 +11,6 @@ import math
 import os
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -20,7 +19,6 @@ import pytest
 rclpy = pytest.importorskip("rclpy")
 
 import ros_harness  # noqa: E402
-from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -61,17 +59,7 @@ class Peer:
         self.joint_commands = self.node.create_publisher(JointState, "/joint_commands", 10)
         self.trajectory = self.node.create_publisher(
             JointTrajectory, f"{NS}/joint_trajectory", 10)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self._spin, daemon=True)
-        self.thread.start()
-
-    def _spin(self):
-        try:
-            while rclpy.ok(context=self.context):
-                self.executor.spin_once(timeout_sec=0.05)
-        except Exception:  # the context was shut down
-            pass
+        self.spinner = ros_harness.Spinner(self.context, self.node)
 
     def clock(self):
         c = self.log["/clock"][-1].clock if self.log["/clock"] else None
@@ -85,9 +73,7 @@ class Peer:
         return ros_harness.set_parameter(self.node, name, value, timeout=30.0)
 
     def close(self):
-        self.executor.shutdown()
-        self.node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
+        ros_harness.close_ros(self.context, (self.spinner,), (self.node,))
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ process, from this test) with one that kills itself with SIGSEGV on a marked URD
 import json
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -19,13 +18,12 @@ import pytest
 
 rclpy = pytest.importorskip("rclpy")
 
-from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
 from contact_lcp.ros import urdf_guard  # noqa: E402
-from ros_harness import DOMAIN_ID, clock_of, set_parameter, wait_for  # noqa: E402
+from ros_harness import DOMAIN_ID, Spinner, clock_of, close_ros, set_parameter, wait_for  # noqa: E402
 from test_bad_urdf import (SQUARE, ascii_stl, binary_stl, cube_triangles, mesh,  # noqa: E402
                            one_link)
 from test_ros_robustness import _alive, _env, _wait_ready  # noqa: E402
@@ -109,17 +107,7 @@ class Client:
         self.node.create_subscription(Clock, "/clock", self.clock.append, 10)
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.description = self.node.create_publisher(String, TOPIC, latched)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self._spin, daemon=True)
-        self.thread.start()
-
-    def _spin(self):
-        while rclpy.ok(context=self.context):
-            try:
-                self.executor.spin_once(timeout_sec=0.05)
-            except Exception:
-                break
+        self.spinner = Spinner(self.context, self.node)
 
     def sim_time_advances(self, dt=0.01, timeout=60):
         wait_for(lambda: self.clock, timeout, "/clock")
@@ -127,8 +115,7 @@ class Client:
         wait_for(lambda: clock_of(self.clock[-1]) >= t0 + dt, timeout, f"{dt} s of sim time")
 
     def close(self):
-        rclpy.try_shutdown(context=self.context)
-        self.thread.join(5)
+        close_ros(self.context, (self.spinner,), (self.node,))
 
 
 @pytest.mark.slow

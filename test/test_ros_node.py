@@ -12,7 +12,6 @@ import math
 import os
 import subprocess
 import sys
-import threading
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -23,7 +22,6 @@ import pytest
 rclpy = pytest.importorskip("rclpy")
 
 import ros_harness  # noqa: E402  (wait_for, call, set_parameter from the test client)
-from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile  # noqa: E402
 from builtin_interfaces.msg import Duration  # noqa: E402
 from geometry_msgs.msg import WrenchStamped  # noqa: E402
@@ -77,17 +75,7 @@ class Observer:
         self.commands = self.node.create_publisher(Float64MultiArray, f"{NS}/commands", 10)
         self.trajectory = self.node.create_publisher(
             JointTrajectory, f"{NS}/joint_trajectory", 10)
-        self.executor = SingleThreadedExecutor(context=context)
-        self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self._spin, daemon=True)
-        self.thread.start()
-
-    def _spin(self):
-        try:
-            while rclpy.ok(context=self.executor.context):
-                self.executor.spin_once(timeout_sec=0.1)
-        except Exception:  # the context was shut down
-            pass
+        self.spinner = ros_harness.Spinner(context, self.node)
 
     def _record(self, topic, kind, qos):
         self.log[topic] = []
@@ -121,8 +109,7 @@ class Observer:
                       f"{dt} s of sim time")
 
     def close(self):
-        self.executor.shutdown()
-        self.node.destroy_node()
+        ros_harness.close_ros(self.node.context, (self.spinner,), (self.node,))
 
 
 def stamp_clock(msg):
@@ -166,7 +153,6 @@ def obs(sim_node):
         yield observer
     finally:
         observer.close()
-        rclpy.try_shutdown(context=context)
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 
 from contact_lcp.ros import packed  # noqa: E402
 from contact_lcp.ros.relay import Relay, RelayStream  # noqa: E402
-from ros_harness import DOMAIN_ID, Harness, stamp, wait_for  # noqa: E402
+from ros_harness import DOMAIN_ID, Harness, close_ros, stamp, wait_for  # noqa: E402
 
 
 @contextlib.contextmanager
@@ -31,6 +31,7 @@ def relay_and_client(kind, type_name, topic, depth, message, relay_depth):
     rclpy.init(context=context, domain_id=DOMAIN_ID)
     relay = Relay(DOMAIN_ID)
     received = []
+    node = executor = None
     try:
         node = rclpy.create_node("relay_test_client", context=context)
         node.create_subscription(kind, topic, lambda m: received.append(m), depth)
@@ -50,10 +51,11 @@ def relay_and_client(kind, type_name, topic, depth, message, relay_depth):
                 executor.spin_once(timeout_sec=0.05)
             return received
         yield relay, stream, receive
-        node.destroy_node()
     finally:
         relay.close()
-        rclpy.try_shutdown(context=context)
+        if executor is not None:  # (spun in this thread only: nothing to stop first)
+            executor.shutdown()
+        close_ros(context, nodes=(node,))
 
 
 def test_the_relay_sends_every_message_in_order_to_a_subscriber():

@@ -75,7 +75,7 @@ class Client:
         self.node.create_subscription(Contacts, f"{NS}/contacts", self.contacts.append, 10)
         self.node.create_subscription(JointState, "/joint_states", self.joints.append, 50)
         self.action = ActionClient(self.node, FollowJointTrajectory, ACTION)
-        self.executor = ros_harness.spin_in_thread(self.node, context)
+        self.spinner = ros_harness.Spinner(context, self.node)
 
     def frames(self, since=0):
         return {t.child_frame_id: t for m in self.tf[since:] for t in m.transforms}
@@ -101,8 +101,7 @@ class Client:
         return future.result()
 
     def close(self):
-        self.executor.shutdown()
-        self.node.destroy_node()
+        ros_harness.close_ros(self.node.context, (self.spinner,), (self.node,))
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +119,6 @@ def client(node_proc):
         yield c
     finally:
         c.close()
-        rclpy.try_shutdown(context=context)
 
 
 def _result(handle, timeout=60.0):

@@ -169,6 +169,14 @@ class ContactLCPNode(NodeServices, StandardInterfaces, Node):
             self._relay.close()
             self._relay = None
 
+    def destroy_node(self):
+        """Destroy the node's entities, the action servers included (rclpy's own
+        ``destroy_node`` leaves waitables to the garbage collector); call ``shutdown``
+        first and only once no executor spins the node."""
+        if getattr(self, "_actions", None) is not None:
+            self._actions.destroy()
+        super().destroy_node()
+
     def _publisher(self, kind, topic, qos):
         key = (kind, topic)
         if key not in self._pubs:

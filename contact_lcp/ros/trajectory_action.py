@@ -110,6 +110,14 @@ class TrajectoryActions:
                 goal_callback=functools.partial(self._on_goal, name=robot.name),
                 cancel_callback=self._on_cancel)
 
+    def destroy(self):
+        """Destroy the servers (the node's ``destroy_node`` leaves rclpy's waitables to
+        the garbage collector, whose collection may run in any thread: here, one
+        spinning another node)."""
+        for server in self._servers.values():
+            server.destroy()
+        self._servers.clear()
+
     @property
     def names(self):
         """The action names served."""
