@@ -75,19 +75,81 @@ def _skew3(w):
     return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
 
 
+# 3 x 3 products and solves written out: numba sends every ``@`` to BLAS and
+# ``np.linalg.solve`` to LAPACK, whose calls cost more than these few multiply-adds (a
+# step makes several per free flyer)
+@njit(cache=True, inline="always")
+def _mv3(A, x):
+    """``A @ x`` for a (3, 3) ``A`` and a (3,) ``x``."""
+    return np.array([A[0, 0] * x[0] + A[0, 1] * x[1] + A[0, 2] * x[2],
+                     A[1, 0] * x[0] + A[1, 1] * x[1] + A[1, 2] * x[2],
+                     A[2, 0] * x[0] + A[2, 1] * x[1] + A[2, 2] * x[2]])
+
+
+@njit(cache=True, inline="always")
+def _mtv3(A, x):
+    """``A.T @ x`` for a (3, 3) ``A`` and a (3,) ``x``."""
+    return np.array([A[0, 0] * x[0] + A[1, 0] * x[1] + A[2, 0] * x[2],
+                     A[0, 1] * x[0] + A[1, 1] * x[1] + A[2, 1] * x[2],
+                     A[0, 2] * x[0] + A[1, 2] * x[1] + A[2, 2] * x[2]])
+
+
+@njit(cache=True, inline="always")
+def _mm3(A, B):
+    """``A @ B`` for (3, 3) matrices."""
+    C = np.empty((3, 3))
+    for i in range(3):
+        for j in range(3):
+            C[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]
+    return C
+
+
+@njit(cache=True, inline="always")
+def _norm3(x):
+    return np.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2])
+
+
+@njit(cache=True)
+def _solve3(A, b):
+    """``x`` with ``A x = b`` for a (3, 3) ``A``: Gaussian elimination with partial
+    pivoting (LAPACK's ``gesv`` on three unknowns)."""
+    M = A.copy()
+    x = b.copy()
+    for col in range(3):
+        p = col
+        for r in range(col + 1, 3):
+            if abs(M[r, col]) > abs(M[p, col]):
+                p = r
+        if p != col:
+            for c in range(3):
+                M[col, c], M[p, c] = M[p, c], M[col, c]
+            x[col], x[p] = x[p], x[col]
+        for r in range(col + 1, 3):
+            f = M[r, col] / M[col, col]
+            for c in range(col, 3):
+                M[r, c] -= f * M[col, c]
+            x[r] -= f * x[col]
+    for r in range(2, -1, -1):
+        acc = x[r]
+        for c in range(r + 1, 3):
+            acc -= M[r, c] * x[c]
+        x[r] = acc / M[r, r]
+    return x
+
+
 @njit(cache=True)
 def _euler_midpoint(I_c, w, n_c, h):
     """:func:`euler_midpoint` compiled."""
     w_next = w.copy()
-    scale = np.linalg.norm(I_c @ w) + h * np.linalg.norm(n_c) + 1e-300
+    scale = _norm3(_mv3(I_c, w)) + h * _norm3(n_c) + 1e-300
     for _ in range(NEWTON_MAX_ITER):
         w_m = 0.5 * (w + w_next)
-        L_m = I_c @ w_m
-        F = I_c @ (w_next - w) + h * _cross3(w_m, L_m) - h * n_c
-        if np.linalg.norm(F) <= NEWTON_RTOL * scale:
+        L_m = _mv3(I_c, w_m)
+        F = _mv3(I_c, w_next - w) + h * _cross3(w_m, L_m) - h * n_c
+        if _norm3(F) <= NEWTON_RTOL * scale:
             break
-        dF = I_c + 0.5 * h * (_skew3(w_m) @ I_c - _skew3(L_m))
-        w_next = w_next - np.linalg.solve(dF, F)
+        dF = I_c + 0.5 * h * (_mm3(_skew3(w_m), I_c) - _skew3(L_m))
+        w_next = w_next - _solve3(dF, F)
     return w_next
 
 
@@ -122,7 +184,7 @@ def _free_velocities(q, v, tau, h, v_free, gravity, iq, iv, single, lever, mass,
             c = lever[k]
             f_B = tau[b:b + 3]
             n_B = tau[b + 3:b + 6]
-            v_c = v_B + _cross3(w, c) + h * (f_B / mass[k] + R.T @ gravity)
+            v_c = v_B + _cross3(w, c) + h * (f_B / mass[k] + _mtv3(R, gravity))
             w_next = _euler_midpoint(I_c[k], w.copy(), n_B - _cross3(c, f_B), h)
             v_c -= _cross3(w_next, c)
             for i in range(3):
@@ -306,15 +368,15 @@ def _step_flyers(q, v, h, iq, iv, lever, q_next, v_next):
         c = lever[k]
         wc = np.array([w[1] * c[2] - w[2] * c[1], w[2] * c[0] - w[0] * c[2],
                        w[0] * c[1] - w[1] * c[0]])
-        v_ref_W = R @ (v[b:b + 3] + wc)
+        v_ref_W = _mv3(R, v[b:b + 3] + wc)
         # exp3(h w) by Rodrigues, then R exp3 as a quaternion (normalised)
         th = h * np.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
         Rn = R.copy()
         if th > 0.0:
             ax = h * w / th
             K = np.array([[0.0, -ax[2], ax[1]], [ax[2], 0.0, -ax[0]], [-ax[1], ax[0], 0.0]])
-            E = np.eye(3) + np.sin(th) * K + (1.0 - np.cos(th)) * (K @ K)
-            Rn = R @ E
+            E = np.eye(3) + np.sin(th) * K + (1.0 - np.cos(th)) * _mm3(K, K)
+            Rn = _mm3(R, E)
         # quaternion of Rn (Shepperd), normalised, and its exact rotation matrix
         tr = Rn[0, 0] + Rn[1, 1] + Rn[2, 2]
         if tr > 0.0:
@@ -336,8 +398,8 @@ def _step_flyers(q, v, h, iq, iv, lever, q_next, v_next):
         n = np.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
         qx, qy, qz, qw = qx / n, qy / n, qz / n, qw / n
         R_next = _quat_matrix(qx, qy, qz, qw)
-        p = q[a:a + 3] + R @ c + h * v_ref_W - R_next @ c
-        v_B = R_next.T @ v_ref_W - wc
+        p = q[a:a + 3] + _mv3(R, c) + h * v_ref_W - _mv3(R_next, c)
+        v_B = _mtv3(R_next, v_ref_W) - wc
         for i in range(3):
             q_next[a + i] = p[i]
             v_next[b + i] = v_B[i]
