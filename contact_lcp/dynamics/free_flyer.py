@@ -65,56 +65,10 @@ def euler_midpoint(I_c, w, n_c, h):
 
 
 @njit(cache=True)
-def _cross3(a, b):
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
-                     a[0] * b[1] - a[1] * b[0]])
-
-
-@njit(cache=True)
-def _skew3(w):
-    return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
-
-
-# 3 x 3 products and solves written out: numba sends every ``@`` to BLAS and
-# ``np.linalg.solve`` to LAPACK, whose calls cost more than these few multiply-adds (a
-# step makes several per free flyer)
-@njit(cache=True, inline="always")
-def _mv3(A, x):
-    """``A @ x`` for a (3, 3) ``A`` and a (3,) ``x``."""
-    return np.array([A[0, 0] * x[0] + A[0, 1] * x[1] + A[0, 2] * x[2],
-                     A[1, 0] * x[0] + A[1, 1] * x[1] + A[1, 2] * x[2],
-                     A[2, 0] * x[0] + A[2, 1] * x[1] + A[2, 2] * x[2]])
-
-
-@njit(cache=True, inline="always")
-def _mtv3(A, x):
-    """``A.T @ x`` for a (3, 3) ``A`` and a (3,) ``x``."""
-    return np.array([A[0, 0] * x[0] + A[1, 0] * x[1] + A[2, 0] * x[2],
-                     A[0, 1] * x[0] + A[1, 1] * x[1] + A[2, 1] * x[2],
-                     A[0, 2] * x[0] + A[1, 2] * x[1] + A[2, 2] * x[2]])
-
-
-@njit(cache=True, inline="always")
-def _mm3(A, B):
-    """``A @ B`` for (3, 3) matrices."""
-    C = np.empty((3, 3))
-    for i in range(3):
-        for j in range(3):
-            C[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]
-    return C
-
-
-@njit(cache=True, inline="always")
-def _norm3(x):
-    return np.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2])
-
-
-@njit(cache=True)
-def _solve3(A, b):
-    """``x`` with ``A x = b`` for a (3, 3) ``A``: Gaussian elimination with partial
-    pivoting (LAPACK's ``gesv`` on three unknowns)."""
-    M = A.copy()
-    x = b.copy()
+def _solve3_in_place(M, x):
+    """Solve ``M y = x`` for a (3, 3) ``M`` into ``x`` (``M`` is overwritten by its
+    elimination): Gaussian elimination with partial pivoting, LAPACK's ``gesv`` on three
+    unknowns, written out (numba would call LAPACK, with arrays to allocate, for three)."""
     for col in range(3):
         p = col
         for r in range(col + 1, 3):
@@ -134,23 +88,55 @@ def _solve3(A, b):
         for c in range(r + 1, 3):
             acc -= M[r, c] * x[c]
         x[r] = acc / M[r, r]
-    return x
 
 
 @njit(cache=True)
 def _euler_midpoint(I_c, w, n_c, h):
-    """:func:`euler_midpoint` compiled."""
-    w_next = w.copy()
-    scale = _norm3(_mv3(I_c, w)) + h * _norm3(n_c) + 1e-300
+    """:func:`euler_midpoint` compiled (scalars and four work arrays a call: the Newton
+    iterations allocate nothing)."""
+    w0, w1, w2 = w[0], w[1], w[2]
+    n0, n1, n2 = n_c[0], n_c[1], n_c[2]
+    x0, x1, x2 = w0, w1, w2  # w_next
+    a0 = I_c[0, 0] * w0 + I_c[0, 1] * w1 + I_c[0, 2] * w2
+    a1 = I_c[1, 0] * w0 + I_c[1, 1] * w1 + I_c[1, 2] * w2
+    a2 = I_c[2, 0] * w0 + I_c[2, 1] * w1 + I_c[2, 2] * w2
+    scale = np.sqrt(a0 * a0 + a1 * a1 + a2 * a2) + h * np.sqrt(n0 * n0 + n1 * n1 + n2 * n2) \
+        + 1e-300
+    S = np.empty((3, 3))  # skew(w_m)
+    T = np.empty((3, 3))  # skew(L_m)
+    D = np.empty((3, 3))  # dF
+    F = np.empty(3)
+    hh = 0.5 * h
     for _ in range(NEWTON_MAX_ITER):
-        w_m = 0.5 * (w + w_next)
-        L_m = _mv3(I_c, w_m)
-        F = _mv3(I_c, w_next - w) + h * _cross3(w_m, L_m) - h * n_c
-        if _norm3(F) <= NEWTON_RTOL * scale:
+        m0, m1, m2 = 0.5 * (w0 + x0), 0.5 * (w1 + x1), 0.5 * (w2 + x2)
+        L0 = I_c[0, 0] * m0 + I_c[0, 1] * m1 + I_c[0, 2] * m2
+        L1 = I_c[1, 0] * m0 + I_c[1, 1] * m1 + I_c[1, 2] * m2
+        L2 = I_c[2, 0] * m0 + I_c[2, 1] * m1 + I_c[2, 2] * m2
+        d0, d1, d2 = x0 - w0, x1 - w1, x2 - w2
+        F[0] = (I_c[0, 0] * d0 + I_c[0, 1] * d1 + I_c[0, 2] * d2) + h * (m1 * L2 - m2 * L1) - h * n0
+        F[1] = (I_c[1, 0] * d0 + I_c[1, 1] * d1 + I_c[1, 2] * d2) + h * (m2 * L0 - m0 * L2) - h * n1
+        F[2] = (I_c[2, 0] * d0 + I_c[2, 1] * d1 + I_c[2, 2] * d2) + h * (m0 * L1 - m1 * L0) - h * n2
+        if np.sqrt(F[0] * F[0] + F[1] * F[1] + F[2] * F[2]) <= NEWTON_RTOL * scale:
             break
-        dF = I_c + 0.5 * h * (_mm3(_skew3(w_m), I_c) - _skew3(L_m))
-        w_next = w_next - _solve3(dF, F)
-    return w_next
+        _skew_into(m0, m1, m2, S)
+        _skew_into(L0, L1, L2, T)
+        for i in range(3):
+            for j in range(3):
+                D[i, j] = I_c[i, j] + hh * ((S[i, 0] * I_c[0, j] + S[i, 1] * I_c[1, j]
+                                             + S[i, 2] * I_c[2, j]) - T[i, j])
+        _solve3_in_place(D, F)
+        x0, x1, x2 = x0 - F[0], x1 - F[1], x2 - F[2]
+    out = np.empty(3)
+    out[0], out[1], out[2] = x0, x1, x2
+    return out
+
+
+@njit(cache=True, inline="always")
+def _skew_into(x, y, z, S):
+    """``S`` <- the cross-product matrix of ``(x, y, z)`` (``S u = (x, y, z) x u``)."""
+    S[0, 0], S[0, 1], S[0, 2] = 0.0, -z, y
+    S[1, 0], S[1, 1], S[1, 2] = z, 0.0, -x
+    S[2, 0], S[2, 1], S[2, 2] = -y, x, 0.0
 
 
 @njit(cache=True)
@@ -160,6 +146,8 @@ def _free_velocities(q, v, tau, h, v_free, gravity, iq, iv, single, lever, mass,
     (all False / zero when not given). ``I_c`` (lone bodies' inertias) is None when no
     joint is a lone body (``single`` all False): numba then prunes the exact step (Newton
     on Euler's equation), which a robot's first run would otherwise compile for nothing."""
+    R = np.empty((3, 3))  # (work arrays of the lone bodies' exact step)
+    n_c = np.empty(3)
     for k in range(iq.shape[0]):
         b = iv[k]
         skip = False
@@ -171,25 +159,35 @@ def _free_velocities(q, v, tau, h, v_free, gravity, iq, iv, single, lever, mass,
                 exact = False
         if skip:
             continue
-        v_B = v[b:b + 3]
-        w = v[b + 3:b + 6]
-        if not exact:
-            gyro = _cross3(w, v_B)
-            for i in range(3):
-                v_free[b + i] += h * gyro[i]
+        u0, u1, u2 = v[b], v[b + 1], v[b + 2]
+        w0, w1, w2 = v[b + 3], v[b + 4], v[b + 5]
+        if not exact:  # (w x v_B)
+            v_free[b] += h * (w1 * u2 - w2 * u1)
+            v_free[b + 1] += h * (w2 * u0 - w0 * u2)
+            v_free[b + 2] += h * (w0 * u1 - w1 * u0)
             continue
         if I_c is not None:  # (a model without lone bodies passes None: not compiled)
             a = iq[k]
-            R = _quat_matrix(q[a + 3], q[a + 4], q[a + 5], q[a + 6])
+            _quat_into(q[a + 3], q[a + 4], q[a + 5], q[a + 6], R)
             c = lever[k]
-            f_B = tau[b:b + 3]
-            n_B = tau[b + 3:b + 6]
-            v_c = v_B + _cross3(w, c) + h * (f_B / mass[k] + _mtv3(R, gravity))
-            w_next = _euler_midpoint(I_c[k], w.copy(), n_B - _cross3(c, f_B), h)
-            v_c -= _cross3(w_next, c)
-            for i in range(3):
-                v_free[b + i] = v_c[i]
-                v_free[b + 3 + i] = w_next[i]
+            f0, f1, f2 = tau[b], tau[b + 1], tau[b + 2]
+            m = mass[k]
+            g0 = R[0, 0] * gravity[0] + R[1, 0] * gravity[1] + R[2, 0] * gravity[2]
+            g1 = R[0, 1] * gravity[0] + R[1, 1] * gravity[1] + R[2, 1] * gravity[2]
+            g2 = R[0, 2] * gravity[0] + R[1, 2] * gravity[1] + R[2, 2] * gravity[2]
+            # v_B + w x c + h (f_B / m + R' g); n_B - c x f_B
+            c0 = u0 + (w1 * c[2] - w2 * c[1]) + h * (f0 / m + g0)
+            c1 = u1 + (w2 * c[0] - w0 * c[2]) + h * (f1 / m + g1)
+            c2 = u2 + (w0 * c[1] - w1 * c[0]) + h * (f2 / m + g2)
+            n_c[0] = tau[b + 3] - (c[1] * f2 - c[2] * f1)
+            n_c[1] = tau[b + 4] - (c[2] * f0 - c[0] * f2)
+            n_c[2] = tau[b + 5] - (c[0] * f1 - c[1] * f0)
+            w_next = _euler_midpoint(I_c[k], v[b + 3:b + 6], n_c, h)
+            x0, x1, x2 = w_next[0], w_next[1], w_next[2]
+            v_free[b] = c0 - (x1 * c[2] - x2 * c[1])
+            v_free[b + 1] = c1 - (x2 * c[0] - x0 * c[2])
+            v_free[b + 2] = c2 - (x0 * c[1] - x1 * c[0])
+            v_free[b + 3], v_free[b + 4], v_free[b + 5] = x0, x1, x2
 
 
 
@@ -347,36 +345,56 @@ def _integrate_vector(q, v, h, vec_q, vec_v, iq, iv, lever):
 @njit(cache=True)
 def _quat_matrix(x, y, z, w):
     """Rotation matrix of the quaternion (x, y, z, w), normalised first."""
+    R = np.empty((3, 3))
+    _quat_into(x, y, z, w, R)
+    return R
+
+
+@njit(cache=True, inline="always")
+def _quat_into(x, y, z, w, R):
+    """:func:`_quat_matrix` into ``R`` (3, 3)."""
     n = np.sqrt(x * x + y * y + z * z + w * w)
     x, y, z, w = x / n, y / n, z / n, w / n
-    R = np.empty((3, 3))
     R[0, 0], R[0, 1], R[0, 2] = 1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)
     R[1, 0], R[1, 1], R[1, 2] = 2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)
     R[2, 0], R[2, 1], R[2, 2] = 2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)
-    return R
 
 
 @njit(cache=True)
 def _step_flyers(q, v, h, iq, iv, lever, q_next, v_next):
     """The free-flyer part of :meth:`FreeFlyers.integrate`, in place on ``q_next`` and
     ``v_next``: reference point on a straight line at its world velocity, rotation
-    ``R exp3(h w)`` as a normalised quaternion, linear velocity re-expressed."""
+    ``R exp3(h w)`` as a normalised quaternion, linear velocity re-expressed (scalars and
+    four 3 x 3 work arrays a call)."""
+    R = np.empty((3, 3))
+    Rn = np.empty((3, 3))  # R exp3(h w), then the rotation of its normalised quaternion
+    K = np.empty((3, 3))
+    E = np.empty((3, 3))
     for k in range(iq.shape[0]):
         a, b = iq[k], iv[k]
-        R = _quat_matrix(q[a + 3], q[a + 4], q[a + 5], q[a + 6])
-        w = v[b + 3:b + 6]
+        _quat_into(q[a + 3], q[a + 4], q[a + 5], q[a + 6], R)
+        w0, w1, w2 = v[b + 3], v[b + 4], v[b + 5]
         c = lever[k]
-        wc = np.array([w[1] * c[2] - w[2] * c[1], w[2] * c[0] - w[0] * c[2],
-                       w[0] * c[1] - w[1] * c[0]])
-        v_ref_W = _mv3(R, v[b:b + 3] + wc)
+        wc0, wc1, wc2 = w1 * c[2] - w2 * c[1], w2 * c[0] - w0 * c[2], w0 * c[1] - w1 * c[0]
+        u0, u1, u2 = v[b] + wc0, v[b + 1] + wc1, v[b + 2] + wc2
+        r0 = R[0, 0] * u0 + R[0, 1] * u1 + R[0, 2] * u2  # R (v_B + w x c), world velocity
+        r1 = R[1, 0] * u0 + R[1, 1] * u1 + R[1, 2] * u2
+        r2 = R[2, 0] * u0 + R[2, 1] * u1 + R[2, 2] * u2
         # exp3(h w) by Rodrigues, then R exp3 as a quaternion (normalised)
-        th = h * np.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
-        Rn = R.copy()
+        th = h * np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
         if th > 0.0:
-            ax = h * w / th
-            K = np.array([[0.0, -ax[2], ax[1]], [ax[2], 0.0, -ax[0]], [-ax[1], ax[0], 0.0]])
-            E = np.eye(3) + np.sin(th) * K + (1.0 - np.cos(th)) * _mm3(K, K)
-            Rn = _mm3(R, E)
+            ax0, ax1, ax2 = h * w0 / th, h * w1 / th, h * w2 / th
+            _skew_into(ax0, ax1, ax2, K)
+            sn, cs = np.sin(th), 1.0 - np.cos(th)
+            for i in range(3):
+                for j in range(3):
+                    E[i, j] = ((1.0 if i == j else 0.0) + sn * K[i, j]) + cs * (
+                        K[i, 0] * K[0, j] + K[i, 1] * K[1, j] + K[i, 2] * K[2, j])
+            for i in range(3):
+                for j in range(3):
+                    Rn[i, j] = R[i, 0] * E[0, j] + R[i, 1] * E[1, j] + R[i, 2] * E[2, j]
+        else:
+            Rn[:, :] = R
         # quaternion of Rn (Shepperd), normalised, and its exact rotation matrix
         tr = Rn[0, 0] + Rn[1, 1] + Rn[2, 2]
         if tr > 0.0:
@@ -397,10 +415,13 @@ def _step_flyers(q, v, h, iq, iv, lever, q_next, v_next):
             qy, qz = (Rn[1, 2] + Rn[2, 1]) / s, 0.25 * s
         n = np.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
         qx, qy, qz, qw = qx / n, qy / n, qz / n, qw / n
-        R_next = _quat_matrix(qx, qy, qz, qw)
-        p = q[a:a + 3] + _mv3(R, c) + h * v_ref_W - _mv3(R_next, c)
-        v_B = _mtv3(R_next, v_ref_W) - wc
+        _quat_into(qx, qy, qz, qw, Rn)  # R_next
         for i in range(3):
-            q_next[a + i] = p[i]
-            v_next[b + i] = v_B[i]
+            Rc = R[i, 0] * c[0] + R[i, 1] * c[1] + R[i, 2] * c[2]
+            Rnc = Rn[i, 0] * c[0] + Rn[i, 1] * c[1] + Rn[i, 2] * c[2]
+            r = r0 if i == 0 else r1 if i == 1 else r2
+            wc = wc0 if i == 0 else wc1 if i == 1 else wc2
+            # p = q + R c + h v_W - R_next c;  v_B = R_next' v_W - w x c
+            q_next[a + i] = q[a + i] + Rc + h * r - Rnc
+            v_next[b + i] = (Rn[0, i] * r0 + Rn[1, i] * r1 + Rn[2, i] * r2) - wc
         q_next[a + 3], q_next[a + 4], q_next[a + 5], q_next[a + 6] = qx, qy, qz, qw
