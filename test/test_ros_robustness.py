@@ -249,3 +249,46 @@ def test_threads_are_released_when_the_node_closes():
     h.close()
     left = {t.name for t in threading.enumerate() if t.is_alive()} - before
     assert "contact_lcp_physics" not in left, left
+
+
+#: rclpy handles an executor waits on or DDS holds (a Clock's is plain memory)
+ENTITY_HANDLES = {"Context", "Node", "Publisher", "Subscription", "Service", "Client",
+                  "Timer", "GuardCondition", "EventHandle", "ActionServer", "ActionClient"}
+
+
+def test_a_closed_node_leaves_no_live_rclpy_handle_to_the_garbage_collector():
+    """After ``close`` every rclpy entity still reachable from the harness (the nodes,
+    what they publish, serve and subscribe, the FollowJointTrajectory server, the
+    executors' guard conditions, the context) has its handle destroyed: a garbage
+    collection in whichever thread then finalizes nothing that DDS or an executor holds
+    (CI once died of a segfault in such a collection, in an executor thread)."""
+    import gc
+    import types
+
+    import numpy as np
+    from rclpy._rclpy_pybind11 import InvalidHandle
+
+    h = Harness({"scene": "humanoid_stand.yaml", "real_time_factor": 0.0,
+                 "marker_rate": 0.0})
+    assert h.node._actions is not None and h.node._actions.names  # (a server to destroy)
+    h.close()
+    live, destroyed, seen, stack = [], [], set(), [h]
+    while stack:  # what the harness reaches, not through modules or functions' globals
+        o = stack.pop()
+        if id(o) in seen or isinstance(o, (types.ModuleType, type, np.ndarray)):
+            continue
+        seen.add(id(o))
+        name = type(o).__name__
+        if type(o).__module__ == "rclpy._rclpy_pybind11":
+            if name in ENTITY_HANDLES:
+                try:
+                    with o:
+                        live.append(name)
+                except InvalidHandle:
+                    destroyed.append(name)
+        elif isinstance(o, types.FunctionType):
+            stack.extend(c.cell_contents for c in o.__closure__ or ())
+        else:
+            stack.extend(gc.get_referents(o))
+    assert not live, live
+    assert {"Context", "Node", "Publisher"} <= set(destroyed)  # (the walk reached them)
