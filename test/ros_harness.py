@@ -161,7 +161,7 @@ def set_parameter(node, name, value, timeout=30.0, simulator="/contact_lcp"):
 class Harness:
     """A ContactLCPNode with ``params`` and a client node, in one fresh context."""
 
-    def __init__(self, params, *, start_client=True, namespace=None):
+    def __init__(self, params, *, namespace=None):
         from contact_lcp.ros.node import ContactLCPNode
 
         self.context = rclpy.Context()

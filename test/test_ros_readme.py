@@ -67,7 +67,7 @@ def test_every_topic_and_service_of_the_node_is_in_the_docs_with_its_type():
     actions = docs_table("## Actions")
     assert len(topics) >= 12 and len(services) >= 16 and actions  # the tables were found
     h = Harness({"scene": "humanoid_stand.yaml", "real_time_factor": 0.0,
-                 "marker_rate": 5.0}, start_client=False)
+                 "marker_rate": 5.0})
     try:
         node = h.node
 

@@ -26,7 +26,7 @@ def free_port():
 def test_the_node_serves_its_world_to_the_browser():
     port = free_port()
     h = Harness({"scene": "humanoid_stand.yaml", "real_time_factor": 1.0, "marker_rate": 0.0,
-                 "viewer_port": port}, start_client=False)
+                 "viewer_port": port})
     try:
         with Chromium() as browser:
             browser.open(f"http://127.0.0.1:{port}", settle=3.0)
@@ -54,4 +54,4 @@ def test_the_node_serves_its_world_to_the_browser():
 
 def test_a_start_up_viewer_port_that_is_not_a_port_is_named():
     with pytest.raises(ValueError, match=r"viewer_port must be an integer port in \[0, 65535\]"):
-        Harness({"scene": "humanoid_stand.yaml", "viewer_port": 70000}, start_client=False)
+        Harness({"scene": "humanoid_stand.yaml", "viewer_port": 70000})
