@@ -78,7 +78,8 @@ COLUMNS = ("revision", "date", "load1", "load1_end", "section", "name", "engine"
            "time_step", "steps", "step_us", "step_mean_us", "steps_per_s", "rtf") + X_COLUMNS + (
            "chunk_us", "load_s", "points", "num_contacts", "num_active", "lcp_size", "lcp_solved", "lcp_method",
            "pivots", "fallbacks", "force_ratio", "max_penetration", "penetration_check", "cone_ratio", "base_height",
-           "drift_mm", "stands", "check", "calls_per_step", "first_rung_share", "cli_rtf", "cli_share") + tuple(
+           "drift_mm", "stands", "check", "calls_per_step", "first_rung_share", "cli_rtf", "cli_share",
+           "cli_share_lo", "cli_share_hi") + tuple(
                s + "_us" for s in STAGES) + ("other_us", "notes")
 
 
@@ -265,13 +266,15 @@ def cli_rate(path, duration):
     return float(found.group(1)) if proc.returncode == 0 and found else None
 
 
-def cli_share(path, duration, Simulator, rounds=3, steps=1000, settle=200):
-    """``(cli_rtf, share)``: the real-time factor of :func:`cli_rate` and its share of
-    the steady step rate in this process on the same scene, measured in turn (the
-    in-process rate of ``steps`` steps, then the command, ``rounds`` times): the medians
-    of the command's rates and of each turn's ratio; ``(None, None)`` when the command
-    fails. Measured minutes apart, the two rates would carry the machine's drift into the
-    share."""
+def cli_share(path, duration, Simulator, rounds=5, steps=1000, settle=200):
+    """``(cli_rtf, share, lo, hi)``: the real-time factor of :func:`cli_rate` and its
+    share of the steady step rate in this process on the same scene, measured in turn
+    (the in-process rate of ``steps`` steps, then the command, ``rounds`` times): the
+    medians of the command's rates and of each turn's ratio, and the turns' smallest and
+    largest ratio (a turn's ratio moves with the machine's speed between its two
+    measurements, so a verdict needs the spread beside it); all None when the command
+    fails. Measured minutes
+    apart, the two rates would carry the machine's drift into the share."""
     sim = Simulator.from_file(path)
     for _ in range(settle):
         sim.step()
@@ -283,10 +286,11 @@ def cli_share(path, duration, Simulator, rounds=3, steps=1000, settle=200):
         here = steps * sim.h / (time.perf_counter() - t0)
         cli = cli_rate(path, duration)
         if cli is None:
-            return None, None
+            return None, None, None, None
         rates.append(cli)
         shares.append(cli / here)
-    return float(np.median(rates)), float(np.median(shares))
+    return (float(np.median(rates)), float(np.median(shares)), float(min(shares)),
+            float(max(shares)))
 
 
 def _ratio(a, b):
@@ -343,7 +347,8 @@ def targets(row):
                     "MET" if row.get("drift_mm", np.inf) <= TARGET_TOWER_DRIFT_MM else "NOT MET"))
     if row.get("cli_rtf") is not None:
         out.append((f"simulate --output >= {TARGET_CLI_SHARE:g}x the in-process rate, in turn "
-                    f"({row['cli_rtf']:.2f}x real time, {row['cli_share']:.2f}x)",
+                    f"({row['cli_rtf']:.2f}x real time, {row['cli_share']:.2f}x, turns "
+                    f"{row['cli_share_lo']:.2f}-{row['cli_share_hi']:.2f})",
                     verdict(row.get("cli_share"), TARGET_CLI_SHARE)))
     return out
 
@@ -444,7 +449,7 @@ def main(argv=None):
     for r in ours:  # the command line on the same scene, right after the in-process rows
         if r.get("status") == "ok" and r["name"] in CLI_SCENES:
             print(f"[bench_sim] contact-lcp simulate --output: {r['name']}", file=sys.stderr, flush=True)
-            r["cli_rtf"], r["cli_share"] = cli_share(
+            r["cli_rtf"], r["cli_share"], r["cli_share_lo"], r["cli_share_hi"] = cli_share(
                 os.path.join(ROOT, SCENES[r["name"]]), duration + settle, Simulator,
                 **(dict(rounds=1, steps=5, settle=5) if args.quick else {}))
     points = [int(p) for p in names(args.points)]

@@ -84,6 +84,8 @@ def test_the_command_line_share_is_taken_in_turn_with_the_in_process_rate(monkey
 
     monkeypatch.setattr(bench_sim, "cli_rate", command)
     monkeypatch.setattr(bench_sim.time, "perf_counter", lambda: clock[0])
-    rtf, share = bench_sim.cli_share("scene.yaml", 1.0, Sim, rounds=3, steps=10, settle=0)
+    rtf, share, lo, hi = bench_sim.cli_share("scene.yaml", 1.0, Sim, rounds=3, steps=10,
+                                             settle=0)
     assert order == ["here", "cli"] * 3
     assert share == pytest.approx(0.9) and rtf == pytest.approx(0.45)
+    assert lo == pytest.approx(0.9) and hi == pytest.approx(0.9)
