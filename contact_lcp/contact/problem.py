@@ -195,7 +195,8 @@ def _rows_and_bias(J, K, v_free, phi, h, gamma, max_correction_speed):
         if done:
             return finite, G, u, bias
     if nnz < 0:  # (else the blocks' pass counted them)
-        nnz = _nonzeros(J, np.full(nv, -1, dtype=np.int64), used, np.zeros(0, dtype=np.int64))
+        nnz = _nonzeros(J, np.full(nv, -1, dtype=np.int64), used, np.zeros(0, dtype=np.int64),
+                        np.empty((0, 0), dtype=np.int64))
     if 4 * nnz > m * nv:  # a robot's rows fill half of its coordinates: dense BLAS
         # on the coordinates some row moves (a robot's feet: its base and legs, not its
         # arms and head: 18 of Talos's 38)
@@ -315,13 +316,14 @@ def _blockwise_products(J, K, v_free, blocks, used):
             ng += 1
     if ng < 2:
         return False, np.empty((0, 0)), np.empty(0), -1
-    # the rows that touch each group and the columns some row moves (counted first: a
-    # world whose blocks do not pay leaves here)
+    # the rows that touch each group and the columns some row moves (a world whose
+    # blocks do not pay leaves after this pass)
     group = np.full(nv, -1, dtype=np.int64)
     for g in range(ng):
         group[start[g]:stop[g]] = g
     height = np.zeros(ng, dtype=np.int64)
-    nnz = _nonzeros(J, group, used, height)
+    rows = np.empty((ng, m), dtype=np.int64)
+    nnz = _nonzeros(J, group, used, height, rows)
     moved = 0
     width = np.zeros(ng, dtype=np.int64)
     for c in range(nv):
@@ -335,9 +337,6 @@ def _blockwise_products(J, K, v_free, blocks, used):
             cost += height[g] * width[g] * (width[g] + height[g]) + BLOCK_OVERHEAD
     if 2 * cost >= m * moved * (moved + m):
         return False, np.empty((0, 0)), np.empty(0), nnz
-    rows = np.empty((ng, m), dtype=np.int64)
-    height[:] = 0
-    last = np.full(ng, -1, dtype=np.int64)  # the last row listed in each group
     u = np.zeros(m)
     for r in range(m):
         acc = 0.0
@@ -345,11 +344,6 @@ def _blockwise_products(J, K, v_free, blocks, used):
             x = J[r, c]
             if x != 0.0:
                 acc += x * v_free[c]
-                g = group[c]
-                if g >= 0 and last[g] != r:
-                    last[g] = r
-                    rows[g, height[g]] = r
-                    height[g] += 1
         u[r] = acc
     cols = np.empty((ng, nv), dtype=np.int64)
     for g in range(ng):
@@ -383,10 +377,12 @@ def _blockwise_products(J, K, v_free, blocks, used):
 
 
 @njit(cache=True)
-def _nonzeros(J, group, used, height):
+def _nonzeros(J, group, used, height, rows):
     """The nonzeros of ``J``; ``used`` (nv,) marks the columns that hold one, and
-    ``height[g]`` counts the rows with one in a column of group ``g`` (``group`` (nv,):
-    each column's group, -1 for none; ``height`` (groups,), zero on entry)."""
+    ``height[g]`` counts the rows with one in a column of group ``g``, which
+    ``rows[g, :height[g]]`` lists in order (``group`` (nv,): each column's group, -1 for
+    none; ``height`` (groups,), zero on entry; ``rows`` (groups, m), or (0, 0) with no
+    group)."""
     last = np.full(height.shape[0], -1, dtype=np.int64)  # the last row counted in each group
     nnz = 0
     for r in range(J.shape[0]):
@@ -397,6 +393,7 @@ def _nonzeros(J, group, used, height):
                 g = group[c]
                 if g >= 0 and last[g] != r:
                     last[g] = r
+                    rows[g, height[g]] = r
                     height[g] += 1
     return nnz
 
