@@ -143,6 +143,66 @@ def test_warm_up_runs_every_kernel_that_later_steps_and_their_reads_run(scene):
     assert later <= warmed, sorted(later - warmed)
 
 
+def test_warm_up_runs_the_kernels_of_the_rungs_a_run_reaches_later():
+    """warm_up also runs the contact model's later rungs (ContactModel.warm_up): a run
+    that later meets contacts that came or went (the last basis mapped onto them), a
+    last basis that misses (the search from a basis) or a face that the compiled force
+    distribution leaves to its QP then calls no kernel that warm_up did not."""
+    import cProfile
+    import dataclasses
+    import pstats
+    import sys
+
+    from numba.core.registry import CPUDispatcher
+
+    from contact_lcp.contact.min_norm import min_norm_impulse
+    from contact_lcp.sim import Simulator
+    from contact_lcp.sim.warm import warm_up
+
+    def called(run):
+        prof = cProfile.Profile()
+        prof.enable()
+        run()
+        prof.disable()
+        return {(f, line) for f, line, _ in pstats.Stats(prof).stats}
+
+    sim = Simulator.from_file("config/box_on_plane.yaml")
+    warm_calls = called(lambda: warm_up(sim))
+    for _ in range(3):
+        sim.step()
+    data, model = sim.stepper.data, sim.model
+    problem, guess = data.problem, data.guess
+    k = problem.num_contacts
+    assert k == 4 and guess.flags is not None
+    came_or_went = dataclasses.replace(guess, pair=guess.pair + 1)
+    missed = dataclasses.replace(guess, basic_a=np.zeros_like(guess.basic_a))
+
+    def run():
+        for g in (came_or_went, missed):
+            assert model.solve(problem, g).report.outcome.name == "SOLVED"
+        f = model.solve(problem, guess).solved
+        assert min_norm_impulse(problem, f, model.settings.friction_directions,
+                                compiled=False)[1] == "min_norm"
+
+    later_calls = called(run)
+    kernels = {f"{m.__name__}.{k}": (v.py_func.__code__.co_filename,
+                                     v.py_func.__code__.co_firstlineno)
+               for m in list(sys.modules.values())
+               if getattr(m, "__name__", "").startswith("contact_lcp")
+               for k, v in list(vars(m).items()) if isinstance(v, CPUDispatcher)}
+    warmed = {name for name, code in kernels.items() if code in warm_calls}
+    later = {name for name, code in kernels.items() if code in later_calls}
+    # and the model's warm-up leaves its next solve as it was
+    before = model.solve(problem, guess)
+    model.warm_up(problem, guess)
+    after = model.solve(problem, guess)
+    assert np.array_equal(before.solved, after.solved) and np.array_equal(before.f, after.f)
+    assert before.report.rungs == after.report.rungs == ("last_basis:solved",)
+    assert {"contact_lcp.contact.pyramid_warm.mapped_flags",
+            "contact_lcp.lcp.tableau.extract_z"} <= later
+    assert later <= warmed, sorted(later - warmed)
+
+
 def test_warm_compiles_a_scene_ahead_and_leaves_nothing_to_compile(capsys):
     """``contact-lcp warm SCENE`` (what the set-up commands run on the default scene):
     after it, a new process steps the scene without compiling anything (kernels loaded

@@ -73,5 +73,10 @@ class AutoModel(ContactModel):
     def takes_sparse(self, num_contacts, num_limits):
         return self._model_of(num_contacts).takes_sparse(num_contacts, num_limits)
 
+    def warm_up(self, problem, guess):
+        """The later rungs of the model that solves ``problem`` whole (islands are solved
+        by the same two models)."""
+        self.model_for(problem).warm_up(problem, guess)
+
     def solve(self, problem, guess=None):
         return self.model_for(problem).solve(problem, guess)

@@ -109,6 +109,14 @@ class ContactModel:
     #: :mod:`contact_lcp.contact.guess`; None: it always starts cold)
     GUESS: ClassVar[Optional[type]] = None
 
+    def warm_up(self, problem, guess):
+        """Run once, on a step's ``problem`` and the ``guess`` its solve returned, the
+        rungs of the model's ladder that a run reaches only later (contacts that came or
+        went, a last basis that misses, a force distribution's QP), so that their code
+        loads before the run and not in the middle of it: a load takes milliseconds, a
+        real-time loop's whole period (:func:`contact_lcp.sim.warm.warm_up`). The next
+        solve is the same as without it. The base model has no such rung."""
+
     def solve(self, problem, guess=None):
         """The impulses of one step.
 

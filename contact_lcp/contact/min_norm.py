@@ -112,7 +112,7 @@ def distribution(problem, num_directions, edge_angle=None):
     return distribute
 
 
-def min_norm_impulse(problem, f, num_directions, edge_angle=None):
+def min_norm_impulse(problem, f, num_directions, edge_angle=None, *, compiled=True):
     """The least-norm impulse with the velocities of ``f`` on its complementarity face.
 
     Parameters
@@ -124,6 +124,9 @@ def min_norm_impulse(problem, f, num_directions, edge_angle=None):
         ``d``, edges of each pyramid (0: the frictionless LCP, normal impulses only).
     edge_angle : (k,) ndarray or None
         First-edge angle of each contact's pyramid [rad] (None: the contact frames').
+    compiled : bool
+        False: the face's QP decides even a face that the compiled path would (a model's
+        warm-up loads that path's code: :meth:`ContactModel.warm_up`).
 
     Returns
     -------
@@ -146,7 +149,7 @@ def min_norm_impulse(problem, f, num_directions, edge_angle=None):
         return f, "unique"
     if S.size > MAX_CONTACTS:
         return f, f"skipped: {S.size} contacts > {MAX_CONTACTS}"
-    if isinstance(problem.G, np.ndarray):  # the common case, compiled (its module notes)
+    if compiled and isinstance(problem.G, np.ndarray):  # the common case (module notes)
         code, out = least_norm_face(
             problem.G, problem.u, problem.bias, problem.J, problem.K, problem.mu, f, vel,
             S, l, d,

@@ -59,7 +59,7 @@ from contact_lcp.contact.base import ContactModel
 from contact_lcp.contact.frictionless import frictionless_impulse, safe_stop, solve_frictionless
 from contact_lcp.contact.guess import PyramidGuess
 from contact_lcp.contact.ladder import Rungs, lcp_rung, sparse_paths, walked_cold
-from contact_lcp.contact.min_norm import distribution, redistributed
+from contact_lcp.contact.min_norm import distribution, min_norm_impulse, redistributed
 from contact_lcp.contact.lcp_builder import build_contact_lcp, build_relaxed_lcp
 from contact_lcp.contact.pyramid_warm import (
     ANGLE_SNAP,
@@ -340,6 +340,23 @@ class PyramidModel(ContactModel):
                              warm_started=True, info=info)
         self._warm_report = (key, report)
         return report
+
+    def warm_up(self, problem, guess):
+        """The ladder's later rungs once (:meth:`ContactModel.warm_up`): the last basis
+        mapped onto contacts that came or went, the search from a basis (the rungs after
+        a miss), and the force distribution's QP (the faces its compiled path leaves)."""
+        if not isinstance(guess, PyramidGuess) or guess.flags is None or problem.num_rows == 0:
+            return
+        solution = self._solve(problem, guess)
+        if solution.report.outcome is not Outcome.SOLVED:
+            return
+        if problem.num_contacts:
+            mapped_flags(problem.pair, problem.p_W, guess.pair, guess.points, *guess.flags)
+        self._start_budget(problem)
+        self._frictional(problem, self._used_angle, full_basis(*guess.flags))
+        if self.settings.force_distribution == "min_norm":
+            min_norm_impulse(problem, solution.solved, self.settings.friction_directions,
+                             self._used_angle, compiled=False)
 
     def solve(self, problem, guess=None):
         solution = self._solve(problem, guess)

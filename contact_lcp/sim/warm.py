@@ -17,7 +17,9 @@ def warm_up(sim):
     Solves a 2x2 LCP with every method (so a later ``solver_method`` change does not
     stall the physics thread), then takes two steps of ``sim`` (the first solves
     without a warm start; the second, from the first's guess, runs the contact model's
-    first rung, which compiles its own kernels), reads what the node publishes and a
+    first rung, which compiles its own kernels), runs the model's later rungs on the
+    second step's problem (:meth:`~contact_lcp.contact.base.ContactModel.warm_up`),
+    reads what the node publishes and a
     run records after a step (their first reads would compile the force read's kernels:
     seconds on a cold cache) and resets it. Returns
     the step's error message, or ``""``: a scene whose first step fails still loads,
@@ -31,6 +33,9 @@ def warm_up(sim):
     try:
         for _ in range(2):
             sim.step()
+        data = sim.stepper.data
+        if data.problem is not None:
+            sim.model.warm_up(data.problem, data.guess)
         _read(sim)
     except Exception as e:  # reported again (and handled) when the node steps
         return f"{type(e).__name__}: {e}"
