@@ -352,8 +352,17 @@ class PyramidModel(ContactModel):
             return
         if problem.num_contacts:
             mapped_flags(problem.pair, problem.p_W, guess.pair, guess.points, *guess.flags)
+        # the rungs after a miss: the search on the last loaded contacts, then on all
+        a, b, lam = guess.flags
+        keep = np.flatnonzero(a[:problem.num_contacts])
         self._start_budget(problem)
-        self._frictional(problem, self._used_angle, full_basis(*guess.flags))
+        self._loaded_only(problem, self._used_angle, keep, reduced_basis(a, b, lam, keep), {})
+        self._frictional(problem, self._used_angle, full_basis(a, b, lam))
+        # and a search whose first basis solves at once, by the dense path (the rungs
+        # above may have been answered by the sparse Lemke paths, which end elsewhere)
+        if self.settings.method in WARM_START_METHODS:
+            lcp_rung(np.array([[2.0, 1.0], [1.0, 2.0]]), np.array([-1.0, -1.0]),
+                     self.settings.method, {"initial_basis": np.arange(2)})
         if self.settings.force_distribution == "min_norm":
             min_norm_impulse(problem, solution.solved, self.settings.friction_directions,
                              self._used_angle, compiled=False)
