@@ -203,6 +203,43 @@ def test_warm_up_runs_the_kernels_of_the_rungs_a_run_reaches_later():
     assert later <= warmed, sorted(later - warmed)
 
 
+def test_the_relaxed_models_warm_up_runs_its_other_path_and_a_failing_one_is_warned():
+    """The relaxed model's later rung is its other path (the QP's solver, on the LCP
+    path): warm_up runs it, and the next solve is as without it. A model whose later
+    rungs fail ahead warns and leaves the run to go on (its steps meet that code later
+    and report what they meet)."""
+    import warnings
+
+    from contact_lcp.sim import Simulator
+    from contact_lcp.sim.warm import later_rungs, warm_up
+
+    sim = Simulator.from_file("config/box_on_plane.yaml", contact_model="relaxed")
+    model = sim.model
+    paths = []
+    run_path = model._solve_path
+    model._solve_path = lambda path, *a: paths.append(path) or run_path(path, *a)
+    assert warm_up(sim) == ""
+    assert paths.count("qp") == 1 and paths[0] == "lcp"  # (its steps: the LCP path)
+    for _ in range(2):
+        sim.step()
+    problem, guess = sim.stepper.data.problem, sim.stepper.data.guess
+    before = model.solve(problem, guess)
+    model.warm_up(problem, guess)
+    after = model.solve(problem, guess)
+    assert np.array_equal(before.solved, after.solved)
+    assert before.report.rungs == after.report.rungs == ("lcp:solved",)
+
+    def broken(problem, guess):
+        raise ValueError("a later rung's bug")
+
+    model.warm_up = broken
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        later_rungs(sim)
+    assert any("a later rung's bug" in str(w.message) for w in seen)
+    sim.step()
+
+
 def test_warm_compiles_a_scene_ahead_and_leaves_nothing_to_compile(capsys):
     """``contact-lcp warm SCENE`` (what the set-up commands run on the default scene):
     after it, a new process steps the scene without compiling anything (kernels loaded

@@ -356,7 +356,9 @@ class PyramidModel(ContactModel):
         a, b, lam = guess.flags
         keep = np.flatnonzero(a[:problem.num_contacts])
         self._start_budget(problem)
-        self._loaded_only(problem, self._used_angle, keep, reduced_basis(a, b, lam, keep), {})
+        if keep.size:
+            self._loaded_only(problem, self._used_angle, keep, reduced_basis(a, b, lam, keep),
+                              {})
         self._frictional(problem, self._used_angle, full_basis(a, b, lam))
         # and a search whose first basis solves at once, by the dense path (the rungs
         # above may have been answered by the sparse Lemke paths, which end elsewhere)

@@ -120,16 +120,33 @@ class RelaxedModel(PyramidModel):
     def _method(self, path):
         return f"qp:{self.options['qp_solver']}" if path == "qp" else self.settings.method
 
-    def solve(self, problem, guess=None):
-        s, o = self.settings, self.options
-        guess = guess if isinstance(guess, PyramidGuess) else None
+    def _relaxed_lcp(self, problem, guess):
+        """``(path, problem, lcp)``: the path for ``problem``, the problem as that path
+        reads it (dense for pivoting) and its relaxed LCP."""
         path = self._path(problem.num_contacts, problem.num_limits)
         if path == "lcp":
             problem = densified(problem)
         # the QP path reads M only to certify, which a sparse M makes ~n^2 / nnz cheaper
-        lcp = build_relaxed_lcp(problem, num_directions=s.friction_directions,
+        lcp = build_relaxed_lcp(problem, num_directions=self.settings.friction_directions,
                                 edge_angle=self.edge_angles(problem, guess),
                                 sparse_M=path == "qp")
+        return path, problem, lcp
+
+    def warm_up(self, problem, guess):
+        """The relaxed ladder's later rung once (:meth:`ContactModel.warm_up`): the other
+        path, as a failed solve or ``cross_check`` runs it (the QP's solver: its import
+        alone takes tens of milliseconds)."""
+        if problem.num_rows == 0:
+            return
+        guess = guess if isinstance(guess, PyramidGuess) else None
+        path, problem, lcp = self._relaxed_lcp(problem, guess)
+        if path == "lcp" or lcp.q.shape[0] <= MAX_DENSE_SIZE:
+            self._solve_path("qp" if path == "lcp" else "lcp", problem, lcp, None)
+
+    def solve(self, problem, guess=None):
+        s, o = self.settings, self.options
+        guess = guess if isinstance(guess, PyramidGuess) else None
+        path, problem, lcp = self._relaxed_lcp(problem, guess)
         other = "lcp" if path == "qp" else "qp"
         same = (guess is not None and guess.flags is not None
                 and np.array_equal(guess.pair, problem.pair) and problem.num_limits == 0)

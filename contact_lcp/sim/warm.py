@@ -8,6 +8,8 @@ will run, so that nothing compiles later: the node calls it before it publishes,
 on the default scene so that a new user's first run starts at once.
 """
 
+import warnings
+
 import numpy as np
 
 
@@ -46,10 +48,18 @@ def later_rungs(sim):
     """Run the contact model's later rungs once on the last step's problem
     (:meth:`~contact_lcp.contact.base.ContactModel.warm_up`), if it had one: what a run
     reaches only later (contacts that come or go, a missed basis, a force distribution's
-    QP) then loads now. The next step is the same as without it."""
+    QP) then loads now. The next step is the same as without it. A rung that fails here
+    is the model's bug, which the step that reaches it meets again: it is warned about,
+    and the run goes on (its code then loads when reached)."""
     data = sim.stepper.data
-    if data.problem is not None:
+    if data.problem is None:
+        return
+    try:
         sim.model.warm_up(data.problem, data.guess)
+    except Exception as e:  # (the run's own steps report what a step meets)
+        warnings.warn(f"the contact model {sim.model.name!r} failed to run its later rungs "
+                      f"ahead ({type(e).__name__}: {e}); they load when a step reaches them",
+                      RuntimeWarning, stacklevel=2)
 
 
 def _read(sim):
