@@ -94,6 +94,33 @@ def test_simulate_saves_a_state_and_resumes_to_the_same_end(tmp_path, capsys):
     assert "saved from another scene" in capsys.readouterr().err
 
 
+def _called(run):
+    """The (file, first line) of every function the profiler saw ``run`` call (numba's
+    dispatchers among them)."""
+    import cProfile
+    import pstats
+
+    prof = cProfile.Profile()
+    prof.enable()
+    run()
+    prof.disable()
+    return {(f, line) for f, line, _ in pstats.Stats(prof).stats}
+
+
+def _kernels_in(calls):
+    """The package's compiled kernels (module.name) whose functions are among ``calls``."""
+    import sys
+
+    from numba.core.registry import CPUDispatcher
+
+    kernels = {f"{m.__name__}.{k}": (v.py_func.__code__.co_filename,
+                                     v.py_func.__code__.co_firstlineno)
+               for m in list(sys.modules.values())
+               if getattr(m, "__name__", "").startswith("contact_lcp")
+               for k, v in list(vars(m).items()) if isinstance(v, CPUDispatcher)}
+    return {name for name, code in kernels.items() if code in calls}
+
+
 @pytest.mark.parametrize("scene", ["config/humanoid_stand.yaml", "config/box_on_plane.yaml"])
 def test_warm_up_runs_every_kernel_that_later_steps_and_their_reads_run(scene):
     """warm_up (what the node runs before it publishes and ``contact-lcp warm`` on the
@@ -101,25 +128,11 @@ def test_warm_up_runs_every_kernel_that_later_steps_and_their_reads_run(scene):
     them (the node's joint state, contacts and link wrenches, the run recorder's contact
     table): on a cold cache none of them then compiles in the middle of a run (a
     profiler sees numba's dispatchers as calls)."""
-    import cProfile
-    import pstats
-    import sys
-
-    from numba.core.registry import CPUDispatcher
-
     from contact_lcp.sim import Simulator
     from contact_lcp.sim.warm import warm_up
 
-    def called(run):
-        """The (file, first line) of every function the profiler saw ``run`` call."""
-        prof = cProfile.Profile()
-        prof.enable()
-        run()
-        prof.disable()
-        return {(f, line) for f, line, _ in pstats.Stats(prof).stats}
-
     sim = Simulator.from_file(scene)
-    warm_calls = called(lambda: warm_up(sim))
+    warmed = _kernels_in(_called(lambda: warm_up(sim)))
     links = tuple(sim.scene.output.wrench_links)
 
     def run():
@@ -130,14 +143,7 @@ def test_warm_up_runs_every_kernel_that_later_steps_and_their_reads_run(scene):
             sim.link_wrenches(links, "local")
             sim.contact_table(links)
 
-    later_calls = called(run)
-    kernels = {f"{m.__name__}.{k}": (v.py_func.__code__.co_filename,
-                                     v.py_func.__code__.co_firstlineno)
-               for m in list(sys.modules.values())
-               if getattr(m, "__name__", "").startswith("contact_lcp")
-               for k, v in list(vars(m).items()) if isinstance(v, CPUDispatcher)}
-    warmed = {name for name, code in kernels.items() if code in warm_calls}
-    later = {name for name, code in kernels.items() if code in later_calls}
+    later = _kernels_in(_called(run))
     assert {"contact_lcp.contact.pyramid_warm.first_rung",
             "contact_lcp.sim.views._world_forces"} <= later
     assert later <= warmed, sorted(later - warmed)
@@ -148,26 +154,14 @@ def test_warm_up_runs_the_kernels_of_the_rungs_a_run_reaches_later():
     that later meets contacts that came or went (the last basis mapped onto them), a
     last basis that misses (the search from a basis) or a face that the compiled force
     distribution leaves to its QP then calls no kernel that warm_up did not."""
-    import cProfile
     import dataclasses
-    import pstats
-    import sys
-
-    from numba.core.registry import CPUDispatcher
 
     from contact_lcp.contact.min_norm import min_norm_impulse
     from contact_lcp.sim import Simulator
     from contact_lcp.sim.warm import warm_up
 
-    def called(run):
-        prof = cProfile.Profile()
-        prof.enable()
-        run()
-        prof.disable()
-        return {(f, line) for f, line, _ in pstats.Stats(prof).stats}
-
     sim = Simulator.from_file("config/box_on_plane.yaml")
-    warm_calls = called(lambda: warm_up(sim))
+    warmed = _kernels_in(_called(lambda: warm_up(sim)))
     for _ in range(3):
         sim.step()
     data, model = sim.stepper.data, sim.model
@@ -184,14 +178,7 @@ def test_warm_up_runs_the_kernels_of_the_rungs_a_run_reaches_later():
         assert min_norm_impulse(problem, f, model.settings.friction_directions,
                                 compiled=False)[1] == "min_norm"
 
-    later_calls = called(run)
-    kernels = {f"{m.__name__}.{k}": (v.py_func.__code__.co_filename,
-                                     v.py_func.__code__.co_firstlineno)
-               for m in list(sys.modules.values())
-               if getattr(m, "__name__", "").startswith("contact_lcp")
-               for k, v in list(vars(m).items()) if isinstance(v, CPUDispatcher)}
-    warmed = {name for name, code in kernels.items() if code in warm_calls}
-    later = {name for name, code in kernels.items() if code in later_calls}
+    later = _kernels_in(_called(run))
     # and the model's warm-up leaves its next solve as it was
     before = model.solve(problem, guess)
     model.warm_up(problem, guess)
