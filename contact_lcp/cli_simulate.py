@@ -154,14 +154,14 @@ class _Run:
         self.t0 = sim.t
         self.wall = 0.0
         # wall seconds of the first step and its row (they load the compiled kernels,
-        # the contact model's later rungs' with them)
+        # later steps' with them)
         self.first = 0.0
 
     def steps(self, steps, stop):
         """Run up to ``steps`` steps; ``(stopped, error)``: ``stopped`` is False, True (a
         Ctrl-C between steps) or ``"step"`` (inside one); ``error`` a SimulationError."""
         from contact_lcp.sim.simulator import SimulationError
-        from contact_lcp.sim.warm import later_rungs
+        from contact_lcp.sim.warm import ahead
 
         from contact_lcp.progress import Progress
 
@@ -180,8 +180,8 @@ class _Run:
                 finally:
                     stop.stepping = False
                 self.done += 1
-                if self.done == 1:  # (the later rungs' kernels load with the first step's)
-                    later_rungs(sim)
+                if self.done == 1:  # (later steps' kernels load with the first step's)
+                    ahead(sim)
                 self.max_pen = max(self.max_pen, info.max_penetration)
                 if self.rec is not None:  # (its rows hold the steps' total forces)
                     self.rec.add(sim, info)
@@ -229,9 +229,9 @@ class _Run:
 
     def _steady(self):
         """``; the first step S s, then N.NNx``: the rate without the first step and its
-        recorded row, which load (or compile) the kernels the scene, its contact model's
-        later rungs (:func:`~contact_lcp.sim.warm.later_rungs`) and the recording use: the
-        rate a longer run tends to."""
+        recorded row, which load (or compile) the kernels the scene, its later steps
+        (:func:`~contact_lcp.sim.warm.ahead`) and the recording use: the rate a longer run
+        tends to."""
         rest = self.wall - self.first
         if self.done < 2 or rest <= 0.0:
             return ""

@@ -190,6 +190,33 @@ def test_warm_up_runs_the_kernels_of_the_rungs_a_run_reaches_later():
     assert later <= warmed, sorted(later - warmed)
 
 
+@pytest.mark.parametrize("scene, steps, reached", [
+    # a ball that lands after the warm-up's steps (its first contact at step ~450): the
+    # contact code stood in for by a resting box
+    ("config/ball_drop.yaml", 470, {"contact_lcp.contact.pyramid_warm.first_rung",
+                                    "contact_lcp.contact.min_norm_kernel.least_norm_face"}),
+    # spheres landing on each other: more active-set rounds, curvature defects measured
+    ("config/spheres_21.yaml", 10, {"contact_lcp.contact.problem.active_contacts",
+                                    "contact_lcp.sim.curvature._normal_displacements"})])
+def test_warm_up_covers_a_run_that_touches_later_or_takes_more_rounds(scene, steps, reached):
+    """Steps that reach what the warm-up's own two steps did not (the paths named in
+    ``reached``) call no kernel that warm_up did not."""
+    from contact_lcp.sim import Simulator
+    from contact_lcp.sim.warm import warm_up
+
+    sim = Simulator.from_file(scene)
+    warmed = _kernels_in(_called(lambda: warm_up(sim)))
+
+    def run():
+        for _ in range(steps):
+            sim.step()
+            sim.contacts()
+
+    later = _kernels_in(_called(run))
+    assert reached <= later
+    assert later <= warmed, sorted(later - warmed)
+
+
 def test_the_relaxed_models_warm_up_runs_its_other_path_and_a_failing_one_is_warned():
     """The relaxed model's later rung is its other path (the QP's solver, on the LCP
     path): warm_up runs it, and the next solve is as without it. A model whose later

@@ -39,7 +39,7 @@ from contact_lcp.dynamics.sparse_rows import contact_jacobian_csr
 from contact_lcp.dynamics.world import fill_contact_rows
 from contact_lcp.contact.report import NO_CONTACT, SolveReport
 from contact_lcp.exceptions import ContactLimitError
-from contact_lcp.sim.curvature import CurvatureCheck
+from contact_lcp.sim.curvature import CurvatureCheck, curvature_defects
 from contact_lcp.sim.limits import JointLimits, no_limits
 from contact_lcp.sim.projection import PenetrationProjection
 from contact_lcp.sim.step_data import StepData
@@ -291,6 +291,24 @@ class Stepper:
         limits = (no_limits() if self.limit_activation is None else
                   self.limits.rows(q, prescribed, self.limit_activation, v_free, self.h))
         return limits, self.detector.detect(q, lookahead)
+
+    def warm_up(self, q):
+        """Run once, on the last step's data, the step's paths that a run reaches only
+        later, so that their code loads now and not at that step: the rows and activity
+        test of a later active-set round, the reach test, the curvature defects and the
+        contact model's later rungs (:meth:`~contact_lcp.contact.base.ContactModel.warm_up`).
+        ``q``: the configuration the world was last forwarded to. The next step is the
+        same as without it."""
+        data = self.data
+        if data.problem is None:
+            return
+        found, v_free, v_step = data.found, data.v_free, data.v_step
+        self._active(self._jacobian(q, found), v_free, v_step, found.distance)
+        farther(self.detector.reach(v_step, v_free, self.h, self.max_lookahead),
+                data.lookahead, self.activation)
+        if self.curvature.enabled:
+            curvature_defects(self.world, q, data.contacts, v_step, self.h)
+        self.model.warm_up(data.problem, data.guess)
 
     def step(self, q, v, tau, armature=None, prescribed=None, v_prescribed=None, sleep=None):
         """Advance ``(q, v)`` by one step under generalized force ``tau`` (nv,).

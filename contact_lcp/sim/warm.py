@@ -19,9 +19,8 @@ def warm_up(sim):
     Solves a 2x2 LCP with every method (so a later ``solver_method`` change does not
     stall the physics thread), then takes two steps of ``sim`` (the first solves
     without a warm start; the second, from the first's guess, runs the contact model's
-    first rung, which compiles its own kernels), runs the model's later rungs on the
-    second step's problem (:meth:`~contact_lcp.contact.base.ContactModel.warm_up`),
-    reads what the node publishes and a
+    first rung, which compiles its own kernels), runs what later steps reach
+    (:func:`ahead`), reads what the node publishes and a
     run records after a step (their first reads would compile the force read's kernels:
     seconds on a cold cache) and resets it. Returns
     the step's error message, or ``""``: a scene whose first step fails still loads,
@@ -35,7 +34,7 @@ def warm_up(sim):
     try:
         for _ in range(2):
             sim.step()
-        later_rungs(sim)
+        ahead(sim)
         _read(sim)
     except Exception as e:  # reported again (and handled) when the node steps
         return f"{type(e).__name__}: {e}"
@@ -44,22 +43,54 @@ def warm_up(sim):
     return ""
 
 
+def ahead(sim):
+    """Run once, after a step of ``sim``, what its later steps would otherwise load in the
+    middle of a run: the step's later paths on that step's data (:func:`later_rungs`) and
+    all of a contact step on a box resting with the scene's contact settings
+    (:func:`_stand_in`: what a scene whose first steps touch nothing, or touch on one
+    point, runs once something rests on several). The next step is the same as without
+    it; what fails here is warned about, not raised."""
+    later_rungs(sim)
+    _stand_in(sim)
+
+
 def later_rungs(sim):
-    """Run the contact model's later rungs once on the last step's problem
-    (:meth:`~contact_lcp.contact.base.ContactModel.warm_up`), if it had one: what a run
-    reaches only later (contacts that come or go, a missed basis, a force distribution's
-    QP) then loads now. The next step is the same as without it. A rung that fails here
-    is the model's bug, which the step that reaches it meets again: it is warned about,
-    and the run goes on (its code then loads when reached)."""
-    data = sim.stepper.data
-    if data.problem is None:
-        return
+    """Run the step's later paths once on the last step's data, if it had a contact
+    problem (:meth:`~contact_lcp.sim.stepper.Stepper.warm_up`: a later active-set round,
+    the curvature defects, the contact model's later rungs: contacts that come or go, a
+    missed basis, a force distribution's QP): their code then loads now, not at the step
+    that first reaches them. The next step is the same as without it. A path that fails
+    here is a bug that the step reaching it meets again: it is warned about, and the run
+    goes on (its code then loads when reached)."""
     try:
-        sim.model.warm_up(data.problem, data.guess)
+        sim.stepper.warm_up(sim.q)
     except Exception as e:  # (the run's own steps report what a step meets)
-        warnings.warn(f"the contact model {sim.model.name!r} failed to run its later rungs "
-                      f"ahead ({type(e).__name__}: {e}); they load when a step reaches them",
-                      RuntimeWarning, stacklevel=2)
+        warnings.warn(f"the step's later paths failed to run ahead (contact model "
+                      f"{sim.model.name!r}; {type(e).__name__}: {e}); they load when a step "
+                      f"reaches them", RuntimeWarning, stacklevel=2)
+
+
+def _stand_in(sim):
+    """What the contact steps of ``sim`` run that its own first steps may not: a box
+    resting on the ground on its four corners, with the scene's contact and solver
+    settings, stepped, its later paths run and its contacts read (a scene whose first
+    steps touch nothing, a ball dropped from a height, a pour, or whose first contacts
+    leave the force distribution nothing to choose, one point of a hoist's hook). ~10 ms
+    on a warm cache. Warned about, not raised, when it fails (as :func:`later_rungs`)."""
+    from contact_lcp.sim.scene_loader import scene_from_dict
+    from contact_lcp.sim.simulator import Simulator
+
+    try:
+        box = Simulator(scene_from_dict(_BOX_SCENE).replace(contact=sim.scene.contact,
+                                                            solver=sim.scene.solver))
+        for _ in range(3):
+            box.step()
+        later_rungs(box)
+        _read(box)
+    except Exception as e:
+        warnings.warn(f"the contact code of a resting box failed to run ahead (contact model "
+                      f"{sim.model.name!r}; {type(e).__name__}: {e}); it loads when a step "
+                      f"first touches", RuntimeWarning, stacklevel=2)
 
 
 def _read(sim):
