@@ -225,7 +225,7 @@ def test_the_relaxed_models_warm_up_runs_its_other_path_and_a_failing_one_is_war
     import warnings
 
     from contact_lcp.sim import Simulator
-    from contact_lcp.sim.warm import later_rungs, warm_up
+    from contact_lcp.sim.warm import later_paths, warm_up
 
     sim = Simulator.from_file("config/box_on_plane.yaml", contact_model="relaxed")
     model = sim.model
@@ -249,7 +249,7 @@ def test_the_relaxed_models_warm_up_runs_its_other_path_and_a_failing_one_is_war
     model.warm_up = broken
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        later_rungs(sim)
+        later_paths(sim)
     assert any("a later rung's bug" in str(w.message) for w in seen)
     sim.step()
 

@@ -45,16 +45,16 @@ def warm_up(sim):
 
 def ahead(sim):
     """Run once, after a step of ``sim``, what its later steps would otherwise load in the
-    middle of a run: the step's later paths on that step's data (:func:`later_rungs`) and
+    middle of a run: the step's later paths on that step's data (:func:`later_paths`) and
     all of a contact step on a box resting with the scene's contact settings
     (:func:`_stand_in`: what a scene whose first steps touch nothing, or touch on one
     point, runs once something rests on several). The next step is the same as without
     it; what fails here is warned about, not raised."""
-    later_rungs(sim)
+    later_paths(sim)
     _stand_in(sim)
 
 
-def later_rungs(sim):
+def later_paths(sim):
     """Run the step's later paths once on the last step's data, if it had a contact
     problem (:meth:`~contact_lcp.sim.stepper.Stepper.warm_up`: a later active-set round,
     the curvature defects, the contact model's later rungs: contacts that come or go, a
@@ -76,7 +76,7 @@ def _stand_in(sim):
     settings, stepped, its later paths run and its contacts read (a scene whose first
     steps touch nothing, a ball dropped from a height, a pour, or whose first contacts
     leave the force distribution nothing to choose, one point of a hoist's hook). ~10 ms
-    on a warm cache. Warned about, not raised, when it fails (as :func:`later_rungs`)."""
+    on a warm cache. Warned about, not raised, when it fails (as :func:`later_paths`)."""
     from contact_lcp.sim.scene_loader import scene_from_dict
     from contact_lcp.sim.simulator import Simulator
 
@@ -85,7 +85,7 @@ def _stand_in(sim):
                                                             solver=sim.scene.solver))
         for _ in range(3):
             box.step()
-        later_rungs(box)
+        later_paths(box)
         _read(box)
     except Exception as e:
         warnings.warn(f"the contact code of a resting box failed to run ahead (contact model "
