@@ -360,13 +360,6 @@ class PyramidModel(ContactModel):
             self._loaded_only(problem, self._used_angle, keep, reduced_basis(a, b, lam, keep),
                               {})
         self._frictional(problem, self._used_angle, full_basis(a, b, lam))
-        # and, by the dense path, a search whose first basis solves at once and one whose
-        # first basis does not (the rungs above may have been answered at once, or by the
-        # sparse Lemke paths, which end elsewhere)
-        if self.settings.method in WARM_START_METHODS:
-            for basis in (np.arange(2), np.zeros(1, dtype=np.int64)):
-                lcp_rung(np.array([[2.0, 1.0], [1.0, 2.0]]), np.array([-1.0, -1.0]),
-                         self.settings.method, {"initial_basis": basis})
         if self.settings.force_distribution == "min_norm":
             min_norm_impulse(problem, solution.solved, self.settings.friction_directions,
                              self._used_angle, compiled=False)

@@ -12,6 +12,9 @@ import warnings
 
 import numpy as np
 
+#: the LCP the warm-ups solve to load a method's code (its answer z = (1/3, 1/3))
+_M2, _Q2 = np.array([[2.0, 1.0], [1.0, 2.0]]), np.array([-1.0, -1.0])
+
 
 def warm_up(sim):
     """Compile (or load) what stepping ``sim`` will run.
@@ -28,9 +31,8 @@ def warm_up(sim):
     """
     from contact_lcp.lcp import METHODS, solve
 
-    M, q = np.array([[2.0, 1.0], [1.0, 2.0]]), np.array([-1.0, -1.0])
     for method in METHODS:
-        solve(M, q, method=method)
+        solve(_M2, _Q2, method=method)
     try:
         for _ in range(2):
             sim.step()
@@ -45,13 +47,25 @@ def warm_up(sim):
 
 def ahead(sim):
     """Run once, after a step of ``sim``, what its later steps would otherwise load in the
-    middle of a run: the step's later paths on that step's data (:func:`later_paths`) and
-    all of a contact step on a box resting with the scene's contact settings
-    (:func:`_stand_in`: what a scene whose first steps touch nothing, or touch on one
-    point, runs once something rests on several). The next step is the same as without
+    middle of a run: the step's later paths on that step's data (:func:`later_paths`), the
+    robust search's own paths (:func:`_searches`) and all of a contact step on a box
+    resting with the scene's contact settings (:func:`_stand_in`: what a scene whose first
+    steps touch nothing, or touch on one point, runs once something rests on several). The next step is the same as without
     it; what fails here is warned about, not raised."""
     later_paths(sim)
+    _searches(sim.model.settings.method)
     _stand_in(sim)
+
+
+def _searches(method):
+    """The robust search from a first basis that solves the LCP at once and from one
+    that does not, by the dense path: a step's searches from the last basis may all have
+    been answered at once, or by the sparse Lemke paths, which end elsewhere."""
+    from contact_lcp.lcp import solve
+
+    if method == "robust":
+        for basis in (np.arange(2), np.zeros(1, dtype=np.int64)):
+            solve(_M2, _Q2, method=method, initial_basis=basis)
 
 
 def later_paths(sim):
@@ -179,9 +193,8 @@ def _ahead():
         solution = solve_islands(model, problem, guess)
         guess = solution.guess
     solution.f  # (the forces' distribution, which the node and recordings read)
-    M, q = np.array([[2.0, 1.0], [1.0, 2.0]]), np.array([-1.0, -1.0])
     for method in METHODS:
-        solve(M, q, method=method)
+        solve(_M2, _Q2, method=method)
     sim = Simulator(scene)
     for _ in range(3):
         sim.step()
