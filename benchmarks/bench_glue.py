@@ -21,7 +21,15 @@ rest of the floor (the numba kernels with their dispatch). ``python_calls`` are 
 dispatcher calls among them: the issue's "Python calls per step"); ``kernels`` and
 ``pinocchio`` count the calls the floor replays. The replayed arguments are those of
 the recorded step, so the floor is exact for the steps that take the same path (a
-standing robot, a resting tower: every step after the settle). CSV in
+standing robot, a resting tower: every step after the settle).
+
+``compiled_us`` is what the same work costs when the kernels run from compiled code: the
+Pinocchio calls replayed from Python as in the floor, and each run of kernel calls
+between two of them (a segment) replayed ``--steps`` times inside one compiled loop that
+makes those calls in order (generated per segment; its compile, ~10 s for a robot's
+15 kernels, is outside the timing). No crossing from Python into a kernel and no
+boxing of the arrays the kernels return is in it, as in a step whose stages call each
+other inside compiled code; the Pinocchio calls still cross. CSV in
 ``benchmarks/results/``.
 """
 
@@ -48,7 +56,7 @@ from contact_lcp.sim import Simulator  # noqa: E402
 
 SCENES = ("talos_stand", "go1_stand", "humanoid_stand", "tower_5")
 COLUMNS = ("scene", "steps", "step_us", "floor_us", "kernels_us", "pinocchio_us", "glue_us",
-           "glue_share", "python_calls", "kernels", "pinocchio", "revision", "date", "load1")
+           "glue_share", "compiled_us", "python_calls", "kernels", "pinocchio", "revision", "date", "load1")
 
 
 #: the types of Pinocchio's compiled functions (Boost.Python's; a builtin in case)
@@ -101,6 +109,60 @@ def replay(calls):
         fn(*args, **kwargs)
 
 
+def segments(calls):
+    """The recorded calls as ``("pinocchio", call)`` and ``("kernels", [call, ...])``
+    items in order: each run of kernel calls between two Pinocchio calls is one item."""
+    out = []
+    for call in calls:
+        if call[0] == "pinocchio":
+            out.append(("pinocchio", call))
+        elif out and out[-1][0] == "kernels":
+            out[-1][1].append(call)
+        else:
+            out.append(("kernels", [call]))
+    return out
+
+
+def compiled_segment(calls):
+    """``(loop, arguments)``: ``loop(n, *arguments)`` makes the kernel ``calls`` (recorded
+    ``(kind, fn, args, kwargs)``, no keywords) in order, ``n`` times, inside compiled
+    code."""
+    from numba import njit
+
+    if any(kwargs for *_, kwargs in calls):
+        raise ValueError("a recorded kernel call with keyword arguments")
+    pairs = ", ".join(f"f{i}, a{i}" for i in range(len(calls)))
+    body = "".join(f"        f{i}(*a{i})\n" for i in range(len(calls)))
+    namespace = {}
+    exec(f"def loop(n, {pairs}):\n    for _ in range(n):\n{body}    return n\n", namespace)
+    arguments = tuple(x for _, fn, args, _ in calls for x in (fn, args))
+    return njit(namespace["loop"]), arguments
+
+
+def compiled_plan(calls):
+    """``[(loop, arguments)]``: :func:`compiled_segment` of each segment of ``calls``,
+    compiled."""
+    plan = []
+    for kind, item in segments(calls):
+        if kind == "kernels":
+            loop, arguments = compiled_segment(item)
+            loop(1, *arguments)  # (its compile outside the timing)
+            plan.append((loop, arguments))
+    return plan
+
+
+def compiled_replay(plan, pinocchio, steps):
+    """Seconds per step of a replay with each segment of kernel calls inside compiled
+    code (``compiled_us``, module notes): the ``plan``'s loops ``steps`` times each, and
+    the ``pinocchio`` calls ``steps`` times from Python."""
+    t0 = time.perf_counter()
+    for loop, arguments in plan:
+        loop(steps, *arguments)
+    for _ in range(steps):
+        replay(pinocchio)
+    return (time.perf_counter() - t0) / steps
+
+
 def measure(name, steps, chunks, settle):
     """One scene's row: ``step_us``, ``floor_us`` (medians over the chunks) and counts."""
     sim = Simulator.from_file(os.path.join(ROOT, "config", name + ".yaml"))
@@ -111,7 +173,8 @@ def measure(name, steps, chunks, settle):
     calls = rec.calls
     pinocchio = [c for c in calls if c[0] == "pinocchio"]
     replay(calls)  # (any first-call cost outside the timing)
-    step_t, floor_t, pin_t = [], [], []
+    plan = compiled_plan(calls)
+    step_t, floor_t, pin_t, compiled_t = [], [], [], []
     for _ in range(chunks):
         t0 = time.perf_counter()
         for _ in range(steps):
@@ -123,6 +186,7 @@ def measure(name, steps, chunks, settle):
         for _ in range(steps):
             replay(pinocchio)
         t3 = time.perf_counter()
+        compiled_t.append(compiled_replay(plan, pinocchio, steps))
         step_t.append((t1 - t0) / steps)
         floor_t.append((t2 - t1) / steps)
         pin_t.append((t3 - t2) / steps)
@@ -131,6 +195,7 @@ def measure(name, steps, chunks, settle):
     return {"scene": name, "steps": steps * chunks, "step_us": step_us, "floor_us": floor_us,
             "pinocchio_us": pinocchio_us, "kernels_us": floor_us - pinocchio_us,
             "glue_us": step_us - floor_us, "glue_share": (step_us - floor_us) / step_us,
+            "compiled_us": 1e6 * float(np.median(compiled_t)),
             "python_calls": python_calls_per_step(sim, min(steps, 500)),
             "kernels": sum(kind == "kernel" for kind, *_ in calls),
             "pinocchio": sum(kind == "pinocchio" for kind, *_ in calls)}
