@@ -152,11 +152,14 @@ def test_warm_up_runs_every_kernel_that_later_steps_and_their_reads_run(scene):
 def test_warm_up_runs_the_kernels_of_the_rungs_a_run_reaches_later():
     """warm_up also runs the contact model's later rungs (ContactModel.warm_up): a run
     that later meets contacts that came or went (the last basis mapped onto them), a
-    last basis that misses (the search from a basis) or a face that the compiled force
-    distribution leaves to its QP then calls no kernel that warm_up did not."""
+    last basis that misses (the search from a basis), a solve retried on the
+    powers-of-two scaling or a face that the compiled force distribution leaves to its
+    QP then calls no kernel that warm_up did not."""
     import dataclasses
 
+    from contact_lcp.contact.lcp_builder import build_contact_lcp
     from contact_lcp.contact.min_norm import min_norm_impulse
+    from contact_lcp.lcp import solve
     from contact_lcp.sim import Simulator
     from contact_lcp.sim.warm import warm_up
 
@@ -177,6 +180,11 @@ def test_warm_up_runs_the_kernels_of_the_rungs_a_run_reaches_later():
         f = model.solve(problem, guess).solved
         assert min_norm_impulse(problem, f, model.settings.friction_directions,
                                 compiled=False)[1] == "min_norm"
+        lcp = build_contact_lcp(problem.G, problem.u, problem.mu,
+                                num_directions=model.settings.friction_directions,
+                                normal_bias=problem.bias)
+        assert solve(lcp.M, lcp.q, method=model.settings.method,
+                     scaling="powers_of_two").status.name == "SOLVED"
 
     later = _kernels_in(_called(run))
     # and the model's warm-up leaves its next solve as it was
@@ -186,7 +194,7 @@ def test_warm_up_runs_the_kernels_of_the_rungs_a_run_reaches_later():
     assert np.array_equal(before.solved, after.solved) and np.array_equal(before.f, after.f)
     assert before.report.rungs == after.report.rungs == ("last_basis:solved",)
     assert {"contact_lcp.contact.pyramid_warm.mapped_flags",
-            "contact_lcp.lcp.tableau.extract_z"} <= later
+            "contact_lcp.lcp.tableau.extract_z", "contact_lcp.lcp.scaling.q_scale"} <= later
     assert later <= warmed, sorted(later - warmed)
 
 
@@ -197,7 +205,10 @@ def test_warm_up_runs_the_kernels_of_the_rungs_a_run_reaches_later():
                                     "contact_lcp.contact.min_norm_kernel.least_norm_face"}),
     # spheres landing on each other: more active-set rounds, curvature defects measured
     ("config/spheres_21.yaml", 10, {"contact_lcp.contact.problem.active_contacts",
-                                    "contact_lcp.sim.curvature._normal_displacements"})])
+                                    "contact_lcp.sim.curvature._normal_displacements"}),
+    # a peg whose faces touch the hole's at step ~7: a pair no closed form takes, its
+    # patch reduced from Python
+    ("config/peg_in_hole.yaml", 10, {"contact_lcp.collision.ground.reduce_patch"})])
 def test_warm_up_covers_a_run_that_touches_later_or_takes_more_rounds(scene, steps, reached):
     """Steps that reach what the warm-up's own two steps did not (the paths named in
     ``reached``) call no kernel that warm_up did not."""
@@ -215,6 +226,25 @@ def test_warm_up_covers_a_run_that_touches_later_or_takes_more_rounds(scene, ste
     later = _kernels_in(_called(run))
     assert reached <= later
     assert later <= warmed, sorted(later - warmed)
+
+
+def test_warm_up_runs_the_force_distributions_qp_when_the_scene_keeps_one_point_a_pair(
+        monkeypatch):
+    """A scene that keeps one point a pair (the ring's wires, ``max_points_per_pair: 1``)
+    meets faces with freedom once several pairs load a body; warm_up's resting box keeps
+    its four corners, so the force distribution's QP (Clarabel) runs there, not first in
+    the middle of the run."""
+    from contact_lcp.contact import min_norm
+    from contact_lcp.sim import Simulator
+    from contact_lcp.sim.warm import warm_up
+
+    calls = []
+    qp = min_norm._clarabel
+    monkeypatch.setattr(min_norm, "_clarabel", lambda *a: calls.append(1) or qp(*a))
+    sim = Simulator.from_file("config/ring.yaml")
+    assert sim.scene.contact.max_points_per_pair == 1
+    assert warm_up(sim) == ""
+    assert calls
 
 
 def test_the_relaxed_models_warm_up_runs_its_other_path_and_a_failing_one_is_warned():

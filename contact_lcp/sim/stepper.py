@@ -296,9 +296,11 @@ class Stepper:
         """Run once, on the last step's data, the step's paths that a run reaches only
         later, so that their code loads now and not at that step: the rows and activity
         test of a later active-set round, the reach test, the curvature defects and the
-        contact model's later rungs (:meth:`~contact_lcp.contact.base.ContactModel.warm_up`).
-        ``q``: the configuration the world was last forwarded to. The next step is the
-        same as without it."""
+        contact model's later rungs (:meth:`~contact_lcp.contact.base.ContactModel.warm_up`),
+        and the reduction of the pairs no closed form takes (whether or not the step had
+        a contact problem). ``q``: the configuration the world was last forwarded to. The
+        next step is the same as without it."""
+        self.detector.warm_up()
         data = self.data
         if data.problem is None:
             return

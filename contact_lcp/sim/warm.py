@@ -9,6 +9,7 @@ on the default scene so that a new user's first run starts at once.
 """
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 
@@ -58,11 +59,14 @@ def ahead(sim):
 
 
 def _searches(method):
-    """The robust search from a first basis that solves the LCP at once and from one
-    that does not, by the dense path: a step's searches from the last basis may all have
+    """The retry on the powers-of-two scaling that a contact model's ladder runs when a
+    solve does not certify (:func:`~contact_lcp.lcp.attempts.solve_with_retries`), and
+    the robust search from a first basis that solves the LCP at once and from one that
+    does not, by the dense path: a step's searches from the last basis may all have
     been answered at once, or by the sparse Lemke paths, which end elsewhere."""
     from contact_lcp.lcp import solve
 
+    solve(_M2, _Q2, method=method, scaling="powers_of_two")
     if method == "robust":
         for basis in (np.arange(2), np.zeros(1, dtype=np.int64)):
             solve(_M2, _Q2, method=method, initial_basis=basis)
@@ -87,15 +91,20 @@ def later_paths(sim):
 def _stand_in(sim):
     """What the contact steps of ``sim`` run that its own first steps may not: a box
     resting on the ground on its four corners, with the scene's contact and solver
-    settings, stepped, its later paths run and its contacts read (a scene whose first
+    settings (but four points a pair where the scene keeps fewer: a face with freedom,
+    which the force distribution's QP may decide, as faces of several pairs later),
+    stepped, its later paths run and its contacts read (a scene whose first
     steps touch nothing, a ball dropped from a height, a pour, or whose first contacts
     leave the force distribution nothing to choose, one point of a hoist's hook). ~10 ms
     on a warm cache. Warned about, not raised, when it fails (as :func:`later_paths`)."""
     from contact_lcp.sim.scene_loader import scene_from_dict
     from contact_lcp.sim.simulator import Simulator
 
+    contact = sim.scene.contact
+    if contact.max_points_per_pair is not None and contact.max_points_per_pair < 4:
+        contact = replace(contact, max_points_per_pair=4)
     try:
-        box = Simulator(scene_from_dict(_BOX_SCENE).replace(contact=sim.scene.contact,
+        box = Simulator(scene_from_dict(_BOX_SCENE).replace(contact=contact,
                                                             solver=sim.scene.solver))
         for _ in range(3):
             box.step()
