@@ -288,8 +288,8 @@ class ContactDetector(GeneralPairs):
         """Reduce a small patch once, as a face patch and as points with their own
         normals: the points of a pair that no closed form takes (or that its closed
         form leaves to the general path, as two boxes' parallel edges) are reduced from
-        Python, and that code would otherwise load (14-21 ms) at the step where such a
-        pair first touches. Nothing the detector keeps changes."""
+        Python, and that code would otherwise load (tens of milliseconds) at the step
+        where such a pair first touches. Nothing the detector keeps changes."""
         P = np.array([[0.0, 0.0, 0.0], [0.1, 0.0, 0.0], [0.0, 0.1, 0.0], [0.1, 0.1, 0.0],
                       [0.05, 0.05, 0.0]])
         d = np.array([0.0, 1e-4, 2e-4, 3e-4, 4e-4])
