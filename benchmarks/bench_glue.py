@@ -29,8 +29,13 @@ between two of them (a segment) replayed ``--steps`` times inside one compiled l
 makes those calls in order (generated per segment; its compile, ~10 s for a robot's
 15 kernels, is outside the timing). No crossing from Python into a kernel and no
 boxing of the arrays the kernels return is in it, as in a step whose stages call each
-other inside compiled code; the Pinocchio calls still cross. CSV in
-``benchmarks/results/``.
+other inside compiled code; the Pinocchio calls still cross.
+
+``outside_us`` is the part of ``Simulator.step`` outside ``Stepper.step`` (the control
+law, the step's budget, statistics and records, the closing kinematics call: Pinocchio's
+``computeGeneralizedGravity`` and ``computeJointJacobians`` among them), from one more
+chunk of steps per round with ``Stepper.step`` timed on its own: what a compiled stepper
+would leave around it. CSV in ``benchmarks/results/``.
 """
 
 import argparse
@@ -56,7 +61,7 @@ from contact_lcp.sim import Simulator  # noqa: E402
 
 SCENES = ("talos_stand", "go1_stand", "humanoid_stand", "tower_5")
 COLUMNS = ("scene", "steps", "step_us", "floor_us", "kernels_us", "pinocchio_us", "glue_us",
-           "glue_share", "compiled_us", "python_calls", "kernels", "pinocchio", "revision", "date", "load1")
+           "glue_share", "compiled_us", "outside_us", "python_calls", "kernels", "pinocchio", "revision", "date", "load1")
 
 
 #: the types of Pinocchio's compiled functions (Boost.Python's; a builtin in case)
@@ -163,6 +168,29 @@ def compiled_replay(plan, pinocchio, steps):
     return (time.perf_counter() - t0) / steps
 
 
+def outside_stepper(sim, steps):
+    """Seconds per step of ``sim.step()`` spent outside ``sim.stepper.step`` (over
+    ``steps`` steps, the stepper's own call timed on its own)."""
+    stepper = sim.stepper
+    inner, clock = stepper.step, time.perf_counter
+    spent = [0.0]
+
+    def timed(*args, **kwargs):
+        t = clock()
+        out = inner(*args, **kwargs)
+        spent[0] += clock() - t
+        return out
+
+    stepper.step = timed
+    try:
+        t0 = clock()
+        for _ in range(steps):
+            sim.step()
+        return (clock() - t0 - spent[0]) / steps
+    finally:
+        del stepper.step  # (the class's method again)
+
+
 def measure(name, steps, chunks, settle):
     """One scene's row: ``step_us``, ``floor_us`` (medians over the chunks) and counts."""
     sim = Simulator.from_file(os.path.join(ROOT, "config", name + ".yaml"))
@@ -174,7 +202,7 @@ def measure(name, steps, chunks, settle):
     pinocchio = [c for c in calls if c[0] == "pinocchio"]
     replay(calls)  # (any first-call cost outside the timing)
     plan = compiled_plan(calls)
-    step_t, floor_t, pin_t, compiled_t = [], [], [], []
+    step_t, floor_t, pin_t, compiled_t, outside_t = [], [], [], [], []
     for _ in range(chunks):
         t0 = time.perf_counter()
         for _ in range(steps):
@@ -187,6 +215,7 @@ def measure(name, steps, chunks, settle):
             replay(pinocchio)
         t3 = time.perf_counter()
         compiled_t.append(compiled_replay(plan, pinocchio, steps))
+        outside_t.append(outside_stepper(sim, steps))
         step_t.append((t1 - t0) / steps)
         floor_t.append((t2 - t1) / steps)
         pin_t.append((t3 - t2) / steps)
@@ -196,6 +225,7 @@ def measure(name, steps, chunks, settle):
             "pinocchio_us": pinocchio_us, "kernels_us": floor_us - pinocchio_us,
             "glue_us": step_us - floor_us, "glue_share": (step_us - floor_us) / step_us,
             "compiled_us": 1e6 * float(np.median(compiled_t)),
+            "outside_us": 1e6 * float(np.median(outside_t)),
             "python_calls": python_calls_per_step(sim, min(steps, 500)),
             "kernels": sum(kind == "kernel" for kind, *_ in calls),
             "pinocchio": sum(kind == "pinocchio" for kind, *_ in calls)}

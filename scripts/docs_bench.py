@@ -110,7 +110,7 @@ KINDS = {
     "bench_glue": ("What a step spends in Python around its kernels",
                    "benchmarks/bench_glue.py",
                    ["scene", "step_us", "floor_us", "kernels_us", "pinocchio_us", "glue_us",
-                    "glue_share", "compiled_us", "python_calls"], None),
+                    "glue_share", "compiled_us", "outside_us", "python_calls"], None),
     "bench_instructions": ("A step's instructions and cache misses by library (valgrind)",
                            "benchmarks/bench_instructions.py",
                            ["scene", "ir_per_step", "i1_miss_per_step", "d1_miss_per_step",
