@@ -206,8 +206,8 @@ def test_warm_up_runs_the_kernels_of_the_rungs_a_run_reaches_later():
     # spheres landing on each other: more active-set rounds, curvature defects measured
     ("config/spheres_21.yaml", 10, {"contact_lcp.contact.problem.active_contacts",
                                     "contact_lcp.sim.curvature._normal_displacements"}),
-    # a peg whose faces touch the hole's at step ~7: a pair no closed form takes, its
-    # patch reduced from Python
+    # a peg whose faces touch the hole's at step ~7: a pair the boxes' closed form leaves
+    # to the general path, its patch reduced from Python
     ("config/peg_in_hole.yaml", 10, {"contact_lcp.collision.ground.reduce_patch"})])
 def test_warm_up_covers_a_run_that_touches_later_or_takes_more_rounds(scene, steps, reached):
     """Steps that reach what the warm-up's own two steps did not (the paths named in

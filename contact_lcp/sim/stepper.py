@@ -297,8 +297,8 @@ class Stepper:
         later, so that their code loads now and not at that step: the rows and activity
         test of a later active-set round, the reach test, the curvature defects and the
         contact model's later rungs (:meth:`~contact_lcp.contact.base.ContactModel.warm_up`),
-        and the reduction of the pairs no closed form takes (whether or not the step had
-        a contact problem). ``q``: the configuration the world was last forwarded to. The
+        and the general collision path's point reduction (whether or not the step had a
+        contact problem). ``q``: the configuration the world was last forwarded to. The
         next step is the same as without it."""
         self.detector.warm_up()
         data = self.data
