@@ -48,11 +48,12 @@ def warm_up(sim):
 
 def ahead(sim):
     """Run once, after a step of ``sim``, what its later steps would otherwise load in the
-    middle of a run: the step's later paths on that step's data (:func:`later_paths`), the
-    robust search's own paths (:func:`_searches`) and all of a contact step on a box
-    resting with the scene's contact settings (:func:`_stand_in`: what a scene whose first
-    steps touch nothing, or touch on one point, runs once something rests on several). The next step is the same as without
-    it; what fails here is warned about, not raised."""
+    middle of a run: the step's later paths on that step's data (:func:`later_paths`), a
+    solve's retry and the robust search's own paths (:func:`_searches`) and all of a
+    contact step on a box resting with the scene's contact settings (:func:`_stand_in`:
+    what a scene whose first steps touch nothing, or touch on one point, runs once
+    something rests on several). The next step is the same as without it; what fails
+    here is warned about, not raised."""
     later_paths(sim)
     _searches(sim.model.settings.method)
     _stand_in(sim)
@@ -73,13 +74,14 @@ def _searches(method):
 
 
 def later_paths(sim):
-    """Run the step's later paths once on the last step's data, if it had a contact
-    problem (:meth:`~contact_lcp.sim.stepper.Stepper.warm_up`: a later active-set round,
-    the curvature defects, the contact model's later rungs: contacts that come or go, a
-    missed basis, a force distribution's QP): their code then loads now, not at the step
-    that first reaches them. The next step is the same as without it. A path that fails
-    here is a bug that the step reaching it meets again: it is warned about, and the run
-    goes on (its code then loads when reached)."""
+    """Run the step's later paths once (:meth:`~contact_lcp.sim.stepper.Stepper.warm_up`:
+    the general collision path's point reduction and, on the last step's data if it had
+    a contact problem, a later active-set round, the curvature defects, the contact
+    model's later rungs: contacts that come or go, a missed basis, a force distribution's
+    QP): their code then loads now, not at the step that first reaches them. The next
+    step is the same as without it. A path that fails here is a bug that the step
+    reaching it meets again: it is warned about, and the run goes on (its code then loads
+    when reached)."""
     try:
         sim.stepper.warm_up(sim.q)
     except Exception as e:  # (the run's own steps report what a step meets)
