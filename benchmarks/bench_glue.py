@@ -61,7 +61,8 @@ from contact_lcp.sim import Simulator  # noqa: E402
 
 SCENES = ("talos_stand", "go1_stand", "humanoid_stand", "tower_5")
 COLUMNS = ("scene", "steps", "step_us", "floor_us", "kernels_us", "pinocchio_us", "glue_us",
-           "glue_share", "compiled_us", "outside_us", "python_calls", "kernels", "pinocchio", "revision", "date", "load1")
+           "glue_share", "compiled_us", "outside_us", "python_calls", "kernels", "pinocchio",
+           "revision", "date", "load1")
 
 
 #: the types of Pinocchio's compiled functions (Boost.Python's; a builtin in case)
